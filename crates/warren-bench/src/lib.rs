@@ -1,0 +1,3 @@
+//! Dataset generators and benchmark workloads.
+
+pub mod generate;

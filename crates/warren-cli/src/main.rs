@@ -1,0 +1,225 @@
+//! The `warren` command line: `demo` (generate a graph, load it, run the seed queries),
+//! `shell`, `query`, `run` and `generate`. Errors print as one line
+//! `Error: <kind>: <message>` on standard error, with a non-zero exit status.
+
+mod demo;
+mod output;
+mod shell;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use warren::{Connection, Database, Value};
+
+use crate::output::Format;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "warren",
+    version,
+    about = "An embeddable graph database for recursive path queries"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate a Graph500 graph, load it, run the seed queries and print answers and timings.
+    Demo(demo::DemoArgs),
+    /// Interactive shell over a database directory (created if missing).
+    Shell {
+        db: PathBuf,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Run one query (or several `;`-separated statements) and print the last result.
+    Query {
+        db: PathBuf,
+        query: String,
+        /// A query parameter `name=value`; the value is read as a Cypher literal (`5`, `'x'`, `[1,2]`).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        #[arg(long, default_value = "table")]
+        format: Format,
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Sources traversed at once (`auto` by default).
+        #[arg(long)]
+        k: Option<String>,
+        /// Rows shown by the table formats.
+        #[arg(long, default_value_t = 10_000)]
+        max_rows: usize,
+    },
+    /// Run a script of `;`-separated statements, printing each result.
+    Run {
+        db: PathBuf,
+        file: PathBuf,
+        #[arg(long, default_value = "table")]
+        format: Format,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Write a generated dataset (nodes.csv, edges.csv, schema.cypher, copy.cypher) into a folder.
+    Generate {
+        /// graph500, dense or social
+        kind: warren_bench::generate::DatasetKind,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        scale: Option<u32>,
+        #[arg(long)]
+        edge_factor: Option<u32>,
+        #[arg(long)]
+        nodes: Option<u64>,
+        #[arg(long)]
+        degree: Option<u32>,
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("Error: {}", one_line(&error.to_string()));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Reads `name=value` parameters; values are Cypher literals, or plain text if they do not parse.
+fn parse_params(params: &[String]) -> warren::Result<HashMap<String, Value>> {
+    let mut out = HashMap::new();
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    for param in params {
+        let (name, text) = param.split_once('=').ok_or_else(|| {
+            warren::Error::binder(format!("--param expects NAME=VALUE, got {param}"))
+        })?;
+        let value = match conn
+            .query(&format!("RETURN {text}"))
+            .and_then(|mut r| r.next_row())
+        {
+            Ok(Some(mut row)) if row.len() == 1 => row.remove(0),
+            _ => Value::string(text),
+        };
+        out.insert(name.trim_start_matches('$').to_string(), value);
+    }
+    Ok(out)
+}
+
+fn open(db: &Path, threads: Option<usize>) -> warren::Result<Connection> {
+    let database = Database::open(db)?;
+    let mut conn = database.connect();
+    conn.settings_mut().progress_bar = true;
+    if let Some(threads) = threads {
+        conn.set("threads", Value::Int64(threads as i64))?;
+    }
+    Ok(conn)
+}
+
+fn run(command: Command) -> warren::Result<()> {
+    match command {
+        Command::Demo(args) => demo::run(&args),
+        Command::Shell { db, threads } => shell::run(open(&db, threads)?),
+        Command::Query {
+            db,
+            query,
+            params,
+            format,
+            threads,
+            k,
+            max_rows,
+        } => {
+            let mut conn = open(&db, threads)?;
+            if let Some(k) = k {
+                let value = k
+                    .parse::<i64>()
+                    .map(Value::Int64)
+                    .unwrap_or_else(|_| Value::string(k.as_str()));
+                conn.set("max_active_sources", value)?;
+            }
+            let params = parse_params(&params)?;
+            let mut result = conn.query_with(&query, &params)?;
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            output::print(&mut result, format, max_rows, &mut out)?;
+            out.flush().map_err(|e| warren::Error::Io(e.to_string()))
+        }
+        Command::Run {
+            db,
+            file,
+            format,
+            threads,
+        } => {
+            let mut conn = open(&db, threads)?;
+            run_script(&mut conn, &file, format)
+        }
+        Command::Generate {
+            kind,
+            out,
+            scale,
+            edge_factor,
+            nodes,
+            degree,
+            seed,
+        } => {
+            let mut options = warren_bench::generate::GenerateOptions::defaults(kind);
+            options.scale = scale.unwrap_or(options.scale);
+            options.edge_factor = edge_factor.unwrap_or(options.edge_factor);
+            options.nodes = nodes.unwrap_or(options.nodes);
+            options.degree = degree.unwrap_or(options.degree);
+            options.seed = seed.unwrap_or(options.seed);
+            let started = std::time::Instant::now();
+            let dataset = warren_bench::generate::generate(&options, &out)
+                .map_err(|e| warren::Error::Io(format!("generate: {e}")))?;
+            println!(
+                "{}: {} nodes, {} edges in {:.2} s -> {}",
+                kind.name(),
+                dataset.nodes,
+                dataset.edges,
+                started.elapsed().as_secs_f64(),
+                dataset.dir.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Runs each statement of a script; an error names the file and line of its statement.
+pub fn run_script(conn: &mut Connection, file: &Path, format: Format) -> warren::Result<()> {
+    let text = std::fs::read_to_string(file).map_err(|e| warren::Error::io(file.display(), e))?;
+    let stdout = std::io::stdout();
+    for statement in warren_cypher::split_statements(&text) {
+        if statement.text.trim().is_empty() {
+            continue;
+        }
+        let located = |error: warren::Error| {
+            let line = match &error {
+                warren::Error::Syntax { position, .. } => statement.line + position.line - 1,
+                _ => statement.line,
+            };
+            error.with_suffix(&format!(" [{}:{line}]", file.display()))
+        };
+        let mut result = conn.query(&statement.text).map_err(located)?;
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        output::print(&mut result, format, 10_000, &mut out).map_err(located)?;
+        out.flush().map_err(|e| warren::Error::Io(e.to_string()))?;
+    }
+    Ok(())
+}

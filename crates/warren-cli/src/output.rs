@@ -1,0 +1,193 @@
+//! Printing results: box and ASCII tables, CSV (RFC 4180, header row), JSON
+//! (`{"columns": [...], "rows": [[...]]}`) and Markdown. CSV and JSON stream row by row; the
+//! table formats buffer at most `max_rows` rows to size their columns, then report the rest.
+
+use std::io::Write;
+
+use warren::{QueryResult, Result};
+use warren_common::types::LogicalType;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Box,
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        Ok(match text.to_ascii_lowercase().as_str() {
+            "box" => Format::Box,
+            "table" => Format::Table,
+            "csv" => Format::Csv,
+            "json" => Format::Json,
+            "markdown" | "md" => Format::Markdown,
+            other => {
+                return Err(format!(
+                    "unknown format {other} (box, table, csv, json, markdown)"
+                ))
+            }
+        })
+    }
+}
+
+fn io(e: std::io::Error) -> warren::Error {
+    warren::Error::Io(e.to_string())
+}
+
+/// Prints every row of `result` to `out` in `format`.
+pub fn print(
+    result: &mut QueryResult,
+    format: Format,
+    max_rows: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    match format {
+        Format::Csv => print_csv(result, out),
+        Format::Json => print_json(result, out),
+        Format::Box | Format::Table | Format::Markdown => {
+            print_table(result, format, max_rows, out)
+        }
+    }
+}
+
+fn print_csv(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    writer
+        .write_record(result.column_names())
+        .map_err(|e| warren::Error::Io(e.to_string()))?;
+    while let Some(row) = result.next_row()? {
+        let fields: Vec<String> = row.iter().map(|v| result.format(v)).collect();
+        writer
+            .write_record(&fields)
+            .map_err(|e| warren::Error::Io(e.to_string()))?;
+    }
+    writer.flush().map_err(io)
+}
+
+fn print_json(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
+    let columns = serde_json::to_string(result.column_names())
+        .map_err(|e| warren::Error::Io(e.to_string()))?;
+    write!(out, "{{\"columns\": {columns}, \"rows\": [").map_err(io)?;
+    let mut first = true;
+    while let Some(row) = result.next_row()? {
+        let values: Vec<serde_json::Value> = row
+            .iter()
+            .map(|v| warren::json::to_json(v, result.snapshot().as_ref()))
+            .collect();
+        let text = serde_json::to_string(&values).map_err(|e| warren::Error::Io(e.to_string()))?;
+        write!(out, "{}\n  {text}", if first { "" } else { "," }).map_err(io)?;
+        first = false;
+    }
+    writeln!(out, "{}]}}", if first { "" } else { "\n" }).map_err(io)
+}
+
+fn type_name(ty: &LogicalType) -> String {
+    match ty {
+        LogicalType::Any => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn print_table(
+    result: &mut QueryResult,
+    format: Format,
+    max_rows: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let columns = result.column_names().to_vec();
+    if columns.is_empty() {
+        while result.next_row()?.is_some() {}
+        return Ok(());
+    }
+    let types: Vec<String> = result.column_types().iter().map(type_name).collect();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut total = 0u64;
+    while let Some(row) = result.next_row()? {
+        total += 1;
+        if rows.len() < max_rows {
+            rows.push(row.iter().map(|v| result.format(v)).collect());
+        }
+    }
+    let widths: Vec<usize> = (0..columns.len())
+        .map(|i| {
+            let cells = rows.iter().map(|r| r[i].chars().count());
+            cells
+                .chain([columns[i].chars().count(), types[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| -> String {
+        let separator = if format == Format::Box { "│" } else { "|" };
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!(" {c}{} ", " ".repeat(w - c.chars().count())))
+            .collect();
+        format!("{separator}{}{separator}", padded.join(separator))
+    };
+    let rule = |left: &str, middle: &str, right: &str, fill: &str| -> String {
+        let parts: Vec<String> = widths.iter().map(|w| fill.repeat(w + 2)).collect();
+        format!("{left}{}{right}", parts.join(middle))
+    };
+    let mut text = String::new();
+    match format {
+        Format::Markdown => {
+            text.push_str(&line(&columns));
+            text.push('\n');
+            let parts: Vec<String> = widths.iter().map(|w| "-".repeat(w + 2)).collect();
+            text.push_str(&format!("|{}|\n", parts.join("|")));
+            for row in &rows {
+                text.push_str(&line(row));
+                text.push('\n');
+            }
+        }
+        Format::Box => {
+            text.push_str(&rule("┌", "┬", "┐", "─"));
+            text.push('\n');
+            text.push_str(&line(&columns));
+            text.push('\n');
+            text.push_str(&line(&types));
+            text.push('\n');
+            text.push_str(&rule("├", "┼", "┤", "─"));
+            text.push('\n');
+            for row in &rows {
+                text.push_str(&line(row));
+                text.push('\n');
+            }
+            text.push_str(&rule("└", "┴", "┘", "─"));
+            text.push('\n');
+        }
+        _ => {
+            text.push_str(&rule("+", "+", "+", "-"));
+            text.push('\n');
+            text.push_str(&line(&columns));
+            text.push('\n');
+            text.push_str(&rule("+", "+", "+", "-"));
+            text.push('\n');
+            for row in &rows {
+                text.push_str(&line(row));
+                text.push('\n');
+            }
+            text.push_str(&rule("+", "+", "+", "-"));
+            text.push('\n');
+        }
+    }
+    let shown = rows.len() as u64;
+    if total > shown {
+        text.push_str(&format!(
+            "({total} tuples, {shown} shown; use --format csv or json for all)\n"
+        ));
+    } else {
+        text.push_str(&format!(
+            "({total} {})\n",
+            if total == 1 { "tuple" } else { "tuples" }
+        ));
+    }
+    out.write_all(text.as_bytes()).map_err(io)
+}

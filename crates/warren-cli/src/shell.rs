@@ -1,0 +1,171 @@
+//! The interactive shell: multi-line input until `;`, history, and `:` commands
+//! (`:help`, `:mode`, `:max_rows`, `:schema`, `:timer`, `:quit`).
+
+use std::io::Write;
+use std::time::Instant;
+
+use rustyline::error::ReadlineError;
+use rustyline::DefaultEditor;
+use warren::Connection;
+
+use crate::output::{self, Format};
+
+const HELP: &str = "\
+Enter Cypher statements ending with ';' (they may span lines).
+  :help                 this text
+  :mode MODE            output as box, table, csv, json or markdown
+  :max_rows N           rows shown by box, table and markdown output
+  :schema               list tables and their properties
+  :timer on|off         print compile and execution times
+  :quit                 leave (also Ctrl-D)
+Examples:
+  MATCH (a:Person)-[r:Knows* SHORTEST 1..30]->(b:Person) WHERE a.ID = 0 RETURN b.ID, length(r) LIMIT 5;
+  CALL THREADS=4;";
+
+struct ShellState {
+    format: Format,
+    max_rows: usize,
+    timer: bool,
+}
+
+fn history_path() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".warren_history"))
+}
+
+pub fn run(mut conn: Connection) -> warren::Result<()> {
+    let mut editor = DefaultEditor::new().map_err(|e| warren::Error::Io(e.to_string()))?;
+    if let Some(path) = history_path() {
+        let _ = editor.load_history(&path);
+    }
+    println!(
+        "Warren {} shell. Type :help for help, :quit to leave.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut state = ShellState {
+        format: Format::Box,
+        max_rows: 20,
+        timer: true,
+    };
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            "warren> "
+        } else {
+            "   ...> "
+        };
+        match editor.readline(prompt) {
+            Ok(line) => {
+                if buffer.is_empty() && line.trim_start().starts_with(':') {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if !command(&line, &mut state, &conn) {
+                        break;
+                    }
+                    continue;
+                }
+                buffer.push_str(&line);
+                buffer.push('\n');
+                if warren_cypher::is_complete(&buffer) {
+                    let _ = editor.add_history_entry(buffer.trim_end());
+                    execute(&mut conn, &buffer, &state);
+                    buffer.clear();
+                }
+            }
+            Err(ReadlineError::Interrupted) => buffer.clear(),
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(warren::Error::Io(e.to_string())),
+        }
+    }
+    if let Some(path) = history_path() {
+        let _ = editor.save_history(&path);
+    }
+    Ok(())
+}
+
+/// Handles a `:` command; returns false to leave the shell.
+fn command(line: &str, state: &mut ShellState, conn: &Connection) -> bool {
+    let mut words = line.trim().trim_start_matches(':').split_whitespace();
+    match (words.next().unwrap_or(""), words.next()) {
+        ("quit" | "exit" | "q", _) => return false,
+        ("help" | "h", _) => println!("{HELP}"),
+        ("mode", Some(mode)) => match mode.parse::<Format>() {
+            Ok(format) => state.format = format,
+            Err(e) => eprintln!("Error: {e}"),
+        },
+        ("max_rows", Some(n)) => match n.parse() {
+            Ok(n) => state.max_rows = n,
+            Err(_) => eprintln!("Error: :max_rows expects a number"),
+        },
+        ("timer", Some(flag)) => state.timer = flag.eq_ignore_ascii_case("on"),
+        ("schema", _) => print_schema(conn),
+        (other, _) => eprintln!("Error: unknown command :{other} (try :help)"),
+    }
+    true
+}
+
+fn print_schema(conn: &Connection) {
+    let snapshot = conn.database_snapshot();
+    let catalog = snapshot.catalog();
+    for table in catalog.node_tables() {
+        let properties: Vec<String> = table
+            .properties
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.ty))
+            .collect();
+        let rows = snapshot.node_table(table.id).num_live_rows();
+        println!(
+            "NODE {}({}) PRIMARY KEY {} -- {rows} nodes",
+            table.name,
+            properties.join(", "),
+            table.primary_key().name
+        );
+    }
+    for table in catalog.rel_tables() {
+        let pairs: Vec<String> = table
+            .pairs
+            .iter()
+            .map(|p| format!("FROM {} TO {}", catalog.label(p.from), catalog.label(p.to)))
+            .collect();
+        let properties: Vec<String> = table
+            .properties
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.ty))
+            .collect();
+        let rows: u64 = table
+            .pairs
+            .iter()
+            .map(|p| snapshot.rel_table(p.id).num_live_rows())
+            .sum();
+        println!(
+            "REL {}({}{}{}) -- {rows} rels",
+            table.name,
+            pairs.join(", "),
+            if properties.is_empty() { "" } else { ", " },
+            properties.join(", ")
+        );
+    }
+}
+
+fn execute(conn: &mut Connection, text: &str, state: &ShellState) {
+    for statement in warren_cypher::split_statements(text) {
+        if statement.text.trim().is_empty() {
+            continue;
+        }
+        let started = Instant::now();
+        let outcome = conn.query(&statement.text).and_then(|mut result| {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            output::print(&mut result, state.format, state.max_rows, &mut out)?;
+            let _ = out.flush();
+            Ok(result.compile_time())
+        });
+        match outcome {
+            Ok(compile) if state.timer => println!(
+                "Time: {:.2}ms (compiling), {:.2}ms (executing)",
+                compile.as_secs_f64() * 1e3,
+                (started.elapsed() - compile).as_secs_f64() * 1e3
+            ),
+            Ok(_) => {}
+            Err(error) => eprintln!("Error: {error}"),
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! `LOAD [WITH HEADERS (name TYPE, ...)] FROM 'file' [(options)] [WHERE p]`: reading a file
+//! as rows inside a query.
+
+use warren_common::Result;
+
+use super::Parser;
+use crate::ast::LoadFromClause;
+use crate::token::TokenKind;
+
+impl Parser<'_> {
+    /// The next token is `LOAD`.
+    pub(super) fn load_from(&mut self) -> Result<LoadFromClause> {
+        let start = self.position;
+        self.advance();
+        let headers = if self.eat_keyword("WITH") {
+            self.load_headers()?
+        } else {
+            Vec::new()
+        };
+        self.expect_keyword("FROM", "FROM and a file")?;
+        let files = self.file_list()?;
+        let options = self.optional_options()?;
+        let where_clause = if self.eat_keyword("WHERE") {
+            Some(self.expression()?)
+        } else {
+            None
+        };
+        Ok(LoadFromClause {
+            files,
+            headers,
+            options,
+            where_clause,
+            span: self.span_from(start),
+        })
+    }
+
+    /// After `WITH`: `HEADERS (name TYPE, ...)`.
+    fn load_headers(&mut self) -> Result<Vec<(String, String)>> {
+        self.expect_keyword("HEADERS", "HEADERS after LOAD WITH")?;
+        self.expect(&TokenKind::LeftParen, "'(' and the column definitions")?;
+        let mut headers = Vec::new();
+        loop {
+            let name = self.name("a column name")?;
+            headers.push((name, self.type_text()?));
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        self.expect(
+            &TokenKind::RightParen,
+            "',' or ')' to close the column definitions",
+        )?;
+        Ok(headers)
+    }
+}

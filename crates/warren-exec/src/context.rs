@@ -1,0 +1,146 @@
+//! The state one query runs with: the snapshot it reads (replaced when an updating clause
+//! commits its edits), the tables changed so far, limits (memory, deadline, interruption) and
+//! the number of worker threads.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use warren_common::{Error, Limits, Result, TableId};
+use warren_storage::Snapshot;
+
+/// Counts bytes held by a query's materializing state against its memory limit.
+#[derive(Debug)]
+pub struct MemoryTracker {
+    used: AtomicU64,
+    peak: AtomicU64,
+    limit: u64,
+}
+
+impl MemoryTracker {
+    pub fn new(limit: u64) -> Self {
+        Self {
+            used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            limit,
+        }
+    }
+
+    /// Reserves `bytes`; fails with `LimitExceeded` when the limit would be passed.
+    pub fn reserve(&self, bytes: u64, what: &str) -> Result<()> {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.limit {
+            self.used.fetch_sub(bytes, Ordering::Relaxed);
+            return Err(Error::LimitExceeded(format!(
+                "{what} needs more than the query memory limit of {} bytes (memory_limit); narrow the query, add LIMIT, or raise the limit with CALL memory_limit=<bytes>",
+                self.limit
+            )));
+        }
+        self.peak.fetch_max(used, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn release(&self, bytes: u64) {
+        self.used.fetch_sub(
+            bytes.min(self.used.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+/// Tells long-running work to stop: a deadline and a flag another thread may set.
+#[derive(Clone, Debug)]
+pub struct Interrupt {
+    deadline: Option<Instant>,
+    flag: Arc<AtomicBool>,
+}
+
+impl Interrupt {
+    pub fn new(deadline: Option<Instant>, flag: Arc<AtomicBool>) -> Self {
+        Self { deadline, flag }
+    }
+
+    pub fn none() -> Self {
+        Self {
+            deadline: None,
+            flag: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// An error if the query should stop now.
+    pub fn check(&self) -> Result<()> {
+        if self.flag.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted("the query was interrupted".into()));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Error::Interrupted(
+                "the query exceeded its timeout (CALL timeout=<ms>)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Settings the executor reads.
+#[derive(Clone, Debug)]
+pub struct ExecSettings {
+    pub threads: usize,
+    pub limits: Limits,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        Self {
+            threads: 1,
+            limits: Limits::default(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ExecContext {
+    snapshot: RefCell<Arc<Snapshot>>,
+    changed: RefCell<BTreeSet<TableId>>,
+    pub settings: ExecSettings,
+    pub memory: Arc<MemoryTracker>,
+    pub interrupt: Interrupt,
+}
+
+impl ExecContext {
+    pub fn new(snapshot: Arc<Snapshot>, settings: ExecSettings, interrupt: Interrupt) -> Self {
+        let memory = Arc::new(MemoryTracker::new(settings.limits.query_memory_bytes));
+        Self {
+            snapshot: RefCell::new(snapshot),
+            changed: RefCell::new(BTreeSet::new()),
+            settings,
+            memory,
+            interrupt,
+        }
+    }
+
+    /// The snapshot reads see now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Installs the snapshot an updating clause produced; later reads see it.
+    pub fn install(&self, snapshot: Snapshot, changed: BTreeSet<TableId>) {
+        *self.snapshot.borrow_mut() = Arc::new(snapshot);
+        self.changed.borrow_mut().extend(changed);
+    }
+
+    /// Tables changed by this query's updating clauses.
+    pub fn changed_tables(&self) -> BTreeSet<TableId> {
+        self.changed.borrow().clone()
+    }
+}

@@ -1,0 +1,371 @@
+//! Expression evaluation over one row: slots, stored properties (through the snapshot), operators
+//! with SQL NULL semantics, functions, list comprehensions and subqueries.
+
+mod functions;
+mod ops;
+
+use std::sync::Arc;
+
+use warren_common::value::{NodeValue, PathValue, RelValue, Value};
+use warren_common::{Error, InternalId, Result};
+use warren_planner::expr::{Expr, InternalProperty, PathPart, PropertyColumns, Quantifier};
+use warren_storage::Snapshot;
+
+use crate::context::ExecContext;
+
+pub use ops::{binary, truthy, value_in_list};
+
+/// Evaluates expressions against one snapshot.
+pub struct Evaluator<'a> {
+    pub snapshot: &'a Snapshot,
+    pub ctx: &'a ExecContext,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(snapshot: &'a Snapshot, ctx: &'a ExecContext) -> Self {
+        Self { snapshot, ctx }
+    }
+
+    /// Evaluates a predicate: true only when the value is TRUE (NULL and FALSE reject).
+    pub fn test(&self, expr: &Expr, row: &[Value]) -> Result<bool> {
+        Ok(truthy(&self.eval(expr, row)?))
+    }
+
+    pub fn eval(&self, expr: &Expr, row: &[Value]) -> Result<Value> {
+        match expr {
+            Expr::Literal(value) => Ok(value.clone()),
+            Expr::Slot(slot) => Ok(row[*slot].clone()),
+            Expr::Property { base, property } => {
+                let base = self.eval(base, row)?;
+                Ok(self.property(&base, property))
+            }
+            Expr::InternalProperty { base, property } => {
+                let base = self.eval(base, row)?;
+                Ok(self.internal_property(&base, *property))
+            }
+            Expr::Field { base, name } => {
+                let base = self.eval(base, row)?;
+                Ok(self.field(&base, name))
+            }
+            Expr::Unary(op, inner) => ops::unary(*op, self.eval(inner, row)?),
+            Expr::Binary(op, left, right) => self.binary(*op, left, right, row),
+            Expr::IsNull { expr, negated } => {
+                let is_null = self.eval(expr, row)?.is_null();
+                Ok(Value::Bool(is_null != *negated))
+            }
+            Expr::Function { function, args } => functions::call(self, *function, args, row),
+            Expr::Lambda { .. } => Err(Error::internal(
+                "a lambda evaluated outside a list function",
+            )),
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => self.case(operand.as_deref(), whens, otherwise.as_deref(), row),
+            Expr::List(items) => {
+                let values = items
+                    .iter()
+                    .map(|e| self.eval(e, row))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Value::list(values))
+            }
+            Expr::Struct(fields) => {
+                let mut values = Vec::with_capacity(fields.len());
+                for (name, e) in fields {
+                    values.push((name.clone(), self.eval(e, row)?));
+                }
+                Ok(Value::Struct(Arc::new(warren_common::value::StructValue {
+                    fields: values,
+                })))
+            }
+            Expr::Index { list, index } => {
+                let list = self.eval(list, row)?;
+                let index = self.eval(index, row)?;
+                functions::list_extract(&list, &index)
+            }
+            Expr::Slice { list, start, end } => {
+                let list = self.eval(list, row)?;
+                let start = match start {
+                    Some(e) => Some(self.eval(e, row)?),
+                    None => None,
+                };
+                let end = match end {
+                    Some(e) => Some(self.eval(e, row)?),
+                    None => None,
+                };
+                functions::slice(&list, start.as_ref(), end.as_ref())
+            }
+            Expr::ListComprehension {
+                list,
+                variable,
+                filter,
+                map,
+            } => self.comprehension(list, *variable, filter.as_deref(), map.as_deref(), row),
+            Expr::Quantifier {
+                kind,
+                list,
+                variable,
+                predicate,
+            } => self.quantifier(*kind, list, *variable, predicate, row),
+            Expr::Subquery { plan, count } => {
+                let rows = crate::operators::run_subquery(plan, row, self.ctx, !*count)?;
+                Ok(if *count {
+                    Value::Int64(rows as i64)
+                } else {
+                    Value::Bool(rows > 0)
+                })
+            }
+            Expr::Path(parts) => Ok(self.build_path(parts, row)),
+            Expr::Cast { expr, ty } => {
+                let value = self.eval(expr, row)?;
+                warren_common::cast::cast_value(&value, ty).map_err(Error::Conversion)
+            }
+        }
+    }
+
+    fn binary(
+        &self,
+        op: warren_planner::expr::BinaryOp,
+        left: &Expr,
+        right: &Expr,
+        row: &[Value],
+    ) -> Result<Value> {
+        use warren_planner::expr::BinaryOp;
+        match op {
+            BinaryOp::And => {
+                let l = self.eval(left, row)?;
+                if l.as_bool() == Some(false) {
+                    return Ok(Value::Bool(false));
+                }
+                let r = self.eval(right, row)?;
+                Ok(ops::and(&l, &r))
+            }
+            BinaryOp::Or => {
+                let l = self.eval(left, row)?;
+                if l.as_bool() == Some(true) {
+                    return Ok(Value::Bool(true));
+                }
+                let r = self.eval(right, row)?;
+                Ok(ops::or(&l, &r))
+            }
+            _ => ops::binary(op, self.eval(left, row)?, self.eval(right, row)?),
+        }
+    }
+
+    fn case(
+        &self,
+        operand: Option<&Expr>,
+        whens: &[(Expr, Expr)],
+        otherwise: Option<&Expr>,
+        row: &[Value],
+    ) -> Result<Value> {
+        let operand = match operand {
+            Some(o) => Some(self.eval(o, row)?),
+            None => None,
+        };
+        for (when, then) in whens {
+            let condition = self.eval(when, row)?;
+            let matched = match &operand {
+                Some(value) => value.sql_eq(&condition) == Some(true),
+                None => truthy(&condition),
+            };
+            if matched {
+                return self.eval(then, row);
+            }
+        }
+        match otherwise {
+            Some(e) => self.eval(e, row),
+            None => Ok(Value::Null),
+        }
+    }
+
+    fn comprehension(
+        &self,
+        list: &Expr,
+        variable: usize,
+        filter: Option<&Expr>,
+        map: Option<&Expr>,
+        row: &[Value],
+    ) -> Result<Value> {
+        let list = self.eval(list, row)?;
+        let Some(items) = list.as_list() else {
+            return Ok(Value::Null);
+        };
+        let mut scratch = row.to_vec();
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            scratch[variable] = item.clone();
+            if let Some(filter) = filter {
+                if !self.test(filter, &scratch)? {
+                    continue;
+                }
+            }
+            out.push(match map {
+                Some(map) => self.eval(map, &scratch)?,
+                None => item.clone(),
+            });
+        }
+        Ok(Value::list(out))
+    }
+
+    fn quantifier(
+        &self,
+        kind: Quantifier,
+        list: &Expr,
+        variable: usize,
+        predicate: &Expr,
+        row: &[Value],
+    ) -> Result<Value> {
+        let list = self.eval(list, row)?;
+        let Some(items) = list.as_list() else {
+            return Ok(Value::Null);
+        };
+        let mut scratch = row.to_vec();
+        let mut matches = 0usize;
+        for item in items {
+            scratch[variable] = item.clone();
+            if self.test(predicate, &scratch)? {
+                matches += 1;
+            }
+        }
+        Ok(Value::Bool(match kind {
+            Quantifier::Any => matches > 0,
+            Quantifier::All => matches == items.len(),
+            Quantifier::None => matches == 0,
+            Quantifier::Single => matches == 1,
+        }))
+    }
+
+    /// Calls a lambda with `args` bound to its parameters.
+    pub(crate) fn call_lambda(
+        &self,
+        lambda: &Expr,
+        args: &[Value],
+        row: &[Value],
+    ) -> Result<Value> {
+        let Expr::Lambda { params, body } = lambda else {
+            return Err(Error::internal("expected a lambda"));
+        };
+        let mut scratch = row.to_vec();
+        for (slot, value) in params.iter().zip(args) {
+            scratch[*slot] = value.clone();
+        }
+        self.eval(body, &scratch)
+    }
+
+    /// A stored property of a node or rel; NULL when the value is NULL, the table lacks the
+    /// property, or the value is a projected path element without that property.
+    pub fn property(&self, base: &Value, property: &PropertyColumns) -> Value {
+        let (id, is_rel, projection) = match base {
+            Value::Node(NodeValue { id, projection }) => (*id, false, projection),
+            Value::Rel(RelValue { id, projection }) => (*id, true, projection),
+            other => return self.field(other, &property.name),
+        };
+        if let Some(projection) = projection {
+            if !projection
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(&property.name))
+            {
+                return Value::Null;
+            }
+        }
+        let column = match property.column(id.table) {
+            Some(column) => Some(column),
+            None if property.columns.is_empty() => self.column_by_name(id, is_rel, &property.name),
+            None => None,
+        };
+        match column {
+            Some(column) if is_rel => self.snapshot.rel_table(id.table).value(id.offset, column),
+            Some(column) => self.snapshot.node_table(id.table).value(id.offset, column),
+            None => Value::Null,
+        }
+    }
+
+    fn column_by_name(&self, id: InternalId, is_rel: bool, name: &str) -> Option<usize> {
+        if is_rel {
+            self.snapshot.catalog().rel_pair(id.table)?.0.property(name)
+        } else {
+            self.snapshot
+                .catalog()
+                .node_table_by_id(id.table)?
+                .property(name)
+        }
+    }
+
+    pub fn internal_property(&self, base: &Value, property: InternalProperty) -> Value {
+        let (id, is_rel) = match base {
+            Value::Node(node) => (node.id, false),
+            Value::Rel(rel) => (rel.id, true),
+            _ => return Value::Null,
+        };
+        match property {
+            InternalProperty::Id => Value::InternalId(id),
+            InternalProperty::Label => Value::string(self.snapshot.catalog().label(id.table)),
+            InternalProperty::Source if is_rel => {
+                Value::InternalId(self.snapshot.rel_endpoints(id).0)
+            }
+            InternalProperty::Destination if is_rel => {
+                Value::InternalId(self.snapshot.rel_endpoints(id).1)
+            }
+            _ => Value::Null,
+        }
+    }
+
+    /// `value.name` on structs, unions, maps, nodes and rels (dynamically resolved).
+    pub fn field(&self, base: &Value, name: &str) -> Value {
+        match base {
+            Value::Struct(s) => s
+                .fields
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+                .unwrap_or(Value::Null),
+            Value::Union(u) if u.tag.eq_ignore_ascii_case(name) => u.value.clone(),
+            Value::Node(_) | Value::Rel(_) => {
+                if let Some(internal) = match name.to_ascii_lowercase().as_str() {
+                    "_id" => Some(InternalProperty::Id),
+                    "_label" => Some(InternalProperty::Label),
+                    "_src" => Some(InternalProperty::Source),
+                    "_dst" => Some(InternalProperty::Destination),
+                    _ => None,
+                } {
+                    return self.internal_property(base, internal);
+                }
+                let dynamic = PropertyColumns {
+                    name: name.into(),
+                    columns: Vec::new(),
+                };
+                self.property(base, &dynamic)
+            }
+            _ => Value::Null,
+        }
+    }
+
+    /// Builds a named path from node slots, rel slots and recursive rel slots.
+    fn build_path(&self, parts: &[PathPart], row: &[Value]) -> Value {
+        let mut path = PathValue {
+            nodes: Vec::new(),
+            rels: Vec::new(),
+        };
+        for part in parts {
+            match part {
+                PathPart::Node(slot) => match &row[*slot] {
+                    Value::Node(node) => path.nodes.push(node.clone()),
+                    _ => return Value::Null,
+                },
+                PathPart::Rel(slot) => match &row[*slot] {
+                    Value::Rel(rel) => path.rels.push(rel.clone()),
+                    _ => return Value::Null,
+                },
+                PathPart::RecursiveRel(slot) => match &row[*slot] {
+                    Value::Path(inner) => {
+                        path.nodes.extend(inner.nodes.iter().cloned());
+                        path.rels.extend(inner.rels.iter().cloned());
+                    }
+                    _ => return Value::Null,
+                },
+            }
+        }
+        Value::Path(Arc::new(path))
+    }
+}

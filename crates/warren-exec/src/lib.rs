@@ -1,0 +1,11 @@
+//! The executor: turns a plan into a tree of row operators and runs it against a snapshot.
+//! Expressions are evaluated by [`eval`], operators live in [`operators`], and recursive
+//! patterns are run by the engine in [`recursive`].
+
+pub mod context;
+pub mod eval;
+pub mod operators;
+pub mod recursive;
+
+pub use context::{ExecContext, ExecSettings, Interrupt, MemoryTracker};
+pub use operators::{build, BoxedOperator, Operator, Row};

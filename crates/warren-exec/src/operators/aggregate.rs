@@ -1,0 +1,217 @@
+//! Hash aggregation: groups input rows by key values and folds each aggregate function per
+//! group. Output rows hold the key slots and aggregate slots only. Groups come out in order of
+//! first appearance.
+
+use std::collections::{HashMap, HashSet};
+
+use warren_common::value::Value;
+use warren_common::{Error, Result};
+use warren_planner::expr::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
+
+use super::{row_bytes, BoxedOperator, Operator, Row};
+use crate::context::ExecContext;
+use crate::eval::Evaluator;
+
+/// The running state of one aggregate in one group.
+#[derive(Clone, Debug)]
+enum Accumulator {
+    Count(i64),
+    Sum(Option<Value>),
+    Min(Option<Value>),
+    Max(Option<Value>),
+    Avg { sum: f64, count: i64 },
+    Collect(Vec<Value>),
+}
+
+impl Accumulator {
+    fn new(function: AggregateFunction) -> Self {
+        match function {
+            AggregateFunction::CountStar
+            | AggregateFunction::Count
+            | AggregateFunction::SumCounts => Accumulator::Count(0),
+            AggregateFunction::Sum => Accumulator::Sum(None),
+            AggregateFunction::Min => Accumulator::Min(None),
+            AggregateFunction::Max => Accumulator::Max(None),
+            AggregateFunction::Avg => Accumulator::Avg { sum: 0.0, count: 0 },
+            AggregateFunction::Collect => Accumulator::Collect(Vec::new()),
+        }
+    }
+
+    fn add(&mut self, function: AggregateFunction, value: Option<Value>) -> Result<()> {
+        let value = match (function, value) {
+            (AggregateFunction::CountStar, _) => {
+                if let Accumulator::Count(c) = self {
+                    *c += 1;
+                }
+                return Ok(());
+            }
+            (_, None) | (_, Some(Value::Null)) => return Ok(()),
+            (_, Some(v)) => v,
+        };
+        match self {
+            Accumulator::Count(c) if function == AggregateFunction::SumCounts => {
+                *c = c.checked_add(value.as_i64().unwrap_or(0)).ok_or_else(|| {
+                    Error::LimitExceeded("count(*) exceeds the INT64 range".into())
+                })?;
+            }
+            Accumulator::Count(c) => *c += 1,
+            Accumulator::Sum(sum) => {
+                let value = match value.as_i128() {
+                    Some(v) => Value::Int128(v),
+                    None => value,
+                };
+                *sum = Some(match sum.take() {
+                    None => value,
+                    Some(s) => crate::eval::binary(BinaryOp::Add, s, value)?,
+                });
+            }
+            Accumulator::Min(min) => {
+                if min.as_ref().is_none_or(|m| value.total_cmp(m).is_lt()) {
+                    *min = Some(value);
+                }
+            }
+            Accumulator::Max(max) => {
+                if max.as_ref().is_none_or(|m| value.total_cmp(m).is_gt()) {
+                    *max = Some(value);
+                }
+            }
+            Accumulator::Avg { sum, count } => {
+                *sum += value
+                    .as_f64()
+                    .ok_or_else(|| Error::runtime("AVG expects numbers."))?;
+                *count += 1;
+            }
+            Accumulator::Collect(items) => items.push(value),
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Value {
+        match self {
+            Accumulator::Count(c) => Value::Int64(c),
+            Accumulator::Sum(v) | Accumulator::Min(v) | Accumulator::Max(v) => {
+                v.unwrap_or(Value::Null)
+            }
+            Accumulator::Avg { count: 0, .. } => Value::Null,
+            Accumulator::Avg { sum, count } => Value::Double(sum / count as f64),
+            Accumulator::Collect(items) if items.is_empty() => Value::Null,
+            Accumulator::Collect(items) => Value::list(items),
+        }
+    }
+}
+
+struct Group {
+    keys: Vec<Value>,
+    accumulators: Vec<Accumulator>,
+    /// Values seen per DISTINCT aggregate.
+    distinct: Vec<HashSet<Value>>,
+}
+
+pub struct Aggregate {
+    input: BoxedOperator,
+    width: usize,
+    keys: Vec<(usize, Expr)>,
+    aggregates: Vec<(usize, AggregateExpr)>,
+    output: Option<std::vec::IntoIter<Row>>,
+}
+
+impl Aggregate {
+    pub fn new(
+        input: BoxedOperator,
+        width: usize,
+        keys: Vec<(usize, Expr)>,
+        aggregates: Vec<(usize, AggregateExpr)>,
+    ) -> Self {
+        Self {
+            input,
+            width,
+            keys,
+            aggregates,
+            output: None,
+        }
+    }
+
+    fn new_group(&self, keys: Vec<Value>) -> Group {
+        Group {
+            keys,
+            accumulators: self
+                .aggregates
+                .iter()
+                .map(|(_, a)| Accumulator::new(a.function))
+                .collect(),
+            distinct: self.aggregates.iter().map(|_| HashSet::new()).collect(),
+        }
+    }
+
+    fn consume(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
+        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut reserved = 0u64;
+        while let Some(row) = self.input.next(ctx)? {
+            let snapshot = ctx.snapshot();
+            let evaluator = Evaluator::new(&snapshot, ctx);
+            let keys = self
+                .keys
+                .iter()
+                .map(|(_, e)| evaluator.eval(e, &row))
+                .collect::<Result<Vec<_>>>()?;
+            let group_index = match index.get(&keys) {
+                Some(&i) => i,
+                None => {
+                    let bytes = (keys.len() * 64 + self.aggregates.len() * 48) as u64;
+                    ctx.memory.reserve(bytes, "aggregation")?;
+                    reserved += bytes;
+                    index.insert(keys.clone(), groups.len());
+                    groups.push(self.new_group(keys));
+                    groups.len() - 1
+                }
+            };
+            let group = &mut groups[group_index];
+            for (i, (_, aggregate)) in self.aggregates.iter().enumerate() {
+                let value = match &aggregate.arg {
+                    Some(arg) => Some(evaluator.eval(arg, &row)?),
+                    None => None,
+                };
+                if aggregate.distinct {
+                    match &value {
+                        Some(v) if !v.is_null() && !group.distinct[i].insert(v.clone()) => continue,
+                        _ => {}
+                    }
+                }
+                if matches!(group.accumulators[i], Accumulator::Collect(_)) {
+                    ctx.memory.reserve(64, "collect()")?;
+                    reserved += 64;
+                }
+                group.accumulators[i].add(aggregate.function, value)?;
+            }
+        }
+        if groups.is_empty() && self.keys.is_empty() {
+            groups.push(self.new_group(Vec::new()));
+        }
+        let mut rows = Vec::with_capacity(groups.len());
+        for group in groups {
+            let mut row = vec![Value::Null; self.width];
+            for ((slot, _), key) in self.keys.iter().zip(group.keys) {
+                row[*slot] = key;
+            }
+            for ((slot, _), accumulator) in self.aggregates.iter().zip(group.accumulators) {
+                row[*slot] = accumulator.finish();
+            }
+            rows.push(row);
+        }
+        ctx.memory.release(reserved);
+        let bytes: u64 = rows.iter().map(row_bytes).sum();
+        ctx.memory.reserve(bytes, "aggregation output")?;
+        Ok(rows)
+    }
+}
+
+impl Operator for Aggregate {
+    fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        if self.output.is_none() {
+            let rows = self.consume(ctx)?;
+            self.output = Some(rows.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}

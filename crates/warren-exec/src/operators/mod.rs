@@ -1,0 +1,164 @@
+//! Operators: each pulls rows from its input and yields rows, one at a time. Rows are
+//! fixed-width vectors of values indexed by the plan's slots. [`build`] turns a plan into an
+//! operator tree.
+
+mod aggregate;
+mod expand;
+mod order;
+mod scan;
+mod simple;
+mod subquery;
+mod update;
+
+use warren_common::value::Value;
+use warren_common::Result;
+use warren_planner::plan::Plan;
+
+use crate::context::ExecContext;
+
+pub type Row = Vec<Value>;
+
+/// Rough bytes a materialized row holds, for memory accounting.
+pub(crate) fn row_bytes(row: &Row) -> u64 {
+    (row.len() * std::mem::size_of::<Value>() + 64) as u64
+}
+
+pub trait Operator: Send {
+    /// The next row, or `None` when the operator is exhausted.
+    fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>>;
+}
+
+pub type BoxedOperator = Box<dyn Operator>;
+
+/// Builds the operator tree of `plan` for rows of `width` slots. `argument` is the outer row
+/// a subquery plan starts from.
+pub fn build(plan: &Plan, width: usize, argument: Option<&Row>) -> BoxedOperator {
+    let child = |p: &Plan| build(p, width, argument);
+    match plan {
+        Plan::Unit => Box::new(simple::Once::new(Some(vec![Value::Null; width]))),
+        Plan::Argument => Box::new(simple::Once::new(argument.cloned())),
+        Plan::ScanNodes {
+            input,
+            tables,
+            slot,
+            filter,
+        } => Box::new(scan::ScanNodes::new(
+            child(input),
+            tables.clone(),
+            *slot,
+            filter.clone(),
+        )),
+        Plan::LookupNode {
+            input,
+            tables,
+            key,
+            slot,
+            filter,
+        } => Box::new(scan::LookupNode::new(
+            child(input),
+            tables.clone(),
+            key.clone(),
+            *slot,
+            filter.clone(),
+        )),
+        Plan::Expand {
+            input,
+            from,
+            steps,
+            rel_slot,
+            target,
+        } => Box::new(expand::Expand::new(
+            child(input),
+            *from,
+            steps.clone(),
+            *rel_slot,
+            target.clone(),
+        )),
+        Plan::Recursive(recursive) => {
+            let input = child(&recursive.input);
+            Box::new(crate::recursive::RecursiveJoin::new(
+                input,
+                (**recursive).clone(),
+            ))
+        }
+        Plan::Filter { input, predicate } => {
+            Box::new(simple::Filter::new(child(input), predicate.clone()))
+        }
+        Plan::Project { input, assignments } => {
+            Box::new(simple::Project::new(child(input), assignments.clone()))
+        }
+        Plan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } => Box::new(aggregate::Aggregate::new(
+            child(input),
+            width,
+            keys.clone(),
+            aggregates.clone(),
+        )),
+        Plan::Distinct { input, slots } => {
+            Box::new(order::Distinct::new(child(input), slots.clone()))
+        }
+        Plan::OrderBy { input, keys } => Box::new(order::OrderBy::new(child(input), keys.clone())),
+        Plan::Skip { input, count } => Box::new(simple::Skip::new(child(input), count.clone())),
+        Plan::Limit { input, count } => Box::new(simple::Limit::new(child(input), count.clone())),
+        Plan::Unwind { input, expr, slot } => {
+            Box::new(simple::Unwind::new(child(input), expr.clone(), *slot))
+        }
+        Plan::Optional {
+            input,
+            inner,
+            null_slots,
+        } => Box::new(subquery::Optional::new(
+            child(input),
+            (**inner).clone(),
+            width,
+            null_slots.clone(),
+        )),
+        Plan::Union { inputs, output, .. } => {
+            let inputs = inputs
+                .iter()
+                .map(|(p, slots)| (child(p), slots.clone()))
+                .collect();
+            Box::new(simple::Union::new(inputs, output.clone(), width))
+        }
+        Plan::Create { input, nodes, rels } => Box::new(update::Update::create(
+            child(input),
+            nodes.clone(),
+            rels.clone(),
+        )),
+        Plan::Merge { input, merge } => Box::new(update::Update::merge(
+            child(input),
+            (**merge).clone(),
+            width,
+        )),
+        Plan::SetProperties { input, items } => {
+            Box::new(update::Update::set(child(input), items.clone()))
+        }
+        Plan::Delete {
+            input,
+            targets,
+            detach,
+        } => Box::new(update::Update::delete(
+            child(input),
+            targets.clone(),
+            *detach,
+        )),
+    }
+}
+
+/// Runs a subquery plan for one outer row; returns how many rows it produced (stopping at the
+/// first when `any` is set).
+pub fn run_subquery(plan: &Plan, row: &[Value], ctx: &ExecContext, any: bool) -> Result<usize> {
+    let argument = row.to_vec();
+    let mut operator = build(plan, row.len(), Some(&argument));
+    let mut count = 0;
+    while operator.next(ctx)?.is_some() {
+        count += 1;
+        if any {
+            break;
+        }
+    }
+    Ok(count)
+}

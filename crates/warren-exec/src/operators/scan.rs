@@ -1,0 +1,151 @@
+//! Node scans: every live node of some tables, or the node with a given primary key, each
+//! bound into a slot of the input row and filtered before a row is produced.
+
+use std::sync::Arc;
+
+use warren_common::value::{NodeValue, Value};
+use warren_common::{Result, TableId};
+use warren_planner::expr::Expr;
+use warren_storage::Snapshot;
+
+use super::{BoxedOperator, Operator, Row};
+use crate::context::ExecContext;
+use crate::eval::Evaluator;
+
+/// How often scans check for interruption (rows).
+const CHECK_INTERVAL: u64 = 1 << 16;
+
+pub struct ScanNodes {
+    input: BoxedOperator,
+    tables: Vec<TableId>,
+    slot: usize,
+    filter: Option<Expr>,
+    /// The input row being expanded, the snapshot, the table index and the next offset.
+    current: Option<(Row, Arc<Snapshot>, usize, u64)>,
+}
+
+impl ScanNodes {
+    pub fn new(
+        input: BoxedOperator,
+        tables: Vec<TableId>,
+        slot: usize,
+        filter: Option<Expr>,
+    ) -> Self {
+        Self {
+            input,
+            tables,
+            slot,
+            filter,
+            current: None,
+        }
+    }
+}
+
+impl Operator for ScanNodes {
+    fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        loop {
+            if let Some((row, snapshot, table_index, offset)) = &mut self.current {
+                while *table_index < self.tables.len() {
+                    let table_id = self.tables[*table_index];
+                    let table = snapshot.node_table(table_id);
+                    let evaluator = Evaluator::new(snapshot, ctx);
+                    while *offset < table.num_rows() {
+                        let node = *offset;
+                        *offset += 1;
+                        if node % CHECK_INTERVAL == 0 {
+                            ctx.interrupt.check()?;
+                        }
+                        if table.is_deleted(node) {
+                            continue;
+                        }
+                        row[self.slot] = Value::Node(NodeValue {
+                            id: warren_common::InternalId::new(table_id, node),
+                            projection: None,
+                        });
+                        if let Some(filter) = &self.filter {
+                            if !evaluator.test(filter, row)? {
+                                continue;
+                            }
+                        }
+                        return Ok(Some(row.clone()));
+                    }
+                    *table_index += 1;
+                    *offset = 0;
+                }
+                self.current = None;
+            }
+            let Some(row) = self.input.next(ctx)? else {
+                return Ok(None);
+            };
+            self.current = Some((row, ctx.snapshot(), 0, 0));
+        }
+    }
+}
+
+pub struct LookupNode {
+    input: BoxedOperator,
+    tables: Vec<TableId>,
+    key: Expr,
+    slot: usize,
+    filter: Option<Expr>,
+    pending: Vec<Row>,
+}
+
+impl LookupNode {
+    pub fn new(
+        input: BoxedOperator,
+        tables: Vec<TableId>,
+        key: Expr,
+        slot: usize,
+        filter: Option<Expr>,
+    ) -> Self {
+        Self {
+            input,
+            tables,
+            key,
+            slot,
+            filter,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl Operator for LookupNode {
+    fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        loop {
+            if let Some(row) = self.pending.pop() {
+                return Ok(Some(row));
+            }
+            let Some(row) = self.input.next(ctx)? else {
+                return Ok(None);
+            };
+            let snapshot = ctx.snapshot();
+            let evaluator = Evaluator::new(&snapshot, ctx);
+            let key = evaluator.eval(&self.key, &row)?;
+            if key.is_null() {
+                continue;
+            }
+            for &table_id in self.tables.iter().rev() {
+                let table = snapshot.node_table(table_id);
+                let key_type = snapshot.node_schema(table_id).primary_key().ty.clone();
+                let Ok(key) = warren_common::cast::cast_value(&key, &key_type) else {
+                    continue;
+                };
+                let Some(offset) = table.lookup(&key) else {
+                    continue;
+                };
+                let mut out = row.clone();
+                out[self.slot] = Value::Node(NodeValue {
+                    id: warren_common::InternalId::new(table_id, u64::from(offset)),
+                    projection: None,
+                });
+                if let Some(filter) = &self.filter {
+                    if !evaluator.test(filter, &out)? {
+                        continue;
+                    }
+                }
+                self.pending.push(out);
+            }
+        }
+    }
+}

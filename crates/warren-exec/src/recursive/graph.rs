@@ -1,0 +1,315 @@
+//! The graph a recursive pattern traverses, in one dense id space. Node tables get consecutive
+//! ranges of global node ids and rel pairs consecutive ranges of global edge ids. When the
+//! pattern follows one rel pair between nodes of one table, the stored CSRs are used in place
+//! (no copy); otherwise the adjacency of every (pair, direction) step is merged per node.
+
+use std::sync::Arc;
+
+use warren_common::{Error, InternalId, Result, TableId};
+use warren_planner::plan::Step;
+use warren_storage::{Direction, RelTable, Snapshot};
+
+/// Adjacency in one direction: neighbours of global node `v` are
+/// `targets[offsets[v]..offsets[v+1]]`, reached through the edges alongside.
+#[derive(Debug)]
+pub enum Adjacency {
+    Stored {
+        table: Arc<RelTable>,
+        direction: Direction,
+    },
+    Built {
+        offsets: Vec<u64>,
+        targets: Vec<u32>,
+        edges: Vec<u32>,
+    },
+}
+
+impl Adjacency {
+    #[inline]
+    pub fn offsets(&self) -> &[u64] {
+        match self {
+            Adjacency::Stored { table, direction } => table.csr(*direction).offsets(),
+            Adjacency::Built { offsets, .. } => offsets,
+        }
+    }
+
+    #[inline]
+    pub fn targets(&self) -> &[u32] {
+        match self {
+            Adjacency::Stored { table, direction } => table.csr(*direction).neighbours(),
+            Adjacency::Built { targets, .. } => targets,
+        }
+    }
+
+    /// Global edge ids parallel to [`Adjacency::targets`].
+    #[inline]
+    pub fn edges(&self) -> &[u32] {
+        match self {
+            Adjacency::Stored { table, direction } => table.csr(*direction).rel_ids(),
+            Adjacency::Built { edges, .. } => edges,
+        }
+    }
+
+    /// The entries of node `v`.
+    #[inline]
+    pub fn range(&self, v: u32) -> std::ops::Range<usize> {
+        let offsets = self.offsets();
+        offsets[v as usize] as usize..offsets[v as usize + 1] as usize
+    }
+}
+
+/// The traversal graph of one recursive pattern.
+#[derive(Debug)]
+pub struct Graph {
+    /// (node table, first global id, rows), ascending by first global id.
+    node_tables: Vec<(TableId, u32, u32)>,
+    num_nodes: u32,
+    /// (rel pair, first global edge id, rels), ascending by first global edge id.
+    edge_tables: Vec<(TableId, u32, u32)>,
+    num_edges: u32,
+    /// Edges in traversal direction.
+    pub forward: Adjacency,
+    /// The same edges reversed.
+    pub backward: Adjacency,
+    /// The forward edges of each (pair, direction) step on its own, when there are several;
+    /// breadth-first search visits steps in this order (as Kùzu does), which decides ties.
+    per_step: Vec<Adjacency>,
+}
+
+fn step_ends(snapshot: &Snapshot, step: &Step) -> (TableId, TableId) {
+    let (_, pair) = snapshot.rel_schema(step.pair);
+    match step.direction {
+        Direction::Forward => (pair.from, pair.to),
+        Direction::Backward => (pair.to, pair.from),
+    }
+}
+
+fn flip(direction: Direction) -> Direction {
+    match direction {
+        Direction::Forward => Direction::Backward,
+        Direction::Backward => Direction::Forward,
+    }
+}
+
+impl Graph {
+    /// Builds the graph of `steps`, including the node tables of the steps' endpoints and
+    /// `extra_tables` (source and destination tables).
+    pub fn build(snapshot: &Snapshot, steps: &[Step], extra_tables: &[TableId]) -> Result<Self> {
+        let mut tables: Vec<TableId> = extra_tables.to_vec();
+        for step in steps {
+            let (start, end) = step_ends(snapshot, step);
+            tables.extend([start, end]);
+        }
+        tables.sort_unstable();
+        tables.dedup();
+        let mut pairs: Vec<TableId> = steps.iter().map(|s| s.pair).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut node_tables = Vec::with_capacity(tables.len());
+        let mut next: u64 = 0;
+        for &table in &tables {
+            let rows = snapshot.node_table(table).num_rows();
+            node_tables.push((table, next as u32, rows as u32));
+            next += rows;
+        }
+        let mut edge_tables = Vec::with_capacity(pairs.len());
+        let mut next_edge: u64 = 0;
+        for &pair in &pairs {
+            let rels = snapshot.rel_table(pair).num_rows();
+            edge_tables.push((pair, next_edge as u32, rels as u32));
+            next_edge += rels;
+        }
+        if next >= u64::from(u32::MAX) || next_edge >= u64::from(u32::MAX) {
+            return Err(Error::LimitExceeded(
+                "a recursive pattern over several tables may span at most 4294967294 nodes and rels".into(),
+            ));
+        }
+        let num_nodes = next as u32;
+        if let Some(stored) = Self::stored(snapshot, steps, &tables) {
+            let (forward, backward) = stored;
+            return Ok(Self {
+                node_tables,
+                num_nodes,
+                edge_tables,
+                num_edges: next_edge as u32,
+                forward,
+                backward,
+                per_step: Vec::new(),
+            });
+        }
+        let mut graph = Self {
+            node_tables,
+            num_nodes,
+            edge_tables,
+            num_edges: next_edge as u32,
+            forward: Adjacency::Built {
+                offsets: vec![0; num_nodes as usize + 1],
+                targets: Vec::new(),
+                edges: Vec::new(),
+            },
+            backward: Adjacency::Built {
+                offsets: vec![0; num_nodes as usize + 1],
+                targets: Vec::new(),
+                edges: Vec::new(),
+            },
+            per_step: Vec::new(),
+        };
+        graph.forward = graph.merge(snapshot, steps, false);
+        graph.backward = graph.merge(snapshot, steps, true);
+        if steps.len() > 1 {
+            graph.per_step = steps
+                .iter()
+                .map(|step| graph.merge(snapshot, std::slice::from_ref(step), false))
+                .collect();
+        }
+        Ok(graph)
+    }
+
+    /// The stored CSRs, when one pair connects one node table to itself and covers all its rows.
+    fn stored(
+        snapshot: &Snapshot,
+        steps: &[Step],
+        tables: &[TableId],
+    ) -> Option<(Adjacency, Adjacency)> {
+        let [step] = steps else { return None };
+        let (start, end) = step_ends(snapshot, step);
+        if start != end || tables != [start] {
+            return None;
+        }
+        let table = snapshot.rel_table(step.pair).clone();
+        let rows = snapshot.node_table(start).num_rows() as usize;
+        if table.csr(Direction::Forward).num_nodes() != rows
+            || table.csr(Direction::Backward).num_nodes() != rows
+        {
+            return None;
+        }
+        Some((
+            Adjacency::Stored {
+                table: table.clone(),
+                direction: step.direction,
+            },
+            Adjacency::Stored {
+                table,
+                direction: flip(step.direction),
+            },
+        ))
+    }
+
+    /// Merges the adjacency of every step (reversed when `reverse`) per global node.
+    fn merge(&self, snapshot: &Snapshot, steps: &[Step], reverse: bool) -> Adjacency {
+        let mut offsets = vec![0u64; self.num_nodes as usize + 1];
+        let mut targets = Vec::new();
+        let mut edges = Vec::new();
+        for &(table, base, rows) in &self.node_tables {
+            for offset in 0..rows {
+                let node = base + offset;
+                for step in steps {
+                    let direction = if reverse {
+                        flip(step.direction)
+                    } else {
+                        step.direction
+                    };
+                    let (start, end) = step_ends(
+                        snapshot,
+                        &Step {
+                            pair: step.pair,
+                            direction,
+                        },
+                    );
+                    if start != table {
+                        continue;
+                    }
+                    let Some(end_base) = self.table_base(end) else {
+                        continue;
+                    };
+                    let edge_base = self.edge_base(step.pair).expect("pair in graph");
+                    let csr = snapshot.rel_table(step.pair).csr(direction);
+                    let range = csr.range(offset);
+                    for (&target, &rel) in csr.neighbours()[range.clone()]
+                        .iter()
+                        .zip(&csr.rel_ids()[range])
+                    {
+                        targets.push(end_base + target);
+                        edges.push(edge_base + rel);
+                    }
+                }
+                offsets[node as usize + 1] = targets.len() as u64;
+            }
+        }
+        Adjacency::Built {
+            offsets,
+            targets,
+            edges,
+        }
+    }
+
+    /// The forward adjacency of each step, in step order (one entry for a single step).
+    pub fn steps(&self) -> &[Adjacency] {
+        if self.per_step.is_empty() {
+            std::slice::from_ref(&self.forward)
+        } else {
+            &self.per_step
+        }
+    }
+
+    pub fn num_nodes(&self) -> u32 {
+        self.num_nodes
+    }
+
+    pub fn num_edges(&self) -> u32 {
+        self.num_edges
+    }
+
+    pub fn node_tables(&self) -> &[(TableId, u32, u32)] {
+        &self.node_tables
+    }
+
+    fn table_base(&self, table: TableId) -> Option<u32> {
+        self.node_tables
+            .iter()
+            .find(|(t, ..)| *t == table)
+            .map(|(_, base, _)| *base)
+    }
+
+    fn edge_base(&self, pair: TableId) -> Option<u32> {
+        self.edge_tables
+            .iter()
+            .find(|(p, ..)| *p == pair)
+            .map(|(_, base, _)| *base)
+    }
+
+    /// The global id of a node, if its table is part of the graph.
+    pub fn global(&self, id: InternalId) -> Option<u32> {
+        let (_, base, rows) = self.node_tables.iter().find(|(t, ..)| *t == id.table)?;
+        (id.offset < u64::from(*rows)).then(|| base + id.offset as u32)
+    }
+
+    /// The node with a global id.
+    pub fn node(&self, global: u32) -> InternalId {
+        let index = self
+            .node_tables
+            .partition_point(|(_, base, _)| *base <= global)
+            - 1;
+        let (table, base, _) = self.node_tables[index];
+        InternalId::new(table, u64::from(global - base))
+    }
+
+    /// The rel with a global edge id.
+    pub fn rel(&self, edge: u32) -> InternalId {
+        let index = self
+            .edge_tables
+            .partition_point(|(_, base, _)| *base <= edge)
+            - 1;
+        let (pair, base, _) = self.edge_tables[index];
+        InternalId::new(pair, u64::from(edge - base))
+    }
+
+    /// The tables of the graph whose nodes are among `tables`, as global id ranges.
+    pub fn ranges_of(&self, tables: &[TableId]) -> Vec<std::ops::Range<u32>> {
+        self.node_tables
+            .iter()
+            .filter(|(t, ..)| tables.contains(t))
+            .map(|&(_, base, rows)| base..base + rows)
+            .collect()
+    }
+}

@@ -1,0 +1,169 @@
+//! Bitsets over global node and edge ids: which nodes are destinations, which nodes may be
+//! intermediate (the recursive node filter), and which rels may be followed (the rel filter and
+//! rel property maps). Filters are evaluated once per node or rel, not once per visit.
+
+use warren_common::value::{NodeValue, RelValue, Value};
+use warren_common::{Result, TableId};
+use warren_planner::expr::Expr;
+
+use super::graph::Graph;
+use crate::context::ExecContext;
+use crate::eval::Evaluator;
+
+#[derive(Clone, Debug)]
+pub struct Bitset {
+    words: Vec<u64>,
+}
+
+impl Bitset {
+    pub fn new(bits: usize) -> Self {
+        Self {
+            words: vec![0; bits.div_ceil(64)],
+        }
+    }
+
+    pub fn full(bits: usize) -> Self {
+        let mut set = Self {
+            words: vec![u64::MAX; bits.div_ceil(64)],
+        };
+        if !bits.is_multiple_of(64) {
+            if let Some(last) = set.words.last_mut() {
+                *last = (1u64 << (bits % 64)) - 1;
+            }
+        }
+        set
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> bool {
+        self.words[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: u32) {
+        self.words[(i / 64) as usize] |= 1 << (i % 64);
+    }
+
+    pub fn clear(&mut self, i: u32) {
+        self.words[(i / 64) as usize] &= !(1 << (i % 64));
+    }
+
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        (self.words.len() * 8) as u64
+    }
+}
+
+/// Nodes that may end a path.
+#[derive(Clone, Debug)]
+pub enum DestinationMask {
+    Set(Bitset),
+    /// Exactly one node (the destination is already bound).
+    Single(u32),
+}
+
+/// The masks one recursive join uses.
+#[derive(Clone, Debug)]
+pub struct Masks {
+    pub destination: DestinationMask,
+    /// Nodes that may be intermediate (`None`: all).
+    pub intermediate: Option<Bitset>,
+    /// Edges that may be followed (`None`: all).
+    pub edges: Option<Bitset>,
+}
+
+impl Masks {
+    #[inline]
+    pub fn is_destination(&self, node: u32) -> bool {
+        match &self.destination {
+            DestinationMask::Set(set) => set.get(node),
+            DestinationMask::Single(single) => *single == node,
+        }
+    }
+
+    /// Every destination node, ascending.
+    pub fn destinations(&self, nodes: u32) -> Vec<u32> {
+        match &self.destination {
+            DestinationMask::Set(set) => (0..nodes).filter(|&v| set.get(v)).collect(),
+            DestinationMask::Single(single) => vec![*single],
+        }
+    }
+
+    #[inline]
+    pub fn expandable(&self, node: u32) -> bool {
+        self.intermediate.as_ref().is_none_or(|m| m.get(node))
+    }
+
+    #[inline]
+    pub fn follows(&self, edge: u32) -> bool {
+        self.edges.as_ref().is_none_or(|m| m.get(edge))
+    }
+}
+
+/// Live nodes of `tables` passing `filter` (evaluated with the node in `slot` of a row of
+/// `width` slots).
+pub fn node_mask(
+    graph: &Graph,
+    ctx: &ExecContext,
+    tables: &[TableId],
+    filter: Option<(usize, &Expr)>,
+    width: usize,
+) -> Result<Bitset> {
+    let snapshot = ctx.snapshot();
+    let evaluator = Evaluator::new(&snapshot, ctx);
+    let mut mask = Bitset::new(graph.num_nodes() as usize);
+    let mut row = vec![Value::Null; width];
+    for &(table, base, rows) in graph.node_tables() {
+        if !tables.contains(&table) {
+            continue;
+        }
+        let data = snapshot.node_table(table);
+        for offset in 0..rows {
+            if data.is_deleted(u64::from(offset)) {
+                continue;
+            }
+            if let Some((slot, expr)) = filter {
+                row[slot] = Value::Node(NodeValue {
+                    id: warren_common::InternalId::new(table, u64::from(offset)),
+                    projection: None,
+                });
+                if !evaluator.test(expr, &row)? {
+                    continue;
+                }
+            }
+            mask.set(base + offset);
+        }
+        ctx.interrupt.check()?;
+    }
+    Ok(mask)
+}
+
+/// Edges whose rel passes `filter` (with the rel in `slot`).
+pub fn edge_mask(
+    graph: &Graph,
+    ctx: &ExecContext,
+    slot: usize,
+    filter: &Expr,
+    width: usize,
+) -> Result<Bitset> {
+    let snapshot = ctx.snapshot();
+    let evaluator = Evaluator::new(&snapshot, ctx);
+    let mut mask = Bitset::new(graph.num_edges() as usize);
+    let mut row = vec![Value::Null; width];
+    for edge in 0..graph.num_edges() {
+        row[slot] = Value::Rel(RelValue {
+            id: graph.rel(edge),
+            projection: None,
+        });
+        if evaluator.test(filter, &row)? {
+            mask.set(edge);
+        }
+        if edge % (1 << 16) == 0 {
+            ctx.interrupt.check()?;
+        }
+    }
+    Ok(mask)
+}

@@ -1,0 +1,707 @@
+//! The recursive-join operator. For each input row it takes the source node, runs the pattern's
+//! algorithm (BFS for SHORTEST, DP or DFS for walks, Dijkstra for weighted) and yields one row
+//! per path, or, in counting mode, one row of path statistics per source (or per destination).
+//! Counting runs many sources in parallel; paths stream one at a time with bounded memory.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use warren_common::value::{NodeValue, PathValue, RelValue, Value};
+use warren_common::{Error, Result};
+use warren_planner::plan::{Destination, RecursiveKind, RecursiveOutput, RecursivePlan};
+
+use super::bfs::{AllShortestPaths, Bfs};
+use super::graph::Graph;
+use super::masks::{edge_mask, node_mask, DestinationMask, Masks};
+use super::stats::PathStats;
+use super::walks::{count_walks, distance_to_destinations, PathEnumerator, Semantic};
+use super::weighted::{dijkstra, edge_weights, Weighted};
+use crate::context::{ExecContext, Interrupt};
+use crate::operators::{BoxedOperator, Operator, Row};
+
+/// Input rows counted together (their distinct sources run in parallel).
+const COUNT_CHUNK_ROWS: usize = 1024;
+/// Tied weighted paths enumerated per destination before giving up.
+const WEIGHTED_PATHS_MAX: usize = 1 << 20;
+
+/// What is computed once per query: the graph and the masks.
+struct Prepared {
+    graph: Graph,
+    masks: Masks,
+    weights: Option<Vec<f64>>,
+    /// Distance to the nearest destination (walk pruning), for a bound destination mask.
+    distance: Option<Vec<u32>>,
+}
+
+/// The paths of the current input row, produced one at a time.
+enum PathStream {
+    Walks {
+        enumerator: PathEnumerator,
+        masks: Option<Masks>,
+        distance: Option<Vec<u32>>,
+    },
+    Shortest {
+        bfs: Box<Bfs>,
+        targets: VecDeque<u32>,
+    },
+    AllShortest {
+        bfs: Box<Bfs>,
+        targets: VecDeque<u32>,
+        current: Option<AllShortestPaths>,
+    },
+    Weighted {
+        search: Weighted,
+        targets: VecDeque<u32>,
+        current: VecDeque<(u32, Vec<u32>, Vec<u32>, f64)>,
+    },
+}
+
+pub struct RecursiveJoin {
+    input: BoxedOperator,
+    plan: RecursivePlan,
+    prepared: Option<Arc<Prepared>>,
+    current: Option<(Row, PathStream)>,
+    buffered: VecDeque<Row>,
+    input_done: bool,
+    /// Reusable BFS state for path mode.
+    spare_bfs: Option<Box<Bfs>>,
+}
+
+impl RecursiveJoin {
+    pub fn new(input: BoxedOperator, plan: RecursivePlan) -> Self {
+        Self {
+            input,
+            plan,
+            prepared: None,
+            current: None,
+            buffered: VecDeque::new(),
+            input_done: false,
+            spare_bfs: None,
+        }
+    }
+
+    fn prepare(&mut self, ctx: &ExecContext, width: usize) -> Result<Arc<Prepared>> {
+        if let Some(prepared) = &self.prepared {
+            return Ok(prepared.clone());
+        }
+        let snapshot = ctx.snapshot();
+        let mut extra_tables: Vec<_> = snapshot
+            .catalog()
+            .node_tables()
+            .iter()
+            .map(|t| t.id)
+            .collect();
+        if let Destination::Bind { tables, .. } = &self.plan.destination {
+            extra_tables.retain(|t| tables.contains(t) || self.plan.steps.is_empty());
+        }
+        let graph = Graph::build(&snapshot, &self.plan.steps, &extra_tables)?;
+        ctx.memory
+            .reserve(graph_bytes(&graph), "the recursive join's graph")?;
+        let destination = match &self.plan.destination {
+            Destination::Bind {
+                slot,
+                tables,
+                filter,
+            } => {
+                let filter = filter.as_ref().map(|f| (*slot, f));
+                DestinationMask::Set(node_mask(&graph, ctx, tables, filter, width)?)
+            }
+            Destination::Check { .. } => DestinationMask::Single(u32::MAX),
+        };
+        let all_tables: Vec<_> = graph.node_tables().iter().map(|(t, ..)| *t).collect();
+        let intermediate = match &self.plan.node_filter {
+            Some((slot, expr)) => Some(node_mask(
+                &graph,
+                ctx,
+                &all_tables,
+                Some((*slot, expr)),
+                width,
+            )?),
+            None => None,
+        };
+        let edges = match &self.plan.rel_filter {
+            Some((slot, expr)) => Some(edge_mask(&graph, ctx, *slot, expr, width)?),
+            None => None,
+        };
+        let masks = Masks {
+            destination,
+            intermediate,
+            edges,
+        };
+        let weights = match &self.plan.kind {
+            RecursiveKind::WeightedShortest { weights }
+            | RecursiveKind::AllWeightedShortest { weights } => {
+                Some(edge_weights(&graph, ctx, weights)?)
+            }
+            _ => None,
+        };
+        let distance = match (&self.plan.kind, &masks.destination) {
+            (
+                RecursiveKind::Walk | RecursiveKind::Trail | RecursiveKind::Acyclic,
+                DestinationMask::Set(_),
+            ) => Some(distance_to_destinations(
+                &graph,
+                &masks,
+                self.plan.upper,
+                &ctx.interrupt,
+            )?),
+            _ => None,
+        };
+        let prepared = Arc::new(Prepared {
+            graph,
+            masks,
+            weights,
+            distance,
+        });
+        self.prepared = Some(prepared.clone());
+        Ok(prepared)
+    }
+
+    /// The global ids of the row's source and (when bound) destination.
+    fn endpoints(&self, prepared: &Prepared, row: &Row) -> Option<(u32, Option<u32>)> {
+        let Value::Node(source) = &row[self.plan.source] else {
+            return None;
+        };
+        let source = prepared.graph.global(source.id)?;
+        let target = match &self.plan.destination {
+            Destination::Check { slot } => match &row[*slot] {
+                Value::Node(node) => Some(prepared.graph.global(node.id)?),
+                _ => return None,
+            },
+            Destination::Bind { .. } => None,
+        };
+        Some((source, target))
+    }
+
+    fn semantic(&self) -> Semantic {
+        match self.plan.kind {
+            RecursiveKind::Trail => Semantic::Trail,
+            RecursiveKind::Acyclic => Semantic::Acyclic,
+            _ => Semantic::Walk,
+        }
+    }
+
+    // ----- path mode -----
+
+    fn start_paths(
+        &mut self,
+        prepared: &Prepared,
+        source: u32,
+        target: Option<u32>,
+        ctx: &ExecContext,
+    ) -> Result<PathStream> {
+        let graph = &prepared.graph;
+        let masks_for_row = target.map(|t| Masks {
+            destination: DestinationMask::Single(t),
+            ..prepared.masks.clone()
+        });
+        let masks = masks_for_row.as_ref().unwrap_or(&prepared.masks);
+        let (lower, upper) = (self.plan.lower, self.plan.upper);
+        let in_range = |d: u32| d >= lower && d <= upper;
+        Ok(match &self.plan.kind {
+            RecursiveKind::Walk | RecursiveKind::Trail | RecursiveKind::Acyclic => {
+                let distance = match (&prepared.distance, target) {
+                    (Some(_), None) => None,
+                    _ => Some(distance_to_destinations(
+                        graph,
+                        masks,
+                        upper,
+                        &ctx.interrupt,
+                    )?),
+                };
+                let enumerator = PathEnumerator::new(graph, self.semantic(), source, lower, upper);
+                PathStream::Walks {
+                    enumerator,
+                    masks: masks_for_row,
+                    distance,
+                }
+            }
+            RecursiveKind::Shortest | RecursiveKind::AllShortest => {
+                let mut bfs = match self.spare_bfs.take() {
+                    Some(bfs) => bfs,
+                    None => {
+                        ctx.memory
+                            .reserve(Bfs::bytes(graph.num_nodes()), "a shortest-path search")?;
+                        Box::new(Bfs::new(graph.num_nodes()))
+                    }
+                };
+                bfs.run(graph, masks, source, upper, false, &ctx.interrupt)?;
+                let mut targets: Vec<u32> = bfs
+                    .reached
+                    .iter()
+                    .copied()
+                    .filter(|&v| masks.is_destination(v) && in_range(bfs.dist[v as usize]))
+                    .collect();
+                targets.sort_unstable();
+                let targets = targets.into();
+                if matches!(self.plan.kind, RecursiveKind::Shortest) {
+                    PathStream::Shortest { bfs, targets }
+                } else {
+                    PathStream::AllShortest {
+                        bfs,
+                        targets,
+                        current: None,
+                    }
+                }
+            }
+            RecursiveKind::WeightedShortest { .. } | RecursiveKind::AllWeightedShortest { .. } => {
+                let all = matches!(self.plan.kind, RecursiveKind::AllWeightedShortest { .. });
+                let algorithm = if all {
+                    "ALL_WEIGHTED_SP_PATHS"
+                } else {
+                    "WEIGHTED_SP_PATHS"
+                };
+                let weights = prepared.weights.as_ref().expect("weights");
+                let search = dijkstra(
+                    graph,
+                    masks,
+                    weights,
+                    source,
+                    all,
+                    algorithm,
+                    &ctx.interrupt,
+                )?;
+                let mut targets: Vec<u32> = search
+                    .settled
+                    .iter()
+                    .copied()
+                    .filter(|&v| v != source && masks.is_destination(v))
+                    .collect();
+                targets.sort_unstable();
+                PathStream::Weighted {
+                    search,
+                    targets: targets.into(),
+                    current: VecDeque::new(),
+                }
+            }
+        })
+    }
+
+    /// The next path of the current stream: (destination, intermediate nodes, edges, cost).
+    #[allow(clippy::type_complexity)]
+    fn next_path(
+        &mut self,
+        prepared: &Prepared,
+        ctx: &ExecContext,
+    ) -> Result<Option<(u32, Vec<u32>, Vec<u32>, Option<f64>)>> {
+        let Some((_, stream)) = &mut self.current else {
+            return Ok(None);
+        };
+        let graph = &prepared.graph;
+        match stream {
+            PathStream::Walks {
+                enumerator,
+                masks,
+                distance,
+            } => {
+                let masks = masks.as_ref().unwrap_or(&prepared.masks);
+                let distance = distance
+                    .as_deref()
+                    .or(prepared.distance.as_deref())
+                    .expect("distance");
+                Ok(enumerator
+                    .next_path(graph, masks, distance, &ctx.interrupt)?
+                    .map(|(d, n, e)| (d, n, e, None)))
+            }
+            PathStream::Shortest { bfs, targets } => Ok(targets.pop_front().map(|target| {
+                let (nodes, edges) = bfs.path_to(target);
+                (target, nodes, edges, None)
+            })),
+            PathStream::AllShortest {
+                bfs,
+                targets,
+                current,
+            } => loop {
+                if let Some(paths) = current {
+                    let masks = &prepared.masks;
+                    let target = paths.target();
+                    if let Some((nodes, edges)) = paths.next_path(bfs, graph, masks) {
+                        return Ok(Some((target, nodes, edges, None)));
+                    }
+                    *current = None;
+                }
+                let Some(target) = targets.pop_front() else {
+                    return Ok(None);
+                };
+                *current = Some(AllShortestPaths::new(target));
+            },
+            PathStream::Weighted {
+                search,
+                targets,
+                current,
+            } => loop {
+                if let Some((target, nodes, edges, cost)) = current.pop_front() {
+                    return Ok(Some((target, nodes, edges, Some(cost))));
+                }
+                let Some(target) = targets.pop_front() else {
+                    return Ok(None);
+                };
+                let cost = search.distance[target as usize];
+                let paths = search.paths_to(target, WEIGHTED_PATHS_MAX)?;
+                current.extend(
+                    paths
+                        .into_iter()
+                        .map(|(nodes, edges)| (target, nodes, edges, cost)),
+                );
+            },
+        }
+    }
+
+    fn path_row(
+        &self,
+        prepared: &Prepared,
+        row: &Row,
+        target: u32,
+        nodes: Vec<u32>,
+        edges: Vec<u32>,
+        cost: Option<f64>,
+    ) -> Row {
+        let graph = &prepared.graph;
+        let mut out = row.clone();
+        if let Destination::Bind { slot, .. } = &self.plan.destination {
+            out[*slot] = Value::Node(NodeValue {
+                id: graph.node(target),
+                projection: None,
+            });
+        }
+        let RecursiveOutput::Paths {
+            rel_slot,
+            length_slot,
+            cost_slot,
+        } = &self.plan.output
+        else {
+            unreachable!("path rows only in path mode");
+        };
+        if let Some(slot) = length_slot {
+            out[*slot] = Value::Int64(edges.len() as i64);
+        }
+        if let Some(slot) = cost_slot {
+            let cost = cost.unwrap_or_else(|| self.path_cost(prepared, &edges));
+            out[*slot] = Value::Double(cost);
+        }
+        if let Some(slot) = rel_slot {
+            let mut path = PathValue {
+                nodes: nodes
+                    .iter()
+                    .map(|&n| NodeValue {
+                        id: graph.node(n),
+                        projection: self.plan.node_projection.clone(),
+                    })
+                    .collect(),
+                rels: edges
+                    .iter()
+                    .map(|&e| RelValue {
+                        id: graph.rel(e),
+                        projection: self.plan.rel_projection.clone(),
+                    })
+                    .collect(),
+            };
+            if self.plan.reversed {
+                path.nodes.reverse();
+                path.rels.reverse();
+            }
+            out[*slot] = Value::Path(Arc::new(path));
+        }
+        out
+    }
+
+    fn path_cost(&self, prepared: &Prepared, edges: &[u32]) -> f64 {
+        prepared
+            .weights
+            .as_ref()
+            .map_or(0.0, |w| edges.iter().map(|&e| w[e as usize]).sum())
+    }
+
+    fn next_path_row(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        loop {
+            if self.current.is_some() {
+                let prepared = self.prepared.clone().expect("prepared");
+                if let Some((target, nodes, edges, cost)) = self.next_path(&prepared, ctx)? {
+                    let row = &self.current.as_ref().expect("current").0;
+                    return Ok(Some(
+                        self.path_row(&prepared, row, target, nodes, edges, cost),
+                    ));
+                }
+                if let Some((
+                    _,
+                    PathStream::Shortest { bfs, .. } | PathStream::AllShortest { bfs, .. },
+                )) = self.current.take()
+                {
+                    self.spare_bfs = Some(bfs);
+                }
+            }
+            let Some(row) = self.input.next(ctx)? else {
+                return Ok(None);
+            };
+            let prepared = self.prepare(ctx, row.len())?;
+            let Some((source, target)) = self.endpoints(&prepared, &row) else {
+                continue;
+            };
+            let stream = self.start_paths(&prepared, source, target, ctx)?;
+            self.current = Some((row, stream));
+        }
+    }
+
+    // ----- counting mode -----
+
+    fn next_count_row(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        loop {
+            if let Some(row) = self.buffered.pop_front() {
+                return Ok(Some(row));
+            }
+            if self.input_done {
+                return Ok(None);
+            }
+            let mut rows = Vec::new();
+            while rows.len() < COUNT_CHUNK_ROWS {
+                match self.input.next(ctx)? {
+                    Some(row) => rows.push(row),
+                    None => {
+                        self.input_done = true;
+                        break;
+                    }
+                }
+            }
+            if let Some(first) = rows.first() {
+                let prepared = self.prepare(ctx, first.len())?;
+                self.count_chunk(&prepared, rows, ctx)?;
+            }
+        }
+    }
+
+    fn count_chunk(
+        &mut self,
+        prepared: &Arc<Prepared>,
+        rows: Vec<Row>,
+        ctx: &ExecContext,
+    ) -> Result<()> {
+        let RecursiveOutput::Counts {
+            per_destination, ..
+        } = self.plan.output
+        else {
+            unreachable!()
+        };
+        let mut tasks: Vec<(u32, Option<u32>)> = rows
+            .iter()
+            .filter_map(|r| self.endpoints(prepared, r))
+            .collect();
+        tasks.sort_unstable();
+        tasks.dedup();
+        let per_node = per_destination;
+        let results = run_parallel(&tasks, ctx, |&(source, target), interrupt, bfs| {
+            count_paths(
+                &self.plan, prepared, source, target, per_node, interrupt, bfs,
+            )
+        })?;
+        for row in rows {
+            let Some(key) = self.endpoints(prepared, &row) else {
+                continue;
+            };
+            let index = tasks
+                .binary_search(&key)
+                .expect("every row's endpoints were counted");
+            let (total, by_destination) = &results[index];
+            if per_destination {
+                for (node, stats) in by_destination {
+                    self.buffered
+                        .push_back(self.count_row(prepared, &row, Some(*node), stats)?);
+                }
+            } else if total.count > 0 {
+                self.buffered
+                    .push_back(self.count_row(prepared, &row, None, total)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn count_row(
+        &self,
+        prepared: &Prepared,
+        row: &Row,
+        destination: Option<u32>,
+        stats: &PathStats,
+    ) -> Result<Row> {
+        let RecursiveOutput::Counts {
+            count_slot,
+            length_sum_slot,
+            length_min_slot,
+            length_max_slot,
+            ..
+        } = &self.plan.output
+        else {
+            unreachable!()
+        };
+        let mut out = row.clone();
+        if let (Some(node), Destination::Bind { slot, .. }) = (destination, &self.plan.destination)
+        {
+            out[*slot] = Value::Node(NodeValue {
+                id: prepared.graph.node(node),
+                projection: None,
+            });
+        }
+        out[*count_slot] = Value::Int64(stats.count as i64);
+        if let Some(slot) = length_sum_slot {
+            out[*slot] = Value::Int64(stats.length_sum_i64()?);
+        }
+        if let Some(slot) = length_min_slot {
+            out[*slot] = Value::Int64(i64::from(stats.length_min));
+        }
+        if let Some(slot) = length_max_slot {
+            out[*slot] = Value::Int64(i64::from(stats.length_max));
+        }
+        Ok(out)
+    }
+}
+
+fn graph_bytes(graph: &Graph) -> u64 {
+    match (&graph.forward, &graph.backward) {
+        (super::graph::Adjacency::Built { targets, .. }, _) => {
+            (targets.len() as u64 * 16) + u64::from(graph.num_nodes()) * 16
+        }
+        _ => 0,
+    }
+}
+
+type CountResult = (PathStats, Vec<(u32, PathStats)>);
+
+/// Counts the paths of one (source, bound destination) pair.
+fn count_paths(
+    plan: &RecursivePlan,
+    prepared: &Prepared,
+    source: u32,
+    target: Option<u32>,
+    per_destination: bool,
+    interrupt: &Interrupt,
+    bfs: &mut Option<Bfs>,
+) -> Result<CountResult> {
+    let graph = &prepared.graph;
+    let single = target.map(|t| Masks {
+        destination: DestinationMask::Single(t),
+        ..prepared.masks.clone()
+    });
+    let masks = single.as_ref().unwrap_or(&prepared.masks);
+    let (lower, upper) = (plan.lower, plan.upper);
+    let mut by_destination = Vec::new();
+    let total = match &plan.kind {
+        RecursiveKind::Walk => {
+            let out = per_destination.then_some(&mut by_destination);
+            count_walks(graph, masks, source, lower, upper, out, interrupt)?
+        }
+        RecursiveKind::Trail | RecursiveKind::Acyclic => {
+            let semantic = if matches!(plan.kind, RecursiveKind::Trail) {
+                Semantic::Trail
+            } else {
+                Semantic::Acyclic
+            };
+            let own_distance;
+            let distance = match (&prepared.distance, target) {
+                (Some(d), None) => d.as_slice(),
+                _ => {
+                    own_distance = distance_to_destinations(graph, masks, upper, interrupt)?;
+                    own_distance.as_slice()
+                }
+            };
+            let mut enumerator = PathEnumerator::new(graph, semantic, source, lower, upper);
+            let mut total = PathStats::default();
+            let mut per_node: std::collections::BTreeMap<u32, PathStats> = Default::default();
+            while let Some((node, _, edges)) =
+                enumerator.next_path(graph, masks, distance, interrupt)?
+            {
+                total.add(edges.len() as u32, 1)?;
+                if per_destination {
+                    per_node
+                        .entry(node)
+                        .or_default()
+                        .add(edges.len() as u32, 1)?;
+                }
+            }
+            by_destination.extend(per_node);
+            total
+        }
+        RecursiveKind::Shortest | RecursiveKind::AllShortest => {
+            let all = matches!(plan.kind, RecursiveKind::AllShortest);
+            let bfs = bfs.get_or_insert_with(|| Bfs::new(graph.num_nodes()));
+            bfs.run(graph, masks, source, upper, all, interrupt)?;
+            let mut total = PathStats::default();
+            for &v in &bfs.reached {
+                let dist = bfs.dist[v as usize];
+                if !masks.is_destination(v) || dist < lower || dist > upper {
+                    continue;
+                }
+                let paths = if all { bfs.paths[v as usize] } else { 1 };
+                total.add(dist, paths)?;
+                if per_destination {
+                    let mut stats = PathStats::default();
+                    stats.add(dist, paths)?;
+                    by_destination.push((v, stats));
+                }
+            }
+            total
+        }
+        RecursiveKind::WeightedShortest { .. } | RecursiveKind::AllWeightedShortest { .. } => {
+            return Err(Error::internal("weighted paths are not counted"));
+        }
+    };
+    by_destination.sort_unstable_by_key(|(v, _)| *v);
+    Ok((total, by_destination))
+}
+
+/// Runs `work` for every task on the query's worker threads, each with its own BFS state.
+fn run_parallel<T: Sync, R: Send>(
+    tasks: &[T],
+    ctx: &ExecContext,
+    work: impl Fn(&T, &Interrupt, &mut Option<Bfs>) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let threads = ctx
+        .settings
+        .threads
+        .clamp(1, warren_common::limits::THREADS_MAX)
+        .min(tasks.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<R>>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    let interrupt = ctx.interrupt.clone();
+    let run = || {
+        let mut bfs = None;
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(task) = tasks.get(index) else { break };
+            let result = work(task, &interrupt, &mut bfs);
+            let failed = result.is_err();
+            *results[index].lock().expect("result lock") = Some(result);
+            if failed {
+                next.store(tasks.len(), Ordering::Relaxed);
+                break;
+            }
+        }
+    };
+    if threads <= 1 {
+        run();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(run);
+            }
+        });
+    }
+    let results: Vec<Option<Result<R>>> = results
+        .into_iter()
+        .map(|slot| slot.into_inner().expect("result lock"))
+        .collect();
+    if let Some(Some(Err(error))) = results.iter().find(|r| matches!(r, Some(Err(_)))) {
+        return Err(error.clone());
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Error::internal("a counting task did not run"))))
+        .collect()
+}
+
+impl Operator for RecursiveJoin {
+    fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        match self.plan.output {
+            RecursiveOutput::Paths { .. } => self.next_path_row(ctx),
+            RecursiveOutput::Counts { .. } => self.next_count_row(ctx),
+        }
+    }
+}

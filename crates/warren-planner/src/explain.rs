@@ -1,0 +1,255 @@
+//! Text forms of plans (EXPLAIN) and expressions (plan text and error messages).
+
+use std::fmt::Write;
+
+use warren_common::format::to_kuzu_string;
+use warren_common::value::NoGraph;
+
+use crate::expr::{Expr, InternalProperty, PathPart};
+use crate::plan::{Destination, Plan, RecursiveKind, RecursiveOutput, Target};
+
+/// A readable form of an expression; slots print as `#n`.
+pub fn expr_text(expr: &Expr) -> String {
+    match expr {
+        Expr::Literal(v) => match v {
+            warren_common::Value::String(s) => format!("'{s}'"),
+            other => to_kuzu_string(other, &NoGraph),
+        },
+        Expr::Slot(s) => format!("#{s}"),
+        Expr::Property { base, property } => format!("{}.{}", expr_text(base), property.name),
+        Expr::InternalProperty { base, property } => {
+            let name = match property {
+                InternalProperty::Id => "_ID",
+                InternalProperty::Label => "_LABEL",
+                InternalProperty::Source => "_SRC",
+                InternalProperty::Destination => "_DST",
+            };
+            format!("{}.{name}", expr_text(base))
+        }
+        Expr::Field { base, name } => format!("{}.{name}", expr_text(base)),
+        Expr::Unary(op, e) => format!("{op:?}({})", expr_text(e)),
+        Expr::Binary(op, a, b) => format!("{op:?}({},{})", expr_text(a), expr_text(b)),
+        Expr::IsNull { expr, negated } => {
+            format!(
+                "{}({})",
+                if *negated { "IS_NOT_NULL" } else { "IS_NULL" },
+                expr_text(expr)
+            )
+        }
+        Expr::Function { function, args } => {
+            let args: Vec<String> = args.iter().map(expr_text).collect();
+            format!("{}({})", function.name(), args.join(","))
+        }
+        Expr::Lambda { params, body } => {
+            let params: Vec<String> = params.iter().map(|p| format!("#{p}")).collect();
+            format!("({})->{}", params.join(","), expr_text(body))
+        }
+        Expr::Case { .. } => "CASE(...)".to_string(),
+        Expr::List(items) => {
+            let items: Vec<String> = items.iter().map(expr_text).collect();
+            format!("[{}]", items.join(","))
+        }
+        Expr::Struct(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(n, e)| format!("{n}: {}", expr_text(e)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Expr::Index { list, index } => format!("{}[{}]", expr_text(list), expr_text(index)),
+        Expr::Slice { list, .. } => format!("{}[..]", expr_text(list)),
+        Expr::ListComprehension { list, .. } => format!("[x IN {} ...]", expr_text(list)),
+        Expr::Quantifier { kind, list, .. } => format!("{kind:?}(x IN {} ...)", expr_text(list)),
+        Expr::Subquery { count, .. } => if *count {
+            "COUNT {...}"
+        } else {
+            "EXISTS {...}"
+        }
+        .to_string(),
+        Expr::Path(parts) => {
+            let parts: Vec<String> = parts
+                .iter()
+                .map(|p| match p {
+                    PathPart::Node(s) | PathPart::Rel(s) => format!("#{s}"),
+                    PathPart::RecursiveRel(s) => format!("#{s}*"),
+                })
+                .collect();
+            format!("PATH({})", parts.join(","))
+        }
+        Expr::Cast { expr, ty } => format!("CAST({} AS {ty})", expr_text(expr)),
+    }
+}
+
+fn kind_text(kind: &RecursiveKind) -> &'static str {
+    match kind {
+        RecursiveKind::Walk => "WALK",
+        RecursiveKind::Trail => "TRAIL",
+        RecursiveKind::Acyclic => "ACYCLIC",
+        RecursiveKind::Shortest => "SHORTEST",
+        RecursiveKind::AllShortest => "ALL SHORTEST",
+        RecursiveKind::WeightedShortest { .. } => "WSHORTEST",
+        RecursiveKind::AllWeightedShortest { .. } => "ALL WSHORTEST",
+    }
+}
+
+/// One line describing an operator (without its children).
+pub fn operator_line(plan: &Plan) -> String {
+    let opt = |e: &Option<Expr>| {
+        e.as_ref()
+            .map(|e| format!(" filter={}", expr_text(e)))
+            .unwrap_or_default()
+    };
+    match plan {
+        Plan::Unit => "Unit".into(),
+        Plan::Argument => "Argument".into(),
+        Plan::ScanNodes {
+            tables,
+            slot,
+            filter,
+            ..
+        } => format!("ScanNodes #{slot} tables={tables:?}{}", opt(filter)),
+        Plan::LookupNode {
+            tables,
+            key,
+            slot,
+            filter,
+            ..
+        } => {
+            format!(
+                "LookupNode #{slot} tables={tables:?} key={}{}",
+                expr_text(key),
+                opt(filter)
+            )
+        }
+        Plan::Expand {
+            from,
+            steps,
+            rel_slot,
+            target,
+            ..
+        } => {
+            let target = match target {
+                Target::Bind { slot, .. } => format!("#{slot}"),
+                Target::Check { slot } => format!("=#{slot}"),
+            };
+            let steps: Vec<String> = steps
+                .iter()
+                .map(|s| format!("{}{:?}", s.pair, s.direction))
+                .collect();
+            format!(
+                "Expand #{from} -> {target} rel={rel_slot:?} steps=[{}]",
+                steps.join(",")
+            )
+        }
+        Plan::Recursive(r) => {
+            let destination = match &r.destination {
+                Destination::Bind { slot, filter, .. } => format!("#{slot}{}", opt(filter)),
+                Destination::Check { slot } => format!("=#{slot}"),
+            };
+            let output = match &r.output {
+                RecursiveOutput::Paths {
+                    rel_slot,
+                    length_slot,
+                    cost_slot,
+                } => {
+                    format!("paths rel={rel_slot:?} length={length_slot:?} cost={cost_slot:?}")
+                }
+                RecursiveOutput::Counts {
+                    per_destination, ..
+                } => {
+                    format!("counts per_destination={per_destination}")
+                }
+            };
+            let mut line = format!(
+                "RecursiveJoin {} {} {}..{} #{} -> {destination} {output}",
+                r.name,
+                kind_text(&r.kind),
+                r.lower,
+                r.upper,
+                r.source
+            );
+            if let Some((_, e)) = &r.rel_filter {
+                let _ = write!(line, " rel_filter={}", expr_text(e));
+            }
+            if let Some((_, e)) = &r.node_filter {
+                let _ = write!(line, " node_filter={}", expr_text(e));
+            }
+            line
+        }
+        Plan::Filter { predicate, .. } => format!("Filter {}", expr_text(predicate)),
+        Plan::Project { assignments, .. } => {
+            let items: Vec<String> = assignments
+                .iter()
+                .map(|(s, e)| format!("#{s}={}", expr_text(e)))
+                .collect();
+            format!("Project {}", items.join(", "))
+        }
+        Plan::Aggregate {
+            keys, aggregates, ..
+        } => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|(s, e)| format!("#{s}={}", expr_text(e)))
+                .collect();
+            let aggregates: Vec<String> = aggregates
+                .iter()
+                .map(|(s, a)| {
+                    let arg = a.arg.as_ref().map(expr_text).unwrap_or_default();
+                    format!(
+                        "#{s}={}({}{arg})",
+                        a.function.name(),
+                        if a.distinct { "DISTINCT " } else { "" }
+                    )
+                })
+                .collect();
+            format!(
+                "Aggregate keys=[{}] aggregates=[{}]",
+                keys.join(", "),
+                aggregates.join(", ")
+            )
+        }
+        Plan::Distinct { slots, .. } => format!("Distinct {slots:?}"),
+        Plan::OrderBy { keys, .. } => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|(e, desc)| format!("{}{}", expr_text(e), if *desc { " DESC" } else { "" }))
+                .collect();
+            format!("OrderBy {}", keys.join(", "))
+        }
+        Plan::Skip { count, .. } => format!("Skip {}", expr_text(count)),
+        Plan::Limit { count, .. } => format!("Limit {}", expr_text(count)),
+        Plan::Unwind { expr, slot, .. } => format!("Unwind {} AS #{slot}", expr_text(expr)),
+        Plan::Optional { null_slots, .. } => format!("Optional nulls={null_slots:?}"),
+        Plan::Union { output, all, .. } => {
+            format!("Union{} -> {output:?}", if *all { " ALL" } else { "" })
+        }
+        Plan::Create { nodes, rels, .. } => {
+            format!("Create nodes={} rels={}", nodes.len(), rels.len())
+        }
+        Plan::Merge { .. } => "Merge".into(),
+        Plan::SetProperties { items, .. } => format!("Set {} items", items.len()),
+        Plan::Delete {
+            targets, detach, ..
+        } => {
+            format!(
+                "{}Delete {}",
+                if *detach { "Detach" } else { "" },
+                targets.len()
+            )
+        }
+    }
+}
+
+/// The plan as an indented tree, root first.
+pub fn plan_text(plan: &Plan) -> String {
+    let mut out = String::new();
+    write_tree(plan, 0, &mut out);
+    out
+}
+
+fn write_tree(plan: &Plan, depth: usize, out: &mut String) {
+    let _ = writeln!(out, "{}{}", "  ".repeat(depth), operator_line(plan));
+    for child in plan.children() {
+        write_tree(child, depth + 1, out);
+    }
+}

@@ -1,0 +1,14 @@
+//! Binding and planning: resolves a parsed statement against the catalog and produces a
+//! physical [`plan::Plan`] of operators over fixed-width rows, then rewrites it with the
+//! [`optimizer`] rules. `explain` renders plans as text.
+
+pub mod binder;
+pub mod constant;
+pub mod explain;
+pub mod expr;
+pub mod functions;
+pub mod optimizer;
+pub mod plan;
+
+pub use binder::{bind_statement, BindSettings, BoundStatement, DefaultSemantic};
+pub use plan::{Plan, QueryPlan};

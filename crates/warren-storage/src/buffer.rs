@@ -1,0 +1,188 @@
+//! Byte buffers that are either owned (built in memory) or mapped from a segment file. Both are
+//! 8-byte aligned, so typed views (`&[u32]`, `&[i64]`, ...) are plain casts, never copies.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+use memmap2::Mmap;
+
+/// An immutable, 8-byte-aligned byte buffer.
+#[derive(Clone)]
+pub struct Bytes {
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    /// Owned words; `len` is the length in bytes (≤ words.len() * 8).
+    Owned { words: Arc<Vec<u64>>, len: usize },
+    /// A region of a mapped file; `offset` is a multiple of 8.
+    Mapped {
+        map: Arc<Mmap>,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl Bytes {
+    pub fn empty() -> Self {
+        Self::from_words(Vec::new(), 0)
+    }
+
+    /// Wraps owned words holding `len` meaningful bytes.
+    pub fn from_words(words: Vec<u64>, len: usize) -> Self {
+        assert!(len <= words.len() * 8, "byte length exceeds the words");
+        Self {
+            inner: Inner::Owned {
+                words: Arc::new(words),
+                len,
+            },
+        }
+    }
+
+    /// Copies a typed slice into a new owned buffer.
+    pub fn from_slice<T: Pod>(values: &[T]) -> Self {
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        Self::from_words(words, bytes.len())
+    }
+
+    /// Takes ownership of a typed vector without copying when it is made of 8-byte words,
+    /// copying otherwise.
+    pub fn from_vec<T: Pod>(values: Vec<T>) -> Self {
+        if std::mem::size_of::<T>() == 8 {
+            let len = values.len() * 8;
+            let words: Vec<u64> = bytemuck::allocation::cast_vec(values);
+            Self::from_words(words, len)
+        } else {
+            Self::from_slice(&values)
+        }
+    }
+
+    /// A region of a mapped file. Panics if the region is out of bounds or misaligned: callers
+    /// validate section tables before mapping.
+    pub fn mapped(map: Arc<Mmap>, offset: usize, len: usize) -> Self {
+        assert!(
+            offset.is_multiple_of(8),
+            "mapped section is not 8-byte aligned"
+        );
+        assert!(offset + len <= map.len(), "mapped section exceeds the file");
+        Self {
+            inner: Inner::Mapped { map, offset, len },
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.inner {
+            Inner::Owned { words, len } => &bytemuck::cast_slice::<u64, u8>(words)[..*len],
+            Inner::Mapped { map, offset, len } => &map[*offset..*offset + *len],
+        }
+    }
+
+    /// A typed view. Panics if the length is not a multiple of the element size.
+    pub fn cast<T: Pod>(&self) -> &[T] {
+        bytemuck::cast_slice(self.as_bytes())
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.inner, Inner::Mapped { .. })
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Bytes({} bytes, {})",
+            self.len(),
+            if self.is_mapped() { "mapped" } else { "owned" }
+        )
+    }
+}
+
+/// A bitmap over rows (used for NULLs and deletions): bit i set means row i is flagged.
+#[derive(Clone, Debug)]
+pub struct Bitmap {
+    bytes: Bytes,
+    len: usize,
+}
+
+impl Bitmap {
+    pub fn from_bits(bits: &[bool]) -> Self {
+        let mut words = vec![0u64; bits.len().div_ceil(64)];
+        for (i, &bit) in bits.iter().enumerate() {
+            if bit {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let byte_len = words.len() * 8;
+        Self {
+            bytes: Bytes::from_words(words, byte_len),
+            len: bits.len(),
+        }
+    }
+
+    pub fn from_bytes(bytes: Bytes, len: usize) -> Self {
+        assert!(bytes.len() * 8 >= len, "bitmap shorter than its row count");
+        Self { bytes, len }
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        let words: &[u64] = self.bytes.cast();
+        words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn count_ones(&self) -> usize {
+        let words: &[u64] = self.bytes.cast();
+        words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    pub fn to_bits(&self) -> Vec<bool> {
+        (0..self.len).map(|i| self.get(i)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_views_round_trip() {
+        let bytes = Bytes::from_slice(&[1u32, 2, 3]);
+        assert_eq!(bytes.cast::<u32>(), &[1, 2, 3]);
+        let bytes = Bytes::from_vec(vec![5i64, -1]);
+        assert_eq!(bytes.cast::<i64>(), &[5, -1]);
+    }
+
+    #[test]
+    fn bitmap_flags_rows() {
+        let bitmap = Bitmap::from_bits(&[true, false, true]);
+        assert!(bitmap.get(0) && !bitmap.get(1) && bitmap.get(2) && !bitmap.get(99));
+        assert_eq!(bitmap.count_ones(), 2);
+    }
+}

@@ -1,0 +1,333 @@
+//! The catalog: node tables and rel tables with their properties. Table ids come from one
+//! counter in creation order, as Kùzu assigns them: a node table takes one id; a rel table takes
+//! one id per FROM/TO pair (the id printed in a rel's `_ID`) and then one for itself.
+//! Names of tables and properties compare case-insensitively.
+
+use serde::{Deserialize, Serialize};
+use warren_common::types::LogicalType;
+use warren_common::{Error, Result, TableId};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Property {
+    pub name: String,
+    pub ty: LogicalType,
+    /// The DEFAULT value as a literal of `ty`, in Kùzu's printed form; `None` means NULL.
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeTableSchema {
+    pub id: TableId,
+    pub name: String,
+    pub properties: Vec<Property>,
+    /// Index into `properties` of the primary key.
+    pub primary_key: usize,
+}
+
+/// One FROM/TO pair of a rel table: the unit that has its own storage and id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelPairSchema {
+    pub id: TableId,
+    pub from: TableId,
+    pub to: TableId,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RelTableSchema {
+    /// The id of the rel table itself (taken after its pairs' ids).
+    pub id: TableId,
+    pub name: String,
+    pub properties: Vec<Property>,
+    /// `MANY_MANY` unless declared otherwise.
+    pub multiplicity: String,
+    pub pairs: Vec<RelPairSchema>,
+}
+
+/// What a table id names.
+#[derive(Clone, Copy, Debug)]
+pub enum TableRef<'a> {
+    Node(&'a NodeTableSchema),
+    /// A FROM/TO pair and the rel table it belongs to.
+    RelPair(&'a RelTableSchema, &'a RelPairSchema),
+    Rel(&'a RelTableSchema),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    next_id: TableId,
+    node_tables: Vec<NodeTableSchema>,
+    rel_tables: Vec<RelTableSchema>,
+}
+
+fn find_property(properties: &[Property], name: &str) -> Option<usize> {
+    properties
+        .iter()
+        .position(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+impl NodeTableSchema {
+    pub fn property(&self, name: &str) -> Option<usize> {
+        find_property(&self.properties, name)
+    }
+
+    pub fn primary_key(&self) -> &Property {
+        &self.properties[self.primary_key]
+    }
+}
+
+impl RelTableSchema {
+    pub fn property(&self, name: &str) -> Option<usize> {
+        find_property(&self.properties, name)
+    }
+}
+
+impl Catalog {
+    pub fn node_tables(&self) -> &[NodeTableSchema] {
+        &self.node_tables
+    }
+
+    pub fn rel_tables(&self) -> &[RelTableSchema] {
+        &self.rel_tables
+    }
+
+    pub fn node_table(&self, name: &str) -> Option<&NodeTableSchema> {
+        self.node_tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn rel_table(&self, name: &str) -> Option<&RelTableSchema> {
+        self.rel_tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn node_table_by_id(&self, id: TableId) -> Option<&NodeTableSchema> {
+        self.node_tables.iter().find(|t| t.id == id)
+    }
+
+    /// The rel table and pair with pair id `id`.
+    pub fn rel_pair(&self, id: TableId) -> Option<(&RelTableSchema, &RelPairSchema)> {
+        self.rel_tables
+            .iter()
+            .find_map(|t| t.pairs.iter().find(|p| p.id == id).map(|p| (t, p)))
+    }
+
+    pub fn table(&self, id: TableId) -> Option<TableRef<'_>> {
+        if let Some(node) = self.node_table_by_id(id) {
+            return Some(TableRef::Node(node));
+        }
+        if let Some((rel, pair)) = self.rel_pair(id) {
+            return Some(TableRef::RelPair(rel, pair));
+        }
+        self.rel_tables
+            .iter()
+            .find(|t| t.id == id)
+            .map(TableRef::Rel)
+    }
+
+    /// The label printed for a node table or a rel pair.
+    pub fn label(&self, id: TableId) -> &str {
+        match self.table(id) {
+            Some(TableRef::Node(t)) => &t.name,
+            Some(TableRef::RelPair(t, _)) | Some(TableRef::Rel(t)) => &t.name,
+            None => "",
+        }
+    }
+
+    fn name_taken(&self, name: &str) -> bool {
+        self.node_table(name).is_some() || self.rel_table(name).is_some()
+    }
+
+    fn check_properties(properties: &[Property]) -> Result<()> {
+        for (i, property) in properties.iter().enumerate() {
+            if property.name.starts_with('_') {
+                return Err(Error::binder(format!(
+                    "{} is reserved for system usage. External access is not allowed.",
+                    property.name.to_ascii_lowercase()
+                )));
+            }
+            if properties[..i]
+                .iter()
+                .any(|p| p.name.eq_ignore_ascii_case(&property.name))
+            {
+                return Err(Error::binder(format!(
+                    "Duplicated column name: {}, column name must be unique.",
+                    property.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a node table; `primary_key` names one of `properties`.
+    pub fn create_node_table(
+        &mut self,
+        name: &str,
+        properties: Vec<Property>,
+        primary_key: &str,
+    ) -> Result<TableId> {
+        if self.name_taken(name) {
+            return Err(Error::binder(format!("{name} already exists in catalog.")));
+        }
+        Self::check_properties(&properties)?;
+        let primary_key = find_property(&properties, primary_key).ok_or_else(|| {
+            Error::binder(format!(
+                "Primary key {primary_key} does not match any of the predefined node properties."
+            ))
+        })?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.node_tables.push(NodeTableSchema {
+            id,
+            name: name.to_string(),
+            properties,
+            primary_key,
+        });
+        Ok(id)
+    }
+
+    /// Adds a rel table with one or more FROM/TO pairs of node table names.
+    pub fn create_rel_table(
+        &mut self,
+        name: &str,
+        connections: &[(String, String)],
+        properties: Vec<Property>,
+        multiplicity: Option<&str>,
+    ) -> Result<TableId> {
+        if self.name_taken(name) {
+            return Err(Error::binder(format!("{name} already exists in catalog.")));
+        }
+        Self::check_properties(&properties)?;
+        let mut endpoints = Vec::with_capacity(connections.len());
+        for (from, to) in connections {
+            let from = self.node_endpoint(from)?;
+            let to = self.node_endpoint(to)?;
+            endpoints.push((from, to));
+        }
+        let multiplicity = multiplicity.unwrap_or("MANY_MANY").to_ascii_uppercase();
+        if !["MANY_MANY", "MANY_ONE", "ONE_MANY", "ONE_ONE"].contains(&multiplicity.as_str()) {
+            return Err(Error::binder(format!(
+                "Cannot bind {multiplicity} as relationship multiplicity."
+            )));
+        }
+        let mut pairs = Vec::with_capacity(endpoints.len());
+        for (from, to) in endpoints {
+            pairs.push(RelPairSchema {
+                id: self.next_id,
+                from,
+                to,
+            });
+            self.next_id += 1;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.rel_tables.push(RelTableSchema {
+            id,
+            name: name.to_string(),
+            properties,
+            multiplicity,
+            pairs,
+        });
+        Ok(id)
+    }
+
+    fn node_endpoint(&self, name: &str) -> Result<TableId> {
+        match self.node_table(name) {
+            Some(table) => Ok(table.id),
+            None if self.rel_table(name).is_some() => {
+                Err(Error::binder(format!("{name} is not a NODE table.")))
+            }
+            None => Err(Error::binder(format!("Table {name} does not exist."))),
+        }
+    }
+
+    /// Removes a table. A node table referenced by a rel table cannot be dropped.
+    /// Returns the storage ids (node table id or rel pair ids) that were removed.
+    pub fn drop_table(&mut self, name: &str) -> Result<Vec<TableId>> {
+        if let Some(index) = self
+            .node_tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            let id = self.node_tables[index].id;
+            if let Some(rel) = self
+                .rel_tables
+                .iter()
+                .find(|r| r.pairs.iter().any(|p| p.from == id || p.to == id))
+            {
+                return Err(Error::binder(format!(
+                    "Cannot delete node table {} because it is referenced by relationship table {}.",
+                    self.node_tables[index].name, rel.name
+                )));
+            }
+            self.node_tables.remove(index);
+            return Ok(vec![id]);
+        }
+        if let Some(index) = self
+            .rel_tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            let rel = self.rel_tables.remove(index);
+            return Ok(rel.pairs.iter().map(|p| p.id).collect());
+        }
+        Err(Error::binder(format!("Table {name} does not exist.")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn property(name: &str, ty: LogicalType) -> Property {
+        Property {
+            name: name.into(),
+            ty,
+            default: None,
+        }
+    }
+
+    #[test]
+    fn ids_follow_kuzu_numbering() {
+        let mut catalog = Catalog::default();
+        for name in ["A", "B", "C"] {
+            catalog
+                .create_node_table(name, vec![property("ID", LogicalType::Int64)], "id")
+                .unwrap();
+        }
+        let pairs = vec![
+            ("A".to_string(), "B".to_string()),
+            ("a".to_string(), "C".to_string()),
+        ];
+        assert_eq!(
+            catalog.create_rel_table("R", &pairs, vec![], None).unwrap(),
+            5
+        );
+        let pairs = vec![("A".to_string(), "B".to_string())];
+        assert_eq!(
+            catalog.create_rel_table("S", &pairs, vec![], None).unwrap(),
+            7
+        );
+        assert_eq!(catalog.rel_pair(4).unwrap().1.to, 2);
+        assert_eq!(catalog.label(6), "S");
+        assert!(catalog
+            .create_node_table("r", vec![property("x", LogicalType::Int64)], "x")
+            .is_err());
+    }
+
+    #[test]
+    fn referenced_node_tables_cannot_be_dropped() {
+        let mut catalog = Catalog::default();
+        catalog
+            .create_node_table("A", vec![property("ID", LogicalType::Int64)], "ID")
+            .unwrap();
+        catalog
+            .create_rel_table("R", &[("A".into(), "A".into())], vec![], None)
+            .unwrap();
+        assert!(catalog.drop_table("A").is_err());
+        assert_eq!(catalog.drop_table("R").unwrap(), vec![1]);
+        assert_eq!(catalog.drop_table("A").unwrap(), vec![0]);
+    }
+}

@@ -1,0 +1,584 @@
+//! Builds the next snapshot from the current one: DDL, COPY results, and row-level changes
+//! (insert, update, delete) collected by one updating clause. Nothing is visible until
+//! [`Editor::finish`] returns the new snapshot; the database then persists it atomically.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use warren_common::types::LogicalType;
+use warren_common::value::Value;
+use warren_common::{Error, InternalId, Result, TableId};
+
+use crate::buffer::Bitmap;
+use crate::catalog::{Catalog, Property};
+use crate::column::{Column, ColumnBuilder};
+use crate::node_table::NodeTable;
+use crate::pk_index::PrimaryKeyIndex;
+use crate::rel_table::{Direction, RelTable};
+use crate::snapshot::{Snapshot, TableData};
+
+#[derive(Debug, Default)]
+struct NodeEdit {
+    /// Whole rows in schema order, appended after the stored rows.
+    appended: Vec<Vec<Value>>,
+    updates: BTreeMap<(u64, usize), Value>,
+    deleted: BTreeSet<u64>,
+    /// Primary keys of appended rows, to keep keys unique within the edit.
+    new_keys: HashMap<Value, u64>,
+    next_serial: i64,
+}
+
+#[derive(Debug, Default)]
+struct RelEdit {
+    appended: Vec<(u32, u32, Vec<Value>)>,
+    updates: BTreeMap<(u64, usize), Value>,
+    deleted: BTreeSet<u64>,
+}
+
+#[derive(Debug)]
+pub struct Editor {
+    base: Arc<Snapshot>,
+    catalog: Catalog,
+    tables: BTreeMap<TableId, TableData>,
+    node_edits: BTreeMap<TableId, NodeEdit>,
+    rel_edits: BTreeMap<TableId, RelEdit>,
+    /// Tables whose data was replaced or created (persisted anew on commit).
+    changed: BTreeSet<TableId>,
+}
+
+impl Editor {
+    pub fn new(base: Arc<Snapshot>) -> Self {
+        Self {
+            catalog: base.catalog().clone(),
+            tables: base.tables().clone(),
+            base,
+            node_edits: BTreeMap::new(),
+            rel_edits: BTreeMap::new(),
+            changed: BTreeSet::new(),
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn base(&self) -> &Arc<Snapshot> {
+        &self.base
+    }
+
+    /// Whether anything was changed.
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty()
+            && self.node_edits.is_empty()
+            && self.rel_edits.is_empty()
+            && self.catalog == **self.base.catalog_arc()
+    }
+
+    fn node_data(&self, table: TableId) -> &Arc<NodeTable> {
+        match self.tables.get(&table) {
+            Some(TableData::Node(t)) => t,
+            _ => panic!("table {table} is not a node table"),
+        }
+    }
+
+    fn rel_data(&self, pair: TableId) -> &Arc<RelTable> {
+        match self.tables.get(&pair) {
+            Some(TableData::Rel(t)) => t,
+            _ => panic!("table {pair} is not a rel pair"),
+        }
+    }
+
+    // ----- DDL -----
+
+    pub fn create_node_table(
+        &mut self,
+        name: &str,
+        properties: Vec<Property>,
+        primary_key: &str,
+    ) -> Result<TableId> {
+        let pk_type = properties
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(primary_key))
+            .map(|p| p.ty.clone());
+        if let Some(ty) = &pk_type {
+            check_primary_key_type(primary_key, ty)?;
+        }
+        let id = self
+            .catalog
+            .create_node_table(name, properties, primary_key)?;
+        let schema = self.catalog.node_table_by_id(id).expect("just created");
+        self.tables
+            .insert(id, TableData::Node(Arc::new(NodeTable::empty(schema))));
+        self.changed.insert(id);
+        Ok(id)
+    }
+
+    pub fn create_rel_table(
+        &mut self,
+        name: &str,
+        connections: &[(String, String)],
+        properties: Vec<Property>,
+        multiplicity: Option<&str>,
+    ) -> Result<TableId> {
+        let id = self
+            .catalog
+            .create_rel_table(name, connections, properties, multiplicity)?;
+        let schema = self
+            .catalog
+            .rel_tables()
+            .iter()
+            .find(|r| r.id == id)
+            .expect("just created");
+        let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
+        for pair in schema.pairs.clone() {
+            let from_rows = self.node_count(pair.from);
+            let to_rows = self.node_count(pair.to);
+            let table = RelTable::empty(&types, from_rows, to_rows);
+            self.tables.insert(pair.id, TableData::Rel(Arc::new(table)));
+            self.changed.insert(pair.id);
+        }
+        Ok(id)
+    }
+
+    pub fn drop_table(&mut self, name: &str) -> Result<()> {
+        for id in self.catalog.drop_table(name)? {
+            self.tables.remove(&id);
+            self.node_edits.remove(&id);
+            self.rel_edits.remove(&id);
+            self.changed.remove(&id);
+        }
+        Ok(())
+    }
+
+    /// Replaces a node table's data wholesale (the result of a COPY).
+    pub fn replace_node_table(&mut self, table: TableId, data: NodeTable) {
+        assert!(
+            !self.node_edits.contains_key(&table),
+            "COPY after row edits in one statement"
+        );
+        self.tables.insert(table, TableData::Node(Arc::new(data)));
+        self.changed.insert(table);
+    }
+
+    /// Replaces a rel pair's data wholesale (the result of a COPY).
+    pub fn replace_rel_table(&mut self, pair: TableId, data: RelTable) {
+        assert!(
+            !self.rel_edits.contains_key(&pair),
+            "COPY after row edits in one statement"
+        );
+        self.tables.insert(pair, TableData::Rel(Arc::new(data)));
+        self.changed.insert(pair);
+    }
+
+    /// The current data of a node table (as of the last replacement; row edits not applied).
+    pub fn node_table(&self, table: TableId) -> &Arc<NodeTable> {
+        self.node_data(table)
+    }
+
+    pub fn rel_table(&self, pair: TableId) -> &Arc<RelTable> {
+        self.rel_data(pair)
+    }
+
+    // ----- row edits -----
+
+    /// Rows of a node table including rows appended in this edit.
+    pub fn node_count(&self, table: TableId) -> u64 {
+        let appended = self
+            .node_edits
+            .get(&table)
+            .map_or(0, |e| e.appended.len() as u64);
+        self.node_data(table).num_rows() + appended
+    }
+
+    fn node_edit(&mut self, table: TableId) -> &mut NodeEdit {
+        let next_serial = self.node_data(table).next_serial();
+        self.node_edits.entry(table).or_insert_with(|| NodeEdit {
+            next_serial,
+            ..NodeEdit::default()
+        })
+    }
+
+    /// The live node of `table` whose primary key is `key`, including nodes inserted by this edit.
+    pub fn lookup_node(&self, table: TableId, key: &Value) -> Option<u64> {
+        let edit = self.node_edits.get(&table);
+        if let Some(&row) = edit.and_then(|e| e.new_keys.get(key)) {
+            return Some(row);
+        }
+        let row = u64::from(self.node_data(table).lookup(key)?);
+        let deleted = edit.is_some_and(|e| e.deleted.contains(&row));
+        (!deleted).then_some(row)
+    }
+
+    /// Inserts a node. `assignments` give (property index, value) pairs, values already of the
+    /// property's type; other properties take their default. Returns the new node's offset.
+    pub fn insert_node(&mut self, table: TableId, assignments: Vec<(usize, Value)>) -> Result<u64> {
+        let schema = self
+            .catalog
+            .node_table_by_id(table)
+            .expect("bound table")
+            .clone();
+        let mut row: Vec<Value> = Vec::with_capacity(schema.properties.len());
+        for property in &schema.properties {
+            row.push(default_value(property)?);
+        }
+        for (index, value) in assignments {
+            row[index] = value;
+        }
+        let pk = schema.primary_key;
+        if schema.properties[pk].ty == LogicalType::Serial && row[pk].is_null() {
+            let edit = self.node_edit(table);
+            row[pk] = Value::Int64(edit.next_serial);
+        }
+        if row[pk].is_null() {
+            return Err(Error::runtime(
+                "Found NULL, which violates the non-null constraint of the primary key column.",
+            ));
+        }
+        if self.lookup_node(table, &row[pk]).is_some() {
+            return Err(Error::runtime(format!(
+                "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
+                warren_common::format::to_kuzu_string(&row[pk], &warren_common::value::NoGraph)
+            )));
+        }
+        let offset = self.node_count(table);
+        if offset >= warren_common::limits::NODE_TABLE_ROWS_MAX {
+            return Err(Error::LimitExceeded(format!(
+                "node table {} is full",
+                schema.name
+            )));
+        }
+        let key = row[pk].clone();
+        let edit = self.node_edit(table);
+        if let Some(serial) = key.as_i64() {
+            edit.next_serial = edit.next_serial.max(serial + 1);
+        }
+        edit.new_keys.insert(key, offset);
+        edit.appended.push(row);
+        Ok(offset)
+    }
+
+    /// Inserts a rel between existing nodes of the pair's FROM and TO tables.
+    pub fn insert_rel(
+        &mut self,
+        pair: TableId,
+        source: u64,
+        target: u64,
+        assignments: Vec<(usize, Value)>,
+    ) -> Result<u64> {
+        let (schema, pair_schema) = self.catalog.rel_pair(pair).expect("bound rel pair");
+        let (schema, pair_schema) = (schema.clone(), *pair_schema);
+        assert!(
+            source < self.node_count(pair_schema.from) && target < self.node_count(pair_schema.to),
+            "rel endpoint out of range"
+        );
+        let mut values: Vec<Value> = schema
+            .properties
+            .iter()
+            .map(default_value)
+            .collect::<Result<_>>()?;
+        for (index, value) in assignments {
+            values[index] = value;
+        }
+        let offset = self.rel_count(pair);
+        if offset >= u64::from(u32::MAX) {
+            return Err(Error::LimitExceeded(format!(
+                "rel table {} is full",
+                schema.name
+            )));
+        }
+        self.rel_edits.entry(pair).or_default().appended.push((
+            source as u32,
+            target as u32,
+            values,
+        ));
+        Ok(offset)
+    }
+
+    pub fn rel_count(&self, pair: TableId) -> u64 {
+        let appended = self
+            .rel_edits
+            .get(&pair)
+            .map_or(0, |e| e.appended.len() as u64);
+        self.rel_data(pair).num_rows() + appended
+    }
+
+    pub fn set_node_property(
+        &mut self,
+        node: InternalId,
+        property: usize,
+        value: Value,
+    ) -> Result<()> {
+        let schema = self
+            .catalog
+            .node_table_by_id(node.table)
+            .expect("bound table");
+        if property == schema.primary_key {
+            return Err(Error::binder(format!(
+                "Cannot set property {} in table {} because it is used as primary key. Try delete and then insert.",
+                schema.properties[property].name, schema.name
+            )));
+        }
+        let stored = self.node_data(node.table).num_rows();
+        let edit = self.node_edit(node.table);
+        if node.offset >= stored {
+            edit.appended[(node.offset - stored) as usize][property] = value;
+        } else {
+            edit.updates.insert((node.offset, property), value);
+        }
+        Ok(())
+    }
+
+    pub fn set_rel_property(&mut self, rel: InternalId, property: usize, value: Value) {
+        let stored = self.rel_data(rel.table).num_rows();
+        let edit = self.rel_edits.entry(rel.table).or_default();
+        if rel.offset >= stored {
+            edit.appended[(rel.offset - stored) as usize].2[property] = value;
+        } else {
+            edit.updates.insert((rel.offset, property), value);
+        }
+    }
+
+    pub fn is_node_deleted(&self, node: InternalId) -> bool {
+        let stored = self.node_data(node.table);
+        (node.offset < stored.num_rows() && stored.is_deleted(node.offset))
+            || self
+                .node_edits
+                .get(&node.table)
+                .is_some_and(|e| e.deleted.contains(&node.offset))
+    }
+
+    fn is_rel_deleted(&self, rel: InternalId) -> bool {
+        let stored = self.rel_data(rel.table);
+        (rel.offset < stored.num_rows() && stored.is_deleted(rel.offset))
+            || self
+                .rel_edits
+                .get(&rel.table)
+                .is_some_and(|e| e.deleted.contains(&rel.offset))
+    }
+
+    /// Live rels incident to a node, in every rel table and both directions.
+    fn incident_rels(&self, node: InternalId) -> Vec<InternalId> {
+        let mut rels = Vec::new();
+        for rel_schema in self.catalog.rel_tables() {
+            for pair in &rel_schema.pairs {
+                let table = self.rel_data(pair.id);
+                for (endpoint, direction) in [
+                    (pair.from, Direction::Forward),
+                    (pair.to, Direction::Backward),
+                ] {
+                    if endpoint != node.table || node.offset > u64::from(u32::MAX) {
+                        continue;
+                    }
+                    let csr = table.csr(direction);
+                    for &rel in &csr.rel_ids()[csr.range(node.offset as u32)] {
+                        rels.push(InternalId::new(pair.id, u64::from(rel)));
+                    }
+                    if let Some(edit) = self.rel_edits.get(&pair.id) {
+                        for (i, (source, target, _)) in edit.appended.iter().enumerate() {
+                            let end = if direction == Direction::Forward {
+                                source
+                            } else {
+                                target
+                            };
+                            if u64::from(*end) == node.offset {
+                                rels.push(InternalId::new(pair.id, table.num_rows() + i as u64));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        rels.sort_unstable();
+        rels.dedup();
+        rels.retain(|r| !self.is_rel_deleted(*r));
+        rels
+    }
+
+    /// Deletes a node; with `detach`, its rels too. Without `detach`, a node with rels is an error.
+    pub fn delete_node(&mut self, node: InternalId, detach: bool) -> Result<()> {
+        if self.is_node_deleted(node) {
+            return Ok(());
+        }
+        let rels = self.incident_rels(node);
+        if !rels.is_empty() && !detach {
+            let (schema, _) = self.catalog.rel_pair(rels[0].table).expect("rel pair");
+            return Err(Error::runtime(format!(
+                "Node(nodeOffset: {}) has connected edges in table {} in the {} direction, which cannot be deleted. Please delete the edges first or try DETACH DELETE.",
+                node.offset,
+                schema.name,
+                if self.catalog.rel_pair(rels[0].table).is_some_and(|(_, p)| p.from == node.table) { "fwd" } else { "bwd" }
+            )));
+        }
+        for rel in rels {
+            self.delete_rel(rel);
+        }
+        let stored = self.node_data(node.table).num_rows();
+        let edit = self.node_edit(node.table);
+        if node.offset >= stored {
+            edit.new_keys.retain(|_, row| *row != node.offset);
+        }
+        edit.deleted.insert(node.offset);
+        Ok(())
+    }
+
+    pub fn delete_rel(&mut self, rel: InternalId) {
+        self.rel_edits
+            .entry(rel.table)
+            .or_default()
+            .deleted
+            .insert(rel.offset);
+    }
+
+    // ----- finishing -----
+
+    /// Applies every edit and returns the new snapshot and the ids of the tables whose data
+    /// changed (to be persisted).
+    pub fn finish(mut self) -> Result<(Snapshot, BTreeSet<TableId>)> {
+        let node_edits = std::mem::take(&mut self.node_edits);
+        for (table, edit) in node_edits {
+            let data = self.apply_node_edit(table, edit)?;
+            self.tables.insert(table, TableData::Node(Arc::new(data)));
+            self.changed.insert(table);
+        }
+        let rel_edits = std::mem::take(&mut self.rel_edits);
+        for (pair, edit) in rel_edits {
+            let data = self.apply_rel_edit(pair, edit)?;
+            self.tables.insert(pair, TableData::Rel(Arc::new(data)));
+            self.changed.insert(pair);
+        }
+        let generation = self.base.generation() + 1;
+        Ok((
+            Snapshot::new(self.catalog, self.tables, generation),
+            self.changed,
+        ))
+    }
+
+    fn apply_node_edit(&self, table: TableId, edit: NodeEdit) -> Result<NodeTable> {
+        let schema = self.catalog.node_table_by_id(table).expect("edited table");
+        let stored = self.node_data(table);
+        let rows = stored.num_rows() as usize + edit.appended.len();
+        let mut columns = Vec::with_capacity(schema.properties.len());
+        for (index, property) in schema.properties.iter().enumerate() {
+            let column = stored.column(index);
+            let mut builder = if edit.updates.keys().any(|(_, p)| *p == index) {
+                let mut builder = ColumnBuilder::new(property.ty.clone());
+                for row in 0..column.len() {
+                    let value = edit
+                        .updates
+                        .get(&(row as u64, index))
+                        .cloned()
+                        .unwrap_or_else(|| column.get(row));
+                    builder.push(&value).map_err(Error::runtime)?;
+                }
+                builder
+            } else {
+                ColumnBuilder::from_column(column)
+            };
+            for row in &edit.appended {
+                builder.push(&row[index]).map_err(Error::runtime)?;
+            }
+            columns.push(builder.finish());
+        }
+        let deleted = merge_deleted(stored.deleted(), &edit.deleted, rows);
+        let pk_index = build_pk_index(&columns[schema.primary_key], deleted.as_ref())?;
+        NodeTable::from_parts(
+            columns,
+            schema.primary_key,
+            pk_index,
+            deleted,
+            edit.next_serial.max(stored.next_serial()),
+        )
+        .map_err(Error::internal)
+    }
+
+    fn apply_rel_edit(&self, pair: TableId, edit: RelEdit) -> Result<RelTable> {
+        let (schema, pair_schema) = self.catalog.rel_pair(pair).expect("edited pair");
+        let stored = self.rel_data(pair);
+        let rows = stored.num_rows() as usize + edit.appended.len();
+        let mut sources = stored.sources().to_vec();
+        let mut targets = stored.targets().to_vec();
+        for (source, target, _) in &edit.appended {
+            sources.push(*source);
+            targets.push(*target);
+        }
+        let mut columns: Vec<Column> = Vec::with_capacity(schema.properties.len());
+        for (index, property) in schema.properties.iter().enumerate() {
+            let column = &stored.columns()[index];
+            let mut builder = ColumnBuilder::new(property.ty.clone());
+            for row in 0..column.len() {
+                let value = edit
+                    .updates
+                    .get(&(row as u64, index))
+                    .cloned()
+                    .unwrap_or_else(|| column.get(row));
+                builder.push(&value).map_err(Error::runtime)?;
+            }
+            for (_, _, values) in &edit.appended {
+                builder.push(&values[index]).map_err(Error::runtime)?;
+            }
+            columns.push(builder.finish());
+        }
+        let deleted = merge_deleted(stored.deleted(), &edit.deleted, rows);
+        let from_rows = self.node_data(pair_schema.from).num_rows();
+        let to_rows = self.node_data(pair_schema.to).num_rows();
+        // Node edits are applied first, so the endpoint tables already have their final size.
+        RelTable::build(sources, targets, columns, deleted, from_rows, to_rows)
+            .map_err(Error::internal)
+    }
+}
+
+fn merge_deleted(stored: Option<&Bitmap>, deleted: &BTreeSet<u64>, rows: usize) -> Option<Bitmap> {
+    if stored.is_none() && deleted.is_empty() {
+        return None;
+    }
+    let mut bits = vec![false; rows];
+    if let Some(stored) = stored {
+        for (row, bit) in bits.iter_mut().enumerate().take(stored.len()) {
+            *bit = stored.get(row);
+        }
+    }
+    for &row in deleted {
+        bits[row as usize] = true;
+    }
+    Some(Bitmap::from_bits(&bits))
+}
+
+/// Builds the primary-key index, turning a duplicate into Kùzu's error.
+pub fn build_pk_index(keys: &Column, deleted: Option<&Bitmap>) -> Result<PrimaryKeyIndex> {
+    PrimaryKeyIndex::build(keys, deleted).map_err(|(_, key)| {
+        Error::runtime(format!(
+            "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
+            warren_common::format::to_kuzu_string(&key, &warren_common::value::NoGraph)
+        ))
+    })
+}
+
+fn default_value(property: &Property) -> Result<Value> {
+    match &property.default {
+        None => Ok(Value::Null),
+        Some(text) => {
+            warren_common::cast::parse_value(text, &property.ty).map_err(Error::conversion)
+        }
+    }
+}
+
+fn check_primary_key_type(name: &str, ty: &LogicalType) -> Result<()> {
+    let allowed = ty.is_integer()
+        || matches!(
+            ty,
+            LogicalType::String
+                | LogicalType::Blob
+                | LogicalType::Uuid
+                | LogicalType::Date
+                | LogicalType::Timestamp
+                | LogicalType::Float
+                | LogicalType::Double
+        );
+    if allowed {
+        Ok(())
+    } else {
+        Err(Error::binder(format!(
+            "Invalid primary key column {name} of type {ty}. Primary keys must be either STRING or a numeric type."
+        )))
+    }
+}

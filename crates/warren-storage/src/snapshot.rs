@@ -1,0 +1,159 @@
+//! An immutable, consistent state of a database: the catalog and every table's data. Queries
+//! read one snapshot from start to end; writers build the next one (see [`crate::editor`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use warren_common::value::{GraphLookup, Value};
+use warren_common::{InternalId, TableId};
+
+use crate::catalog::{Catalog, NodeTableSchema, RelPairSchema, RelTableSchema};
+use crate::node_table::NodeTable;
+use crate::rel_table::RelTable;
+
+#[derive(Clone, Debug)]
+pub enum TableData {
+    Node(Arc<NodeTable>),
+    Rel(Arc<RelTable>),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    catalog: Arc<Catalog>,
+    /// Node tables by table id and rel pairs by pair id.
+    tables: BTreeMap<TableId, TableData>,
+    /// Incremented by every committed change.
+    generation: u64,
+}
+
+impl Snapshot {
+    pub fn new(catalog: Catalog, tables: BTreeMap<TableId, TableData>, generation: u64) -> Self {
+        let snapshot = Self {
+            catalog: Arc::new(catalog),
+            tables,
+            generation,
+        };
+        snapshot.assert_consistent();
+        snapshot
+    }
+
+    /// Every catalog table has data and every data entry has a catalog table.
+    fn assert_consistent(&self) {
+        for table in self.catalog.node_tables() {
+            assert!(
+                matches!(self.tables.get(&table.id), Some(TableData::Node(_))),
+                "node table {} has no data",
+                table.name
+            );
+        }
+        for rel in self.catalog.rel_tables() {
+            for pair in &rel.pairs {
+                assert!(
+                    matches!(self.tables.get(&pair.id), Some(TableData::Rel(_))),
+                    "rel table {} has no data",
+                    rel.name
+                );
+            }
+        }
+        let expected: usize = self.catalog.node_tables().len()
+            + self
+                .catalog
+                .rel_tables()
+                .iter()
+                .map(|r| r.pairs.len())
+                .sum::<usize>();
+        assert_eq!(
+            expected,
+            self.tables.len(),
+            "table data without a catalog entry"
+        );
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn catalog_arc(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn tables(&self) -> &BTreeMap<TableId, TableData> {
+        &self.tables
+    }
+
+    /// The data of node table `id`. Panics if `id` is not a node table of this snapshot: ids
+    /// come from this snapshot's catalog.
+    pub fn node_table(&self, id: TableId) -> &Arc<NodeTable> {
+        match self.tables.get(&id) {
+            Some(TableData::Node(table)) => table,
+            _ => panic!("table {id} is not a node table of this snapshot"),
+        }
+    }
+
+    /// The data of rel pair `id`. Panics if `id` is not a rel pair of this snapshot.
+    pub fn rel_table(&self, id: TableId) -> &Arc<RelTable> {
+        match self.tables.get(&id) {
+            Some(TableData::Rel(table)) => table,
+            _ => panic!("table {id} is not a rel pair of this snapshot"),
+        }
+    }
+
+    pub fn node_schema(&self, id: TableId) -> &NodeTableSchema {
+        self.catalog
+            .node_table_by_id(id)
+            .unwrap_or_else(|| panic!("no node table {id}"))
+    }
+
+    pub fn rel_schema(&self, pair: TableId) -> (&RelTableSchema, &RelPairSchema) {
+        self.catalog
+            .rel_pair(pair)
+            .unwrap_or_else(|| panic!("no rel pair {pair}"))
+    }
+
+    /// The stored source and destination nodes of a rel.
+    pub fn rel_endpoints(&self, rel: InternalId) -> (InternalId, InternalId) {
+        let (_, pair) = self.rel_schema(rel.table);
+        let table = self.rel_table(rel.table);
+        let offset = rel.offset as usize;
+        (
+            InternalId::new(pair.from, u64::from(table.sources()[offset])),
+            InternalId::new(pair.to, u64::from(table.targets()[offset])),
+        )
+    }
+}
+
+impl GraphLookup for Snapshot {
+    fn table_name(&self, table: TableId) -> String {
+        self.catalog.label(table).to_string()
+    }
+
+    fn properties(&self, id: InternalId, is_rel: bool) -> Vec<(Arc<str>, Value)> {
+        if is_rel {
+            let (schema, _) = self.rel_schema(id.table);
+            let table = self.rel_table(id.table);
+            schema
+                .properties
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (Arc::from(p.name.as_str()), table.value(id.offset, i)))
+                .collect()
+        } else {
+            let schema = self.node_schema(id.table);
+            let table = self.node_table(id.table);
+            schema
+                .properties
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (Arc::from(p.name.as_str()), table.value(id.offset, i)))
+                .collect()
+        }
+    }
+
+    fn rel_endpoints(&self, id: InternalId) -> (InternalId, InternalId) {
+        Snapshot::rel_endpoints(self, id)
+    }
+}

@@ -1,0 +1,422 @@
+//! A connection: runs statements against a database with its own settings. Reading queries
+//! stream their rows; statements that write run to completion and commit atomically (or join
+//! the connection's explicit transaction, which COMMIT persists and ROLLBACK discards).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use warren_common::value::Value;
+use warren_common::{Error, Result, TableId};
+use warren_cypher::ast::{Statement, TransactionCommand};
+use warren_exec::{ExecContext, ExecSettings, Interrupt};
+use warren_planner::{BindSettings, BoundStatement, QueryPlan};
+use warren_storage::{Editor, Snapshot};
+
+use crate::database::Database;
+use crate::progress::CopyBar;
+use crate::result::QueryResult;
+use crate::settings::Settings;
+
+/// An explicit transaction: the snapshot its statements built so far.
+#[derive(Debug)]
+struct Transaction {
+    base: u64,
+    snapshot: Arc<Snapshot>,
+    changed: BTreeSet<TableId>,
+}
+
+#[derive(Debug)]
+pub struct Connection {
+    db: Database,
+    settings: Settings,
+    transaction: Option<Transaction>,
+    interrupt: Arc<AtomicBool>,
+    working_dir: PathBuf,
+}
+
+impl Connection {
+    pub(crate) fn new(db: Database) -> Self {
+        Self {
+            db,
+            settings: Settings::default(),
+            transaction: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn settings_mut(&mut self) -> &mut Settings {
+        &mut self.settings
+    }
+
+    /// Sets `name` as `CALL name = value` would.
+    pub fn set(&mut self, name: &str, value: Value) -> Result<()> {
+        self.settings.set(name, &value)
+    }
+
+    /// A flag that, once set from another thread, stops the running query.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// The snapshot this connection's next statement reads (its open transaction's, if any).
+    pub fn database_snapshot(&self) -> Arc<Snapshot> {
+        self.current_snapshot()
+    }
+
+    /// Relative COPY paths are resolved against this directory (the process's by default).
+    pub fn set_working_dir(&mut self, dir: PathBuf) {
+        self.working_dir = dir;
+    }
+
+    /// Runs every `;`-separated statement of `text` and returns the last result.
+    pub fn query(&mut self, text: &str) -> Result<QueryResult> {
+        self.query_with(text, &HashMap::new())
+    }
+
+    /// Like [`Connection::query`], with `$name` parameters.
+    pub fn query_with(
+        &mut self,
+        text: &str,
+        parameters: &HashMap<String, Value>,
+    ) -> Result<QueryResult> {
+        let statements = warren_cypher::parse_script(text)?;
+        let Some((last, rest)) = statements.split_last() else {
+            return Err(Error::Syntax {
+                message: "Connection Exception: Query is empty.".into(),
+                position: warren_common::error::Position { line: 1, column: 1 },
+            });
+        };
+        for statement in rest {
+            let mut result = self.execute(statement, parameters)?;
+            while result.next_row()?.is_some() {}
+        }
+        self.execute(last, parameters)
+    }
+
+    /// Runs every statement of a script, returning one result per statement.
+    pub fn query_script(&mut self, text: &str) -> Result<Vec<QueryResult>> {
+        let statements = warren_cypher::parse_script(text)?;
+        let mut results = Vec::with_capacity(statements.len());
+        for statement in &statements {
+            results.push(self.execute(statement, &HashMap::new())?);
+        }
+        Ok(results)
+    }
+
+    fn current_snapshot(&self) -> Arc<Snapshot> {
+        match &self.transaction {
+            Some(transaction) => transaction.snapshot.clone(),
+            None => self.db.snapshot(),
+        }
+    }
+
+    fn bind_settings(&self) -> BindSettings {
+        BindSettings {
+            hops_max: self.settings.hops_max,
+            default_semantic: self.settings.default_semantic,
+            working_dir: self.working_dir.clone(),
+        }
+    }
+
+    fn exec_context(&self, snapshot: Arc<Snapshot>) -> ExecContext {
+        self.interrupt.store(false, Ordering::Relaxed);
+        let deadline = (self.settings.timeout_ms > 0)
+            .then(|| Instant::now() + Duration::from_millis(self.settings.timeout_ms));
+        let settings = ExecSettings {
+            threads: self.settings.threads,
+            limits: self.settings.limits(),
+        };
+        ExecContext::new(
+            snapshot,
+            settings,
+            Interrupt::new(deadline, self.interrupt.clone()),
+        )
+    }
+
+    /// Runs one parsed statement.
+    pub fn execute(
+        &mut self,
+        statement: &Statement,
+        parameters: &HashMap<String, Value>,
+    ) -> Result<QueryResult> {
+        let started = Instant::now();
+        let snapshot = self.current_snapshot();
+        let bound = warren_planner::bind_statement(
+            statement,
+            snapshot.catalog(),
+            parameters,
+            &self.bind_settings(),
+        )?;
+        self.run(bound, snapshot, started)
+    }
+
+    fn run(
+        &mut self,
+        bound: BoundStatement,
+        snapshot: Arc<Snapshot>,
+        started: Instant,
+    ) -> Result<QueryResult> {
+        match bound {
+            BoundStatement::Query(plan) => self.run_query(plan, snapshot, started.elapsed()),
+            BoundStatement::CreateNodeTable {
+                name,
+                properties,
+                primary_key,
+                if_not_exists,
+            } => {
+                if if_not_exists && snapshot.catalog().node_table(&name).is_some() {
+                    return Ok(QueryResult::message(
+                        format!("Table {name} already exists."),
+                        snapshot,
+                        started.elapsed(),
+                    ));
+                }
+                let mut editor = Editor::new(snapshot);
+                editor.create_node_table(&name, properties, &primary_key)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Table {name} has been created."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::CreateRelTable {
+                name,
+                connections,
+                properties,
+                multiplicity,
+                if_not_exists,
+            } => {
+                if if_not_exists && snapshot.catalog().rel_table(&name).is_some() {
+                    return Ok(QueryResult::message(
+                        format!("Table {name} already exists."),
+                        snapshot,
+                        started.elapsed(),
+                    ));
+                }
+                let mut editor = Editor::new(snapshot);
+                editor.create_rel_table(
+                    &name,
+                    &connections,
+                    properties,
+                    multiplicity.as_deref(),
+                )?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Table {name} has been created."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::DropTable { name, if_exists } => {
+                let exists = snapshot.catalog().node_table(&name).is_some()
+                    || snapshot.catalog().rel_table(&name).is_some();
+                if !exists && if_exists {
+                    return Ok(QueryResult::message(
+                        format!("Table {name} does not exist."),
+                        snapshot,
+                        started.elapsed(),
+                    ));
+                }
+                let mut editor = Editor::new(snapshot);
+                editor.drop_table(&name)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Table {name} has been dropped."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::Copy {
+                table,
+                files,
+                options,
+            } => {
+                let mut editor = Editor::new(snapshot);
+                let mut progress =
+                    CopyBar::new(self.settings.progress_bar, format!("COPY {table}"));
+                let summary = warren_storage::import::copy_from_files(
+                    &mut editor,
+                    &table,
+                    &files,
+                    &options,
+                    &mut progress,
+                )?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!(
+                        "{} tuples have been copied to the {} table.",
+                        summary.rows, summary.table
+                    ),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::Setting { name, value } => {
+                self.settings.set(&name, &value)?;
+                Ok(QueryResult::empty(snapshot))
+            }
+            BoundStatement::Explain(inner) => {
+                let text = match &*inner {
+                    BoundStatement::Query(plan) => warren_planner::explain::plan_text(&plan.plan),
+                    other => format!("{other:?}"),
+                };
+                Ok(QueryResult::materialized(
+                    vec!["explain".into()],
+                    vec![warren_common::LogicalType::String],
+                    vec![vec![Value::string(text)]],
+                    snapshot,
+                    started.elapsed(),
+                    Duration::ZERO,
+                ))
+            }
+            BoundStatement::Profile(inner) => self.profile(*inner, snapshot, started),
+            BoundStatement::Transaction(command) => self.transaction_command(command, snapshot),
+        }
+    }
+
+    fn run_query(
+        &mut self,
+        plan: QueryPlan,
+        snapshot: Arc<Snapshot>,
+        compile_time: Duration,
+    ) -> Result<QueryResult> {
+        let ctx = self.exec_context(snapshot.clone());
+        let root = warren_exec::build(&plan.plan, plan.slots, None);
+        let columns: Vec<String> = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
+        let types = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
+        let slots: Vec<usize> = plan.columns.iter().map(|(_, slot, _)| *slot).collect();
+        if !plan.updates {
+            return Ok(QueryResult::streaming(
+                columns,
+                types,
+                root,
+                ctx,
+                slots,
+                snapshot,
+                compile_time,
+            ));
+        }
+        let started = Instant::now();
+        let mut root = root;
+        let mut rows = Vec::new();
+        while let Some(row) = root.next(&ctx)? {
+            rows.push(slots.iter().map(|&s| row[s].clone()).collect());
+        }
+        let changed = ctx.changed_tables();
+        let after = ctx.snapshot();
+        if !changed.is_empty() {
+            let new_snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
+            self.commit_snapshot(snapshot.generation(), new_snapshot, changed)?;
+        }
+        Ok(QueryResult::materialized(
+            columns,
+            types,
+            rows,
+            self.current_snapshot(),
+            compile_time,
+            started.elapsed(),
+        ))
+    }
+
+    fn profile(
+        &mut self,
+        inner: BoundStatement,
+        snapshot: Arc<Snapshot>,
+        started: Instant,
+    ) -> Result<QueryResult> {
+        let BoundStatement::Query(plan) = inner else {
+            return Err(Error::binder("PROFILE expects a query."));
+        };
+        let text = warren_planner::explain::plan_text(&plan.plan);
+        let compile_time = started.elapsed();
+        let mut result = self.run_query(plan, snapshot.clone(), compile_time)?;
+        let execution = Instant::now();
+        let mut rows = 0u64;
+        while result.next_row()?.is_some() {
+            rows += 1;
+        }
+        let summary = format!(
+            "{text}rows: {rows}\ncompile time: {:.3} ms\nexecution time: {:.3} ms\npeak query memory: {} bytes\nhardware counters: unavailable",
+            compile_time.as_secs_f64() * 1e3,
+            execution.elapsed().as_secs_f64() * 1e3,
+            result.peak_memory(),
+        );
+        Ok(QueryResult::materialized(
+            vec!["profile".into()],
+            vec![warren_common::LogicalType::String],
+            vec![vec![Value::string(summary)]],
+            snapshot,
+            compile_time,
+            execution.elapsed(),
+        ))
+    }
+
+    fn commit_editor(&mut self, editor: Editor) -> Result<()> {
+        let base = editor.base().generation();
+        let (snapshot, changed) = editor.finish()?;
+        self.commit_snapshot(base, snapshot, changed)
+    }
+
+    /// Publishes a new snapshot: into the open transaction, or to the database.
+    fn commit_snapshot(
+        &mut self,
+        base: u64,
+        snapshot: Snapshot,
+        changed: BTreeSet<TableId>,
+    ) -> Result<()> {
+        match &mut self.transaction {
+            Some(transaction) => {
+                transaction.snapshot = Arc::new(snapshot);
+                transaction.changed.extend(changed);
+                Ok(())
+            }
+            None => self.db.commit(base, snapshot, &changed),
+        }
+    }
+
+    fn transaction_command(
+        &mut self,
+        command: TransactionCommand,
+        snapshot: Arc<Snapshot>,
+    ) -> Result<QueryResult> {
+        match command {
+            TransactionCommand::Begin { .. } => {
+                if self.transaction.is_some() {
+                    return Err(Error::runtime("Connection already has an active transaction. Cannot start a transaction within another one. For concurrent multiple transactions, please open other connections."));
+                }
+                self.transaction = Some(Transaction {
+                    base: snapshot.generation(),
+                    snapshot: snapshot.clone(),
+                    changed: BTreeSet::new(),
+                });
+            }
+            TransactionCommand::Commit => {
+                let transaction = self
+                    .transaction
+                    .take()
+                    .ok_or_else(|| Error::runtime("No active transaction for COMMIT."))?;
+                if !transaction.changed.is_empty() {
+                    let snapshot = Arc::try_unwrap(transaction.snapshot)
+                        .unwrap_or_else(|shared| (*shared).clone());
+                    self.db
+                        .commit(transaction.base, snapshot, &transaction.changed)?;
+                }
+            }
+            TransactionCommand::Rollback => {
+                self.transaction
+                    .take()
+                    .ok_or_else(|| Error::runtime("No active transaction for ROLLBACK."))?;
+            }
+        }
+        Ok(QueryResult::empty(self.current_snapshot()))
+    }
+}

@@ -1,0 +1,397 @@
+//! Property tests: every recursive mode (walks, TRAIL, ACYCLIC, SHORTEST, ALL SHORTEST, weighted
+//! SHORTEST), every direction, bounds including 0, recursive filters, path and counting output,
+//! on random small graphs with self loops, parallel edges, cycles and isolated nodes, compared
+//! with a brute-force reference that enumerates every walk. Each graph runs with 1 and 2 threads.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use warren::{Connection, Database, Value};
+
+/// A random graph: `nodes` nodes with IDs 0..nodes, rels (from, to, weight) in creation order.
+#[derive(Clone, Debug)]
+struct Graph {
+    nodes: u32,
+    rels: Vec<(u32, u32, i64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Right,
+    Left,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Walk,
+    Trail,
+    Acyclic,
+    Shortest,
+    AllShortest,
+}
+
+/// A walk: (destination, rel ids in order, intermediate node ids).
+type Walk = (u32, Vec<usize>, Vec<u32>);
+
+/// Filters every query may carry: rels with weight > `min_weight`, intermediate nodes != `banned`.
+#[derive(Clone, Copy, Debug)]
+struct Filter {
+    min_weight: Option<i64>,
+    banned: Option<u32>,
+}
+
+impl Graph {
+    /// (neighbour, rel id) steps from `node` in `direction`, in rel order (forward before backward).
+    fn steps(&self, node: u32, direction: Direction) -> Vec<(u32, usize)> {
+        let mut out = Vec::new();
+        if direction != Direction::Left {
+            out.extend(
+                self.rels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.0 == node)
+                    .map(|(i, r)| (r.1, i)),
+            );
+        }
+        if direction != Direction::Right {
+            out.extend(
+                self.rels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.1 == node)
+                    .map(|(i, r)| (r.0, i)),
+            );
+        }
+        out
+    }
+
+    /// Every walk of `lower..=upper` hops from `source` passing the filter, by exhaustive search.
+    fn walks(
+        &self,
+        source: u32,
+        lower: u32,
+        upper: u32,
+        direction: Direction,
+        filter: Filter,
+    ) -> Vec<Walk> {
+        let mut out = Vec::new();
+        let mut nodes = vec![source];
+        let mut rels = Vec::new();
+        self.extend(
+            &mut nodes, &mut rels, lower, upper, direction, filter, &mut out,
+        );
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn extend(
+        &self,
+        nodes: &mut Vec<u32>,
+        rels: &mut Vec<usize>,
+        lower: u32,
+        upper: u32,
+        direction: Direction,
+        filter: Filter,
+        out: &mut Vec<Walk>,
+    ) {
+        let depth = rels.len() as u32;
+        let last = *nodes.last().expect("non-empty");
+        if depth >= lower {
+            let intermediate = if nodes.len() > 2 {
+                nodes[1..nodes.len() - 1].to_vec()
+            } else {
+                Vec::new()
+            };
+            out.push((last, rels.clone(), intermediate));
+        }
+        if depth == upper || (depth > 0 && filter.banned == Some(last)) {
+            return;
+        }
+        for (next, rel) in self.steps(last, direction) {
+            if filter.min_weight.is_some_and(|w| self.rels[rel].2 <= w) {
+                continue;
+            }
+            nodes.push(next);
+            rels.push(rel);
+            self.extend(nodes, rels, lower, upper, direction, filter, out);
+            nodes.pop();
+            rels.pop();
+        }
+    }
+}
+
+fn is_trail(walk: &Walk) -> bool {
+    let mut rels = walk.1.clone();
+    rels.sort_unstable();
+    rels.windows(2).all(|w| w[0] != w[1])
+}
+
+fn is_acyclic(walk: &Walk) -> bool {
+    let mut nodes = walk.2.clone();
+    nodes.sort_unstable();
+    nodes.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The reference answer as sorted rows `destination|[rel ids]`.
+fn reference(
+    graph: &Graph,
+    source: u32,
+    kind: Kind,
+    lower: u32,
+    upper: u32,
+    direction: Direction,
+    filter: Filter,
+) -> Vec<String> {
+    let walks = graph.walks(source, lower, upper, direction, filter);
+    let selected: Vec<Walk> = match kind {
+        Kind::Walk => walks,
+        Kind::Trail => walks.into_iter().filter(is_trail).collect(),
+        Kind::Acyclic => walks.into_iter().filter(is_acyclic).collect(),
+        Kind::Shortest | Kind::AllShortest => {
+            let mut shortest: BTreeMap<u32, usize> = BTreeMap::new();
+            for walk in walks.iter().filter(|w| w.0 != source) {
+                let entry = shortest.entry(walk.0).or_insert(usize::MAX);
+                *entry = (*entry).min(walk.1.len());
+            }
+            walks
+                .into_iter()
+                .filter(|w| w.0 != source && shortest.get(&w.0) == Some(&w.1.len()))
+                .collect()
+        }
+    };
+    let mut rows: Vec<String> = selected
+        .iter()
+        .map(|(d, rels, _)| format!("{d}|{rels:?}").replace(' ', ""))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn load(graph: &Graph) -> Connection {
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE P(ID INT64, PRIMARY KEY(ID))")
+        .unwrap();
+    conn.query("CREATE REL TABLE E(FROM P TO P, eid INT64, w INT64)")
+        .unwrap();
+    let nodes: Vec<String> = (0..graph.nodes)
+        .map(|i| format!("(:P {{ID: {i}}})"))
+        .collect();
+    conn.query(&format!("CREATE {}", nodes.join(", "))).unwrap();
+    if !graph.rels.is_empty() {
+        let rels: Vec<String> = graph
+            .rels
+            .iter()
+            .enumerate()
+            .map(|(i, (f, t, w))| format!("[{f},{t},{i},{w}]"))
+            .collect();
+        conn.query(&format!(
+            "UNWIND [{}] AS r MATCH (a:P {{ID: r[1]}}), (b:P {{ID: r[2]}}) CREATE (a)-[:E {{eid: r[3], w: r[4]}}]->(b)",
+            rels.join(",")
+        ))
+        .unwrap();
+    }
+    conn
+}
+
+fn pattern(kind: Kind, lower: u32, upper: u32, direction: Direction, filter: Filter) -> String {
+    let kind = match kind {
+        Kind::Walk => "",
+        Kind::Trail => " TRAIL",
+        Kind::Acyclic => " ACYCLIC",
+        Kind::Shortest => " SHORTEST",
+        Kind::AllShortest => " ALL SHORTEST",
+    };
+    let mut predicates = Vec::new();
+    if let Some(w) = filter.min_weight {
+        predicates.push(format!("r.w > {w}"));
+    }
+    if let Some(b) = filter.banned {
+        predicates.push(format!("n.ID <> {b}"));
+    }
+    let filter = if predicates.is_empty() {
+        String::new()
+    } else {
+        format!(" (r, n | WHERE {})", predicates.join(" AND "))
+    };
+    let rel = format!("[e:E*{kind} {lower}..{upper}{filter}]");
+    match direction {
+        Direction::Right => format!("(a:P)-{rel}->(b:P)"),
+        Direction::Left => format!("(a:P)<-{rel}-(b:P)"),
+        Direction::Both => format!("(a:P)-{rel}-(b:P)"),
+    }
+}
+
+fn rows(conn: &mut Connection, query: &str) -> Vec<String> {
+    let mut result = conn.query(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    let mut rows = result
+        .to_strings()
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    rows.sort();
+    rows
+}
+
+fn graphs() -> impl Strategy<Value = Graph> {
+    (1u32..7).prop_flat_map(|nodes| {
+        let rel = (0..nodes, 0..nodes, 0i64..4);
+        proptest::collection::vec(rel, 0..14).prop_map(move |rels| Graph { nodes, rels })
+    })
+}
+
+fn directions() -> impl Strategy<Value = Direction> {
+    prop_oneof![
+        Just(Direction::Right),
+        Just(Direction::Left),
+        Just(Direction::Both)
+    ]
+}
+
+fn kinds() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        Just(Kind::Walk),
+        Just(Kind::Trail),
+        Just(Kind::Acyclic),
+        Just(Kind::Shortest),
+        Just(Kind::AllShortest)
+    ]
+}
+
+fn filters() -> impl Strategy<Value = Filter> {
+    (proptest::option::of(0i64..3), proptest::option::of(0u32..6))
+        .prop_map(|(min_weight, banned)| Filter { min_weight, banned })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Paths and counts of every recursive mode equal the reference, with 1 and 2 threads.
+    #[test]
+    fn recursive_patterns_match_the_reference(graph in graphs(), kind in kinds(), direction in directions(),
+                                              lower in 0u32..3, span in 0u32..3, filter in filters(),
+                                              source_pick in 0u32..100) {
+        let shortest = matches!(kind, Kind::Shortest | Kind::AllShortest);
+        let lower = if shortest { 1 } else { lower };
+        let upper = (lower + span).max(1);
+        let source = source_pick % graph.nodes;
+        let expected = reference(&graph, source, kind, lower, upper, direction, filter);
+        let mut conn = load(&graph);
+        let pattern = pattern(kind, lower, upper, direction, filter);
+        for threads in [1, 2] {
+            conn.set("threads", Value::Int64(threads)).unwrap();
+            let paths = if kind == Kind::Shortest {
+                // One path per destination: compare destinations and lengths, and check the path.
+                let query = format!("MATCH {pattern} WHERE a.ID = {source} RETURN b.ID, length(e), properties(rels(e), 'eid')");
+                let got = rows(&mut conn, &query);
+                for row in &got {
+                    let fields: Vec<&str> = row.split('|').collect();
+                    let prefix = format!("{}|{}", fields[0], fields[2]);
+                    prop_assert!(expected.contains(&prefix), "{query}: {row} is not a shortest path");
+                }
+                got.iter().map(|r| r.rsplit_once('|').unwrap().0.to_string()).collect::<Vec<_>>()
+            } else {
+                let query = format!("MATCH {pattern} WHERE a.ID = {source} RETURN b.ID, properties(rels(e), 'eid')");
+                rows(&mut conn, &query)
+            };
+            let expected_paths: Vec<String> = if kind == Kind::Shortest {
+                let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+                for row in &expected {
+                    let (dest, rels) = row.split_once('|').unwrap();
+                    seen.insert(dest.to_string(), rels.matches(',').count() + usize::from(rels != "[]"));
+                }
+                let mut rows: Vec<String> = seen.into_iter().map(|(d, l)| format!("{d}|{l}")).collect();
+                rows.sort();
+                rows
+            } else {
+                expected.clone()
+            };
+            prop_assert_eq!(&paths, &expected_paths, "{} with {} threads", pattern, threads);
+
+            // Counting mode: overall, per source and per destination.
+            let count_query = format!("MATCH {pattern} WHERE a.ID = {source} RETURN count(*)");
+            let expected_count = if kind == Kind::Shortest { expected_paths.len() } else { expected.len() };
+            prop_assert_eq!(rows(&mut conn, &count_query), vec![expected_count.to_string()], "{}", count_query);
+            let per_destination = format!(
+                "MATCH {pattern} WHERE a.ID = {source} RETURN b.ID, count(*), sum(length(e)), min(length(e)), max(length(e))"
+            );
+            let mut by_destination: BTreeMap<u32, (usize, usize, usize, usize)> = BTreeMap::new();
+            let lengths: Vec<(u32, usize)> = if kind == Kind::Shortest {
+                expected_paths.iter().map(|r| {
+                    let (d, l) = r.split_once('|').unwrap();
+                    (d.parse().unwrap(), l.parse().unwrap())
+                }).collect()
+            } else {
+                expected.iter().map(|r| {
+                    let (d, rels) = r.split_once('|').unwrap();
+                    (d.parse().unwrap(), rels.matches(',').count() + usize::from(rels != "[]"))
+                }).collect()
+            };
+            for (d, l) in lengths {
+                let entry = by_destination.entry(d).or_insert((0, 0, usize::MAX, 0));
+                entry.0 += 1;
+                entry.1 += l;
+                entry.2 = entry.2.min(l);
+                entry.3 = entry.3.max(l);
+            }
+            let mut expected_rows: Vec<String> = by_destination
+                .iter()
+                .map(|(d, (c, s, mn, mx))| format!("{d}|{c}|{s}|{mn}|{mx}"))
+                .collect();
+            expected_rows.sort();
+            prop_assert_eq!(rows(&mut conn, &per_destination), expected_rows, "{}", per_destination);
+        }
+    }
+
+    /// Counting grouped by source over every source equals the reference summed per source.
+    #[test]
+    fn counts_grouped_by_source_match(graph in graphs(), kind in kinds(), direction in directions(),
+                                      lower in 0u32..2, span in 0u32..3) {
+        let shortest = matches!(kind, Kind::Shortest | Kind::AllShortest);
+        let lower = if shortest { 1 } else { lower };
+        let upper = (lower + span).max(1);
+        let filter = Filter { min_weight: None, banned: None };
+        let mut expected = Vec::new();
+        for source in 0..graph.nodes {
+            let rows = reference(&graph, source, kind, lower, upper, direction, filter);
+            let count = if kind == Kind::Shortest {
+                rows.iter().map(|r| r.split_once('|').unwrap().0).collect::<std::collections::BTreeSet<_>>().len()
+            } else {
+                rows.len()
+            };
+            if count > 0 {
+                expected.push(format!("{source}|{count}"));
+            }
+        }
+        expected.sort();
+        let mut conn = load(&graph);
+        let query = format!("MATCH {} RETURN a.ID, count(*)", pattern(kind, lower, upper, direction, filter));
+        for threads in [1, 2] {
+            conn.set("threads", Value::Int64(threads)).unwrap();
+            prop_assert_eq!(rows(&mut conn, &query), expected.clone(), "{}", query);
+        }
+    }
+
+    /// Weighted shortest paths: the cost to every destination equals Dijkstra's on the reference.
+    #[test]
+    fn weighted_shortest_costs_match(graph in graphs(), direction in directions(), source_pick in 0u32..100) {
+        let source = source_pick % graph.nodes;
+        let walks = graph.walks(source, 1, graph.nodes.max(1), direction, Filter { min_weight: None, banned: None });
+        let mut best: BTreeMap<u32, i64> = BTreeMap::new();
+        for (dest, rels, _) in walks.iter().filter(|w| w.0 != source) {
+            let cost: i64 = rels.iter().map(|&r| graph.rels[r].2).sum();
+            let entry = best.entry(*dest).or_insert(i64::MAX);
+            *entry = (*entry).min(cost);
+        }
+        let mut expected: Vec<String> = best.iter().map(|(d, c)| format!("{d}|{c}.000000")).collect();
+        expected.sort();
+        let mut conn = load(&graph);
+        let rel = "[e:E* WSHORTEST(w)]";
+        let pattern = match direction {
+            Direction::Right => format!("(a:P)-{rel}->(b:P)"),
+            Direction::Left => format!("(a:P)<-{rel}-(b:P)"),
+            Direction::Both => format!("(a:P)-{rel}-(b:P)"),
+        };
+        let query = format!("MATCH {pattern} WHERE a.ID = {source} RETURN b.ID, cost(e)");
+        prop_assert_eq!(rows(&mut conn, &query), expected, "{}", query);
+    }
+}
