@@ -18,7 +18,7 @@ pub struct DemoArgs {
     pub dir: Option<PathBuf>,
     #[arg(long)]
     pub threads: Option<usize>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = warren_bench::generate::DEFAULT_SEED)]
     pub seed: u64,
 }
 

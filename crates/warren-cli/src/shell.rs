@@ -17,7 +17,7 @@ Enter Cypher statements ending with ';' (they may span lines).
   :max_rows N           rows shown by box, table and markdown output
   :schema               list tables and their properties
   :timer on|off         print compile and execution times
-  :quit                 leave (also Ctrl-D)
+  :quit                 leave (also Ctrl-D); Ctrl-C stops a running query
 Examples:
   MATCH (a:Person)-[r:Knows* SHORTEST 1..30]->(b:Person) WHERE a.ID = 0 RETURN b.ID, length(r) LIMIT 5;
   CALL THREADS=4;";
@@ -34,6 +34,10 @@ fn history_path() -> Option<std::path::PathBuf> {
 
 pub fn run(mut conn: Connection) -> warren::Result<()> {
     let mut editor = DefaultEditor::new().map_err(|e| warren::Error::Io(e.to_string()))?;
+    // Ctrl-C at the prompt clears the line (rustyline); while a query runs it stops the query.
+    let interrupt = conn.interrupt_flag();
+    ctrlc::set_handler(move || interrupt.store(true, std::sync::atomic::Ordering::Relaxed))
+        .map_err(|e| warren::Error::Io(format!("cannot install the Ctrl-C handler: {e}")))?;
     if let Some(path) = history_path() {
         let _ = editor.load_history(&path);
     }

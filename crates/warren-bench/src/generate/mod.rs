@@ -29,8 +29,10 @@ pub use dense::dense_edges;
 pub use graph500::graph500_edges;
 pub use social::social_edges;
 
-/// The seed used when the user gives none.
-pub const DEFAULT_SEED: u64 = 1;
+/// The seed used when the user gives none. Seed 2 because with seed 1 the Graph500 vertex that
+/// receives ID 0 has no out-edges at scale 18, which would make the seed queries that start
+/// from `a.ID = 0` (one-source SHORTEST and ALL SHORTEST) measure nothing.
+pub const DEFAULT_SEED: u64 = 2;
 /// The most edge draws one dataset may ask for (each takes 8 bytes in memory, twice over).
 pub const EDGE_DRAWS_MAX: u64 = 1 << 32;
 

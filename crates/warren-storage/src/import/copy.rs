@@ -12,7 +12,7 @@ use warren_common::value::Value;
 use warren_common::{Error, Result, TableId};
 
 use crate::column::{Column, ColumnBuilder};
-use crate::editor::{build_pk_index, Editor};
+use crate::editor::Editor;
 use crate::import::options::{detect_dialect, CsvOptions, Dialect};
 use crate::node_table::NodeTable;
 use crate::rel_table::RelTable;
@@ -323,13 +323,14 @@ fn copy_node_table(
                     .into(),
         });
     }
-    let pk_index = build_pk_index(&columns[pk], stored.deleted()).map_err(|e| match e {
-        Error::Runtime(message) => Error::Copy {
-            location: String::new(),
-            message,
-        },
-        other => other,
-    })?;
+    let pk_index = crate::pk_index::PrimaryKeyIndex::build(&columns[pk], stored.deleted())
+        .map_err(|(row, key)| Error::Copy {
+            location: if row >= first_new_row as usize { locate(row) } else { String::new() },
+            message: format!(
+                "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
+                warren_common::format::to_kuzu_string(&key, &warren_common::value::NoGraph)
+            ),
+        })?;
     let deleted = stored.deleted().map(|d| {
         let mut bits = d.to_bits();
         bits.resize(columns[pk].len(), false);

@@ -1,0 +1,2 @@
+CREATE NODE TABLE Item(id INT64, name STRING, price DOUBLE, PRIMARY KEY (id))
+CREATE REL TABLE Link(FROM Item TO Item, weight INT64)
