@@ -9,8 +9,8 @@ use warren_bench::generate::{generate, DatasetKind, GenerateOptions};
 
 #[test]
 fn seed_queries_match_kuzu() {
-    let golden: Json =
-        serde_json::from_str(include_str!("data/kuzu_seed_graph500_s14.json")).expect("golden JSON");
+    let golden: Json = serde_json::from_str(include_str!("data/kuzu_seed_graph500_s14.json"))
+        .expect("golden JSON");
     let dataset = &golden["dataset"];
     let mut options = GenerateOptions::defaults(DatasetKind::Graph500);
     options.scale = dataset["scale"].as_u64().unwrap() as u32;
@@ -22,15 +22,24 @@ fn seed_queries_match_kuzu() {
     for script in [files.schema_path(), files.copy_path()] {
         let text = std::fs::read_to_string(script).unwrap();
         for statement in text.lines().filter(|l| !l.trim().is_empty()) {
-            conn.query(statement).unwrap_or_else(|e| panic!("{statement}: {e}"));
+            conn.query(statement)
+                .unwrap_or_else(|e| panic!("{statement}: {e}"));
         }
     }
     for threads in [1, 2] {
         conn.set("threads", Value::Int64(threads)).unwrap();
         for entry in golden["queries"].as_array().unwrap() {
             let query = entry["query"].as_str().unwrap();
-            let expected: Vec<&str> = entry["rows"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
-            let rows = conn.query(query).and_then(|mut r| r.to_strings()).unwrap_or_else(|e| panic!("{query}: {e}"));
+            let expected: Vec<&str> = entry["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap())
+                .collect();
+            let rows = conn
+                .query(query)
+                .and_then(|mut r| r.to_strings())
+                .unwrap_or_else(|e| panic!("{query}: {e}"));
             assert_eq!(rows, expected, "{query} with {threads} threads");
         }
     }

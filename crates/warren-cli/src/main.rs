@@ -89,7 +89,15 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = std::io::stdout().flush();
-            eprintln!("Error: {}", one_line(&error.to_string()));
+            // One line: a syntax error's quoted statement and caret lines are left out here.
+            let text = error.to_string();
+            let first = text.split('\n').next().unwrap_or_default();
+            let text = if matches!(error, warren::Error::Syntax { .. }) {
+                first.to_string()
+            } else {
+                one_line(&text)
+            };
+            eprintln!("Error: {text}");
             ExitCode::FAILURE
         }
     }

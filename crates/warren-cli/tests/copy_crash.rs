@@ -20,10 +20,21 @@ fn warren() -> Command {
 fn rels(db: &Path) -> Option<u64> {
     let database = Database::open(db).unwrap_or_else(|e| panic!("database does not open: {e}"));
     let mut conn = database.connect();
-    let rels = conn.query("MATCH ()-[r:Knows]->() RETURN count(*)").ok()?.to_strings().unwrap()[0].parse().unwrap();
+    let rels = conn
+        .query("MATCH ()-[r:Knows]->() RETURN count(*)")
+        .ok()?
+        .to_strings()
+        .unwrap()[0]
+        .parse()
+        .unwrap();
     // The adjacency in both directions agrees with the rel count.
-    for query in ["MATCH (a:Person)-[:Knows]->(b:Person) RETURN count(*)", "MATCH (a:Person)<-[:Knows]-(b:Person) RETURN count(*)"] {
-        let count: u64 = conn.query(query).unwrap().to_strings().unwrap()[0].parse().unwrap();
+    for query in [
+        "MATCH (a:Person)-[:Knows]->(b:Person) RETURN count(*)",
+        "MATCH (a:Person)<-[:Knows]-(b:Person) RETURN count(*)",
+    ] {
+        let count: u64 = conn.query(query).unwrap().to_strings().unwrap()[0]
+            .parse()
+            .unwrap();
         assert_eq!(count, rels, "{query}");
     }
     Some(rels)
@@ -33,14 +44,19 @@ fn assert_no_leftovers(db: &Path) {
     let manifest = std::fs::read_to_string(db.join("warren.manifest")).unwrap();
     for entry in std::fs::read_dir(db.join("data")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(manifest.contains(&name), "unreferenced file {name} survived an open");
+        assert!(
+            manifest.contains(&name),
+            "unreferenced file {name} survived an open"
+        );
     }
     assert!(!db.join("warren.manifest.tmp").exists());
 }
 
 /// A small deterministic generator for kill delays.
 fn next_random(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     *state >> 33
 }
 
@@ -49,13 +65,32 @@ fn killed_copies_leave_the_old_or_the_new_database() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let db = dir.path().join("db");
-    let generate = warren().args(["generate", "graph500", "--scale", "15", "--out"]).arg(&data).status();
+    let generate = warren()
+        .args(["generate", "graph500", "--scale", "15", "--out"])
+        .arg(&data)
+        .status();
     assert!(generate.unwrap().success());
-    assert!(warren().arg("run").arg(&db).arg(data.join("schema.cypher")).status().unwrap().success());
-    assert!(warren().arg("run").arg(&db).arg(data.join("copy.cypher")).status().unwrap().success());
+    assert!(warren()
+        .arg("run")
+        .arg(&db)
+        .arg(data.join("schema.cypher"))
+        .status()
+        .unwrap()
+        .success());
+    assert!(warren()
+        .arg("run")
+        .arg(&db)
+        .arg(data.join("copy.cypher"))
+        .status()
+        .unwrap()
+        .success());
     let edges = rels(&db).expect("Knows exists");
     assert!(edges > 0);
-    let nodes_before = std::fs::read_to_string(data.join("nodes.csv")).unwrap().lines().count() as u64 - 1;
+    let nodes_before = std::fs::read_to_string(data.join("nodes.csv"))
+        .unwrap()
+        .lines()
+        .count() as u64
+        - 1;
 
     // Each run replaces the rel table: drop it, create it, copy into it (three commits).
     let copy = std::fs::read_to_string(data.join("copy.cypher")).unwrap();
@@ -63,18 +98,28 @@ fn killed_copies_leave_the_old_or_the_new_database() {
     let script = dir.path().join("recopy.cypher");
     std::fs::write(
         &script,
-        format!("DROP TABLE Knows;\nCREATE REL TABLE Knows(FROM Person TO Person);\n{copy_edges}\n"),
+        format!(
+            "DROP TABLE Knows;\nCREATE REL TABLE Knows(FROM Person TO Person);\n{copy_edges}\n"
+        ),
     )
     .unwrap();
     let started = Instant::now();
-    assert!(warren().arg("run").arg(&db).arg(&script).status().unwrap().success());
+    assert!(warren()
+        .arg("run")
+        .arg(&db)
+        .arg(&script)
+        .status()
+        .unwrap()
+        .success());
     let run_time = started.elapsed();
     assert_eq!(rels(&db), Some(edges));
 
     let mut random = 7u64;
     let mut states = [0u64; 3];
     for _ in 0..KILLS {
-        let delay = Duration::from_micros(next_random(&mut random) % (run_time.as_micros() as u64 * 5 / 4 + 1));
+        let delay = Duration::from_micros(
+            next_random(&mut random) % (run_time.as_micros() as u64 * 5 / 4 + 1),
+        );
         let mut child = warren().arg("run").arg(&db).arg(&script).spawn().unwrap();
         std::thread::sleep(delay);
         let _ = child.kill();
@@ -86,7 +131,12 @@ fn killed_copies_leave_the_old_or_the_new_database() {
             Some(n) => panic!("a partial COPY is visible: {n} rels instead of 0 or {edges}"),
         }
         let database = Database::open(&db).unwrap();
-        let nodes: u64 = database.connect().query("MATCH (n:Person) RETURN count(*)").unwrap().to_strings().unwrap()[0]
+        let nodes: u64 = database
+            .connect()
+            .query("MATCH (n:Person) RETURN count(*)")
+            .unwrap()
+            .to_strings()
+            .unwrap()[0]
             .parse()
             .unwrap();
         assert_eq!(nodes, nodes_before);
@@ -97,5 +147,8 @@ fn killed_copies_leave_the_old_or_the_new_database() {
         "{KILLS} kills: {} left no Knows table, {} an empty one, {} the full one",
         states[0], states[1], states[2]
     );
-    assert!(states[2] > 0 && states[0] + states[1] > 0, "kills did not land in different phases: {states:?}");
+    assert!(
+        states[2] > 0 && states[0] + states[1] > 0,
+        "kills did not land in different phases: {states:?}"
+    );
 }

@@ -76,6 +76,9 @@ pub fn cast_string(text: &str, ty: &LogicalType) -> Result<Value, String> {
             .map(Value::Double)
             .ok_or_else(|| format!("Cast failed. {text} is not in DOUBLE range.")),
         _ if ty.is_integer() => parse_integer(text, ty),
+        T::Decimal(precision, scale) => parse_decimal(text.trim(), *precision, *scale)
+            .map(|value| decimal(value, *precision, *scale))
+            .ok_or_else(|| format!("Cast failed. {text} is not in {ty} range.")),
         T::Date => parse_date(text).map(Value::Date).ok_or_else(|| {
             format!(
                 "Error occurred during parsing date. Given: \"{text}\". Expected format: \
@@ -1152,14 +1155,106 @@ fn same_kind(value: &Value, ty: &LogicalType) -> bool {
 }
 
 fn cast_number(value: &Value, ty: &LogicalType) -> Result<Value, String> {
+    if let LogicalType::Decimal(precision, scale) = *ty {
+        return to_decimal(value, precision, scale)
+            .map(|v| decimal(v, precision, scale))
+            .ok_or_else(|| {
+                format!(
+                    "Cast failed. {} is not in {ty} range.",
+                    format::to_kuzu_string(value, &NoGraph)
+                )
+            });
+    }
     match *value {
         Value::Float(v) => cast_float(f64::from(v), ty),
         Value::Double(v) => cast_float(v, ty),
+        Value::Decimal(ref d) => match ty {
+            LogicalType::Float | LogicalType::Double => cast_float(d.to_f64(), ty),
+            _ => {
+                let rounded = rescale(d.value, d.scale, 0).unwrap_or(0);
+                cast_integer(rounded, false, ty)
+            }
+        },
         _ => match value.as_i128() {
             Some(v) => cast_integer(v, matches!(value, Value::Int128(_)), ty),
             None => Err(unsupported(value, ty)),
         },
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DECIMAL
+// ---------------------------------------------------------------------------------------------
+
+fn decimal(value: i128, precision: u8, scale: u8) -> Value {
+    Value::Decimal(Box::new(crate::value::Decimal {
+        value,
+        precision,
+        scale,
+    }))
+}
+
+fn power_of_ten(exponent: u8) -> i128 {
+    10i128.pow(u32::from(exponent))
+}
+
+fn fits(value: i128, precision: u8) -> Option<i128> {
+    (value.unsigned_abs() < power_of_ten(precision).unsigned_abs()).then_some(value)
+}
+
+/// `value / 10^from` expressed with `to` decimals, rounding half away from zero.
+fn rescale(value: i128, from: u8, to: u8) -> Option<i128> {
+    if to >= from {
+        return value.checked_mul(power_of_ten(to - from));
+    }
+    let divisor = power_of_ten(from - to);
+    let quotient = value / divisor;
+    let remainder = value % divisor;
+    Some(if remainder.abs() * 2 >= divisor {
+        quotient + value.signum()
+    } else {
+        quotient
+    })
+}
+
+/// A decimal literal (`-12.345`, `7`, `.5`) as an integer scaled by `10^scale`.
+fn parse_decimal(text: &str, precision: u8, scale: u8) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (integer, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if integer.is_empty() && fraction.is_empty()
+        || !integer
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+        || fraction.len() > 38
+    {
+        return None;
+    }
+    let mut value: i128 = 0;
+    for b in integer.bytes().chain(fraction.bytes()) {
+        value = value.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+    }
+    let scaled = rescale(value, u8::try_from(fraction.len()).ok()?, scale)?;
+    fits(if negative { -scaled } else { scaled }, precision)
+}
+
+/// A number as a DECIMAL(precision, scale) unscaled integer, if it fits.
+fn to_decimal(value: &Value, precision: u8, scale: u8) -> Option<i128> {
+    let scaled = match value {
+        Value::Decimal(d) => rescale(d.value, d.scale, scale)?,
+        Value::Float(_) | Value::Double(_) => {
+            let v = value.as_f64()? * 10f64.powi(i32::from(scale));
+            if !v.is_finite() || v.abs() >= 1e38 {
+                return None;
+            }
+            v.round() as i128
+        }
+        other => other.as_i128()?.checked_mul(power_of_ten(scale))?,
+    };
+    fits(scaled, precision)
 }
 
 fn is_unsigned(ty: &LogicalType) -> bool {

@@ -85,10 +85,14 @@ impl Error {
     pub fn with_suffix(self, suffix: &str) -> Self {
         let extend = |message: String| format!("{message}{suffix}");
         match self {
-            Error::Syntax { message, position } => Error::Syntax {
-                message: extend(message),
-                position,
-            },
+            // The suffix goes on the first line, before the quoted statement and caret lines.
+            Error::Syntax { message, position } => {
+                let message = match message.split_once('\n') {
+                    Some((first, rest)) => format!("{first}{suffix}\n{rest}"),
+                    None => extend(message),
+                };
+                Error::Syntax { message, position }
+            }
             Error::Binder(m) => Error::Binder(extend(m)),
             Error::Catalog(m) => Error::Catalog(extend(m)),
             Error::Conversion(m) => Error::Conversion(extend(m)),

@@ -30,6 +30,7 @@ pub fn write_value(out: &mut String, value: &Value, graph: &dyn GraphLookup) {
         Value::UInt64(v) => push_display(out, v),
         Value::Float(v) => write_double(out, f64::from(*v)),
         Value::Double(v) => write_double(out, *v),
+        Value::Decimal(d) => write_decimal(out, d),
         Value::Date(days) => out.push_str(&temporal::format_date(i64::from(*days))),
         Value::Timestamp(micros) => out.push_str(&temporal::format_timestamp(*micros)),
         Value::TimestampTz(micros) => {
@@ -109,6 +110,23 @@ pub fn write_value(out: &mut String, value: &Value, graph: &dyn GraphLookup) {
 
 fn push_display(out: &mut String, value: impl std::fmt::Display) {
     let _ = write!(out, "{value}");
+}
+
+/// A decimal prints all `scale` digits after the point.
+fn write_decimal(out: &mut String, d: &crate::value::Decimal) {
+    let negative = d.value < 0;
+    let digits = d.value.unsigned_abs().to_string();
+    let scale = usize::from(d.scale);
+    let digits = format!("{digits:0>width$}", width = scale + 1);
+    let (integer, fraction) = digits.split_at(digits.len() - scale);
+    if negative {
+        out.push('-');
+    }
+    out.push_str(integer);
+    if scale > 0 {
+        out.push('.');
+        out.push_str(fraction);
+    }
 }
 
 /// Doubles print with six decimals, as C++ `std::to_string` does.

@@ -31,6 +31,8 @@ pub enum LogicalType {
     UInt64,
     Float,
     Double,
+    /// Fixed-point: (precision, scale), stored as a scaled 128-bit integer.
+    Decimal(u8, u8),
     /// An INT64 primary key filled from a per-table counter.
     Serial,
     /// Days since 1970-01-01.
@@ -80,7 +82,11 @@ impl LogicalType {
     }
 
     pub fn is_numeric(&self) -> bool {
-        self.is_integer() || matches!(self, LogicalType::Float | LogicalType::Double)
+        self.is_integer()
+            || matches!(
+                self,
+                LogicalType::Float | LogicalType::Double | LogicalType::Decimal(..)
+            )
     }
 
     pub fn is_timestamp(&self) -> bool {
@@ -127,6 +133,7 @@ impl LogicalType {
             LogicalType::Int128
             | LogicalType::Interval
             | LogicalType::Uuid
+            | LogicalType::Decimal(..)
             | LogicalType::InternalId => 16,
             _ => return None,
         })
@@ -215,9 +222,7 @@ impl TypeParser<'_> {
                 self.expect(")")?;
                 LogicalType::Map(Arc::new(key), Arc::new(value))
             }
-            "DECIMAL" | "NUMERIC" => {
-                return Err(format!("{name} is not supported."));
-            }
+            "DECIMAL" | "NUMERIC" => self.parse_decimal()?,
             _ => simple_type(&name).ok_or_else(|| format!("Cannot parse data type {name}."))?,
         };
         loop {
@@ -240,6 +245,27 @@ impl TypeParser<'_> {
                 return Ok(ty);
             }
         }
+    }
+
+    /// `DECIMAL` (18, 3) or `DECIMAL(precision, scale)` with 1 <= precision <= 38.
+    fn parse_decimal(&mut self) -> Result<LogicalType, String> {
+        if !self.eat("(") {
+            return Ok(LogicalType::Decimal(18, 3));
+        }
+        let number = |parser: &mut Self| -> Result<u8, String> {
+            let word = parser.word();
+            word.parse::<u8>()
+                .map_err(|_| format!("Cannot parse data type {}.", parser.text))
+        };
+        let precision = number(self)?;
+        let scale = if self.eat(",") { number(self)? } else { 0 };
+        self.expect(")")?;
+        if precision == 0 || precision > 38 || scale > precision {
+            return Err(format!(
+                "Precision of DECIMAL must be between 1 and 38 and scale at most precision, got DECIMAL({precision}, {scale})."
+            ));
+        }
+        Ok(LogicalType::Decimal(precision, scale))
     }
 
     fn parse_fields(&mut self) -> Result<Vec<Field>, String> {
@@ -332,6 +358,9 @@ impl fmt::Display for LogicalType {
             LogicalType::Node => "NODE",
             LogicalType::Rel => "REL",
             LogicalType::RecursiveRel => "RECURSIVE_REL",
+            LogicalType::Decimal(precision, scale) => {
+                return write!(f, "DECIMAL({precision}, {scale})")
+            }
             LogicalType::List(element) => return write!(f, "{element}[]"),
             LogicalType::Array(element, size) => return write!(f, "{element}[{size}]"),
             LogicalType::Map(key, value) => return write!(f, "MAP({key}, {value})"),
@@ -369,6 +398,7 @@ mod tests {
             "STRUCT(revenue INT16, location STRING[], stock STRUCT(price INT64[], volume INT64))",
             "MAP(STRING, INT64)",
             "UNION(price FLOAT, movein DATE, note STRING)",
+            "DECIMAL(38, 4)",
         ] {
             assert_eq!(LogicalType::parse(text).unwrap().to_string(), text);
         }

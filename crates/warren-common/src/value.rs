@@ -13,6 +13,20 @@ use crate::types::LogicalType;
 /// projection list `(r, n | ... | {r.a}, {n.b})`; `None` on a value means "all properties".
 pub type Projection = Arc<Vec<Arc<str>>>;
 
+/// A DECIMAL(precision, scale) value: the unscaled integer and its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    pub value: i128,
+    pub precision: u8,
+    pub scale: u8,
+}
+
+impl Decimal {
+    pub fn to_f64(&self) -> f64 {
+        self.value as f64 / 10f64.powi(i32::from(self.scale))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NodeValue {
     pub id: InternalId,
@@ -62,6 +76,8 @@ pub enum Value {
     UInt64(u64),
     Float(f32),
     Double(f64),
+    /// A fixed-point number: `value / 10^scale`.
+    Decimal(Box<Decimal>),
     /// Days since 1970-01-01.
     Date(i32),
     /// Microseconds since the epoch, UTC.
@@ -114,6 +130,7 @@ impl Value {
             Value::UInt64(_) => LogicalType::UInt64,
             Value::Float(_) => LogicalType::Float,
             Value::Double(_) => LogicalType::Double,
+            Value::Decimal(d) => LogicalType::Decimal(d.precision, d.scale),
             Value::Date(_) => LogicalType::Date,
             Value::Timestamp(_) => LogicalType::Timestamp,
             Value::TimestampNs(_) => LogicalType::TimestampNs,
@@ -180,6 +197,7 @@ impl Value {
         match *self {
             Value::Float(v) => Some(f64::from(v)),
             Value::Double(v) => Some(v),
+            Value::Decimal(ref d) => Some(d.to_f64()),
             _ => self.as_i128().map(|v| v as f64),
         }
     }
@@ -210,7 +228,7 @@ impl Value {
     }
 
     fn is_float(&self) -> bool {
-        matches!(self, Value::Float(_) | Value::Double(_))
+        matches!(self, Value::Float(_) | Value::Double(_) | Value::Decimal(_))
     }
 
     /// The node or rel id carried by an id, node or rel value.
@@ -315,7 +333,8 @@ impl Value {
             | Value::UInt32(_)
             | Value::UInt64(_)
             | Value::Float(_)
-            | Value::Double(_) => 2,
+            | Value::Double(_)
+            | Value::Decimal(_) => 2,
             Value::Date(_) => 3,
             Value::Timestamp(_) => 4,
             Value::TimestampNs(_) => 5,
@@ -440,7 +459,7 @@ impl Hash for Value {
         match self {
             Value::Null => {}
             Value::Bool(b) => b.hash(state),
-            Value::Float(_) | Value::Double(_) => {
+            Value::Float(_) | Value::Double(_) | Value::Decimal(_) => {
                 let v = self.as_f64().unwrap_or(0.0);
                 if v.fract() == 0.0 && v.abs() < 1e30 {
                     (v as i128).hash(state);

@@ -107,9 +107,13 @@ impl Default for ExecSettings {
     }
 }
 
+/// Rows processed between two interrupt checks.
+const TICKS_PER_CHECK: u64 = 4096;
+
 #[derive(Debug)]
 pub struct ExecContext {
     snapshot: RefCell<Arc<Snapshot>>,
+    ticks: std::cell::Cell<u64>,
     changed: RefCell<BTreeSet<TableId>>,
     pub settings: ExecSettings,
     pub memory: Arc<MemoryTracker>,
@@ -121,11 +125,23 @@ impl ExecContext {
         let memory = Arc::new(MemoryTracker::new(settings.limits.query_memory_bytes));
         Self {
             snapshot: RefCell::new(snapshot),
+            ticks: std::cell::Cell::new(0),
             changed: RefCell::new(BTreeSet::new()),
             settings,
             memory,
             interrupt,
         }
+    }
+
+    /// Counts one unit of work; every few thousand, checks the deadline and the interrupt flag.
+    #[inline]
+    pub fn tick(&self) -> Result<()> {
+        let ticks = self.ticks.get() + 1;
+        self.ticks.set(ticks);
+        if ticks.is_multiple_of(TICKS_PER_CHECK) {
+            self.interrupt.check()?;
+        }
+        Ok(())
     }
 
     /// The snapshot reads see now.

@@ -8,6 +8,86 @@ use warren_common::value::NoGraph;
 use crate::expr::{Expr, InternalProperty, PathPart};
 use crate::plan::{Destination, Plan, RecursiveKind, RecursiveOutput, Target};
 
+/// An expression as Kùzu prints it in messages: `LESS_THAN(+(n.ID,OFFSET(r._ID)),3)`.
+pub fn kuzu_text(expr: &warren_cypher::ast::Expr) -> String {
+    use warren_cypher::ast::{BinaryOp as B, ExprKind as K, Literal};
+    let join = |args: &[&warren_cypher::ast::Expr]| {
+        args.iter()
+            .map(|a| kuzu_text(a))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match &expr.kind {
+        K::Variable(name) => name.clone(),
+        K::Property(base, name) => format!("{}.{name}", kuzu_text(base)),
+        K::Literal(Literal::String(s)) => s.clone(),
+        K::Literal(Literal::Null) => String::new(),
+        K::Literal(Literal::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
+        K::Literal(Literal::Integer(i)) => i.to_string(),
+        K::Literal(Literal::Double(d)) => {
+            let mut out = String::new();
+            warren_common::format::write_double(&mut out, *d);
+            out
+        }
+        K::Parameter(name) => format!("${name}"),
+        K::FunctionCall { name, args, .. }
+            if name.eq_ignore_ascii_case("id") && args.len() == 1 =>
+        {
+            format!("{}._ID", kuzu_text(&args[0]))
+        }
+        K::FunctionCall {
+            name, args, star, ..
+        } => {
+            let args: Vec<&warren_cypher::ast::Expr> = args.iter().collect();
+            format!(
+                "{}({})",
+                name.to_ascii_uppercase(),
+                if *star { "*".to_string() } else { join(&args) }
+            )
+        }
+        K::Unary(warren_cypher::ast::UnaryOp::Not, inner) => format!("NOT({})", kuzu_text(inner)),
+        K::Unary(warren_cypher::ast::UnaryOp::Minus, inner) => format!("-({})", kuzu_text(inner)),
+        K::Binary(op, a, b) => {
+            let name = match op {
+                B::Eq => "EQUALS",
+                B::Ne => "NOT_EQUALS",
+                B::Lt => "LESS_THAN",
+                B::Le => "LESS_THAN_EQUALS",
+                B::Gt => "GREATER_THAN",
+                B::Ge => "GREATER_THAN_EQUALS",
+                B::And => "AND",
+                B::Or => "OR",
+                B::Xor => "XOR",
+                B::Add => "+",
+                B::Sub => "-",
+                B::Mul => "*",
+                B::Div => "/",
+                B::Mod => "%",
+                B::Pow => "^",
+                B::In => "IN",
+                B::StartsWith => "STARTS_WITH",
+                B::EndsWith => "ENDS_WITH",
+                B::Contains => "CONTAINS",
+                B::RegexMatch => "REGEXP_FULL_MATCH",
+                B::Concat => "||",
+                B::BitAnd => "&",
+                B::BitOr => "|",
+                B::ShiftLeft => "<<",
+                B::ShiftRight => ">>",
+            };
+            format!("{name}({})", join(&[a, b]))
+        }
+        K::IsNull { expr, negated } => {
+            format!(
+                "{}({})",
+                if *negated { "IS_NOT_NULL" } else { "IS_NULL" },
+                kuzu_text(expr)
+            )
+        }
+        _ => "...".to_string(),
+    }
+}
+
 /// A readable form of an expression; slots print as `#n`.
 pub fn expr_text(expr: &Expr) -> String {
     match expr {
@@ -219,6 +299,10 @@ pub fn operator_line(plan: &Plan) -> String {
         Plan::Skip { count, .. } => format!("Skip {}", expr_text(count)),
         Plan::Limit { count, .. } => format!("Limit {}", expr_text(count)),
         Plan::Unwind { expr, slot, .. } => format!("Unwind {} AS #{slot}", expr_text(expr)),
+        Plan::LoadCsv { files, columns, .. } => format!(
+            "LoadCsv {files:?} -> {:?}",
+            columns.iter().map(|(s, _)| *s).collect::<Vec<_>>()
+        ),
         Plan::Optional { null_slots, .. } => format!("Optional nulls={null_slots:?}"),
         Plan::Union { output, all, .. } => {
             format!("Union{} -> {output:?}", if *all { " ALL" } else { "" })

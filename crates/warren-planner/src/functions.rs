@@ -278,22 +278,55 @@ impl ScalarFunction {
         })
     }
 
+    /// The argument types Kùzu accepts for functions it checks at bind time, with the
+    /// signature lines its error message lists.
+    fn signatures(self) -> Option<(&'static [&'static str], &'static [&'static str])> {
+        Some(match self {
+            F::Size => (
+                &["LIST", "ARRAY", "MAP", "STRING"],
+                &[
+                    "(LIST) -> INT64",
+                    "(ARRAY) -> INT64",
+                    "(MAP) -> INT64",
+                    "(STRING) -> INT64",
+                ],
+            ),
+            F::Id => (&["NODE", "REL", "STRUCT"], &["(NODE)", "(REL)", "(STRUCT)"]),
+            F::StartNode | F::EndNode => (&["REL"], &["(REL)"]),
+            F::Nodes | F::Rels => (&["RECURSIVE_REL"], &["(RECURSIVE_REL)"]),
+            _ => return None,
+        })
+    }
+
     /// Checks argument types where Kùzu rejects them at bind time.
     pub fn check_arguments(self, args: &[LogicalType]) -> Result<()> {
-        let bad = match self {
-            F::StartNode | F::EndNode => args[0] != LogicalType::Rel,
-            F::Id => matches!(args[0], LogicalType::RecursiveRel),
-            F::Nodes | F::Rels => !matches!(args[0], LogicalType::RecursiveRel | LogicalType::Any),
-            _ => false,
+        let Some((accepted, lines)) = self.signatures() else {
+            return Ok(());
         };
-        if bad {
-            let types: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-            return Err(Error::binder(format!(
-                "Function {} did not receive correct arguments:\nActual:   ({})",
-                self.name(),
-                types.join(",")
-            )));
+        let Some(first) = args.first() else {
+            return Ok(());
+        };
+        let kind = match first {
+            LogicalType::Any => return Ok(()),
+            LogicalType::List(_) => "LIST".to_string(),
+            LogicalType::Array(..) => "ARRAY".to_string(),
+            LogicalType::Map(..) => "MAP".to_string(),
+            LogicalType::Struct(_) => "STRUCT".to_string(),
+            other => other.to_string(),
+        };
+        if accepted.contains(&kind.as_str()) {
+            return Ok(());
         }
-        Ok(())
+        let actual: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+        let mut message = format!(
+            "Function {} did not receive correct arguments:\nActual:   ({})\nExpected: {}",
+            self.name(),
+            actual.join(","),
+            lines[0]
+        );
+        for line in &lines[1..] {
+            message.push_str(&format!("\n          {line}"));
+        }
+        Err(Error::binder(message))
     }
 }

@@ -10,5 +10,5 @@ pub mod functions;
 pub mod optimizer;
 pub mod plan;
 
-pub use binder::{bind_statement, BindSettings, BoundStatement, DefaultSemantic};
+pub use binder::{bind_statement, AlterTable, BindSettings, BoundStatement, DefaultSemantic};
 pub use plan::{Plan, QueryPlan};

@@ -102,6 +102,13 @@ pub enum Plan {
         expr: Expr,
         slot: usize,
     },
+    /// `LOAD FROM`: for each input row, every row of the CSV files, its values in `columns`.
+    LoadCsv {
+        input: Box<Plan>,
+        files: Vec<std::path::PathBuf>,
+        options: warren_storage::import::CsvOptions,
+        columns: Vec<(usize, LogicalType)>,
+    },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
     Optional {
@@ -296,6 +303,7 @@ impl Plan {
             | Plan::Skip { input, .. }
             | Plan::Limit { input, .. }
             | Plan::Unwind { input, .. }
+            | Plan::LoadCsv { input, .. }
             | Plan::Create { input, .. }
             | Plan::Merge { input, .. }
             | Plan::SetProperties { input, .. }
@@ -339,7 +347,7 @@ impl Plan {
             Plan::OrderBy { keys, .. } => keys.iter().for_each(|(e, _)| visit(e)),
             Plan::Skip { count, .. } | Plan::Limit { count, .. } => visit(count),
             Plan::Unwind { expr, .. } => visit(expr),
-            Plan::Optional { .. } => {}
+            Plan::Optional { .. } | Plan::LoadCsv { .. } => {}
             Plan::Create { nodes, rels, .. } => {
                 nodes
                     .iter()
@@ -385,6 +393,7 @@ impl Plan {
             Plan::ScanNodes { slot, .. }
             | Plan::LookupNode { slot, .. }
             | Plan::Unwind { slot, .. } => vec![*slot],
+            Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
             Plan::Expand {
                 rel_slot, target, ..
             } => {
@@ -566,6 +575,17 @@ impl Plan {
                 input: boxed(input),
                 expr,
                 slot,
+            },
+            Plan::LoadCsv {
+                input,
+                files,
+                options,
+                columns,
+            } => Plan::LoadCsv {
+                input: boxed(input),
+                files,
+                options,
+                columns,
             },
             Plan::Optional {
                 input,

@@ -243,6 +243,102 @@ impl Catalog {
         }
     }
 
+    /// The properties of the node or rel table `name` (for ALTER TABLE).
+    fn properties_mut(
+        &mut self,
+        name: &str,
+    ) -> Result<(&mut Vec<Property>, Option<usize>, String)> {
+        if let Some(table) = self
+            .node_tables
+            .iter_mut()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            let pk = Some(table.primary_key);
+            let display = table.name.clone();
+            return Ok((&mut table.properties, pk, display));
+        }
+        if let Some(table) = self
+            .rel_tables
+            .iter_mut()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
+        {
+            let display = table.name.clone();
+            return Ok((&mut table.properties, None, display));
+        }
+        Err(Error::binder(format!("Table {name} does not exist.")))
+    }
+
+    /// Appends a property; returns its index.
+    pub fn add_property(&mut self, table: &str, property: Property) -> Result<usize> {
+        Self::check_properties(std::slice::from_ref(&property))?;
+        let (properties, _, display) = self.properties_mut(table)?;
+        if find_property(properties, &property.name).is_some() {
+            return Err(Error::runtime(format!(
+                "{display} table already has property {}.",
+                property.name
+            )));
+        }
+        properties.push(property);
+        Ok(properties.len() - 1)
+    }
+
+    /// Removes a property; returns its former index.
+    pub fn drop_property(&mut self, table: &str, name: &str) -> Result<usize> {
+        let (properties, primary_key, display) = self.properties_mut(table)?;
+        let index = find_property(properties, name).ok_or_else(|| {
+            Error::runtime(format!("{display} table does not have property {name}."))
+        })?;
+        if primary_key == Some(index) {
+            return Err(Error::binder(format!(
+                "Cannot drop property {name} in table {display} because it is used as primary key."
+            )));
+        }
+        properties.remove(index);
+        if let Some(node) = self.node_tables.iter_mut().find(|t| t.name == display) {
+            if node.primary_key > index {
+                node.primary_key -= 1;
+            }
+        }
+        Ok(index)
+    }
+
+    pub fn rename_property(&mut self, table: &str, from: &str, to: &str) -> Result<()> {
+        let (properties, _, display) = self.properties_mut(table)?;
+        if find_property(properties, to).is_some() {
+            return Err(Error::runtime(format!(
+                "{display} table already has property {to}."
+            )));
+        }
+        let index = find_property(properties, from).ok_or_else(|| {
+            Error::runtime(format!("{display} table does not have property {from}."))
+        })?;
+        properties[index].name = to.to_string();
+        Ok(())
+    }
+
+    pub fn rename_table(&mut self, table: &str, to: &str) -> Result<()> {
+        if self.name_taken(to) {
+            return Err(Error::binder(format!("{to} already exists in catalog.")));
+        }
+        if let Some(t) = self
+            .node_tables
+            .iter_mut()
+            .find(|t| t.name.eq_ignore_ascii_case(table))
+        {
+            t.name = to.to_string();
+            return Ok(());
+        }
+        if let Some(t) = self
+            .rel_tables
+            .iter_mut()
+            .find(|t| t.name.eq_ignore_ascii_case(table))
+        {
+            t.name = to.to_string();
+            return Ok(());
+        }
+        Err(Error::binder(format!("Table {table} does not exist.")))
+    }
+
     /// Removes a table. A node table referenced by a rel table cannot be dropped.
     /// Returns the storage ids (node table id or rel pair ids) that were removed.
     pub fn drop_table(&mut self, name: &str) -> Result<Vec<TableId>> {

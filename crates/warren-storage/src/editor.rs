@@ -150,6 +150,93 @@ impl Editor {
         Ok(())
     }
 
+    /// `ALTER TABLE t ADD name TYPE [DEFAULT value]`: every row takes the default.
+    pub fn add_property(&mut self, table: &str, property: Property) -> Result<()> {
+        let value = default_value(&property)?;
+        let ty = property.ty.clone();
+        self.catalog.add_property(table, property)?;
+        let filled = |rows: u64| -> Result<Column> {
+            let mut builder = ColumnBuilder::new(ty.clone());
+            for _ in 0..rows {
+                builder.push(&value).map_err(Error::runtime)?;
+            }
+            Ok(builder.finish())
+        };
+        for id in self.storage_ids(table) {
+            match self.tables.get(&id).cloned() {
+                Some(TableData::Node(data)) => {
+                    let mut columns = data.columns().to_vec();
+                    columns.push(filled(data.num_rows())?);
+                    let data = data
+                        .with_columns(columns, data.primary_key())
+                        .map_err(Error::internal)?;
+                    self.replace_node_table(id, data);
+                }
+                Some(TableData::Rel(data)) => {
+                    let mut columns = data.columns().to_vec();
+                    columns.push(filled(data.num_rows())?);
+                    self.replace_rel_table(
+                        id,
+                        data.with_columns(columns).map_err(Error::internal)?,
+                    );
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `ALTER TABLE t DROP name`.
+    pub fn drop_property(&mut self, table: &str, name: &str) -> Result<()> {
+        let index = self.catalog.drop_property(table, name)?;
+        for id in self.storage_ids(table) {
+            match self.tables.get(&id).cloned() {
+                Some(TableData::Node(data)) => {
+                    let mut columns = data.columns().to_vec();
+                    columns.remove(index);
+                    let pk = self
+                        .catalog
+                        .node_table_by_id(id)
+                        .expect("table")
+                        .primary_key;
+                    self.replace_node_table(
+                        id,
+                        data.with_columns(columns, pk).map_err(Error::internal)?,
+                    );
+                }
+                Some(TableData::Rel(data)) => {
+                    let mut columns = data.columns().to_vec();
+                    columns.remove(index);
+                    self.replace_rel_table(
+                        id,
+                        data.with_columns(columns).map_err(Error::internal)?,
+                    );
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub fn rename_property(&mut self, table: &str, from: &str, to: &str) -> Result<()> {
+        self.catalog.rename_property(table, from, to)
+    }
+
+    pub fn rename_table(&mut self, table: &str, to: &str) -> Result<()> {
+        self.catalog.rename_table(table, to)
+    }
+
+    /// The storage ids (node table or rel pairs) of the table called `name`.
+    fn storage_ids(&self, name: &str) -> Vec<TableId> {
+        if let Some(node) = self.catalog.node_table(name) {
+            return vec![node.id];
+        }
+        self.catalog
+            .rel_table(name)
+            .map(|r| r.pairs.iter().map(|p| p.id).collect())
+            .unwrap_or_default()
+    }
+
     /// Replaces a node table's data wholesale (the result of a COPY).
     pub fn replace_node_table(&mut self, table: TableId, data: NodeTable) {
         assert!(

@@ -66,6 +66,18 @@ impl NodeTable {
         })
     }
 
+    /// The same rows with other property columns (ALTER TABLE); `primary_key` is the key's new
+    /// column index.
+    pub fn with_columns(&self, columns: Vec<Column>, primary_key: usize) -> Result<Self, String> {
+        Self::from_parts(
+            columns,
+            primary_key,
+            self.pk_index.clone(),
+            self.deleted.clone(),
+            self.next_serial,
+        )
+    }
+
     pub fn num_rows(&self) -> u64 {
         self.num_rows
     }

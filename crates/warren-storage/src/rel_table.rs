@@ -115,6 +115,17 @@ impl RelTable {
         })
     }
 
+    /// The same rels with other property columns (ALTER TABLE).
+    pub fn with_columns(&self, columns: Vec<Column>) -> Result<Self, String> {
+        if columns.iter().any(|c| c.len() as u64 != self.num_rows) {
+            return Err("property columns must have one value per rel".into());
+        }
+        Ok(Self {
+            columns,
+            ..self.clone()
+        })
+    }
+
     pub fn num_rows(&self) -> u64 {
         self.num_rows
     }

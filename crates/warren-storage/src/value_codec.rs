@@ -79,6 +79,11 @@ pub fn encode_fixed(out: &mut Vec<u8>, value: &Value, ty: &LogicalType) -> Resul
             out.extend_from_slice(&v.to_le_bytes());
         }
         (LogicalType::Int128, Value::Int128(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (LogicalType::Decimal(precision, scale), Value::Decimal(d))
+            if d.precision == *precision && d.scale == *scale =>
+        {
+            out.extend_from_slice(&d.value.to_le_bytes());
+        }
         (LogicalType::UInt8, Value::UInt8(v)) => out.push(*v),
         (LogicalType::UInt16, Value::UInt16(v)) => out.extend_from_slice(&v.to_le_bytes()),
         (LogicalType::UInt32, Value::UInt32(v)) => out.extend_from_slice(&v.to_le_bytes()),
@@ -209,6 +214,13 @@ impl<'a> Decoder<'a> {
                 Value::Int64(i64::from_le_bytes(self.array()?))
             }
             LogicalType::Int128 => Value::Int128(i128::from_le_bytes(self.array()?)),
+            LogicalType::Decimal(precision, scale) => {
+                Value::Decimal(Box::new(warren_common::value::Decimal {
+                    value: i128::from_le_bytes(self.array()?),
+                    precision: *precision,
+                    scale: *scale,
+                }))
+            }
             LogicalType::UInt8 => Value::UInt8(self.array::<1>()?[0]),
             LogicalType::UInt16 => Value::UInt16(u16::from_le_bytes(self.array()?)),
             LogicalType::UInt32 => Value::UInt32(u32::from_le_bytes(self.array()?)),

@@ -122,7 +122,10 @@ impl Connection {
         BindSettings {
             hops_max: self.settings.hops_max,
             default_semantic: self.settings.default_semantic,
-            working_dir: self.working_dir.clone(),
+            working_dir: match &self.settings.file_search_path {
+                Some(dir) => self.working_dir.join(dir),
+                None => self.working_dir.clone(),
+            },
         }
     }
 
@@ -235,6 +238,29 @@ impl Connection {
                     started.elapsed(),
                 ))
             }
+            BoundStatement::AlterTable { table, action } => {
+                let message = self.alter_table(&table, action, snapshot)?;
+                Ok(QueryResult::message(
+                    message,
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::CopyFromQuery { table, query } => {
+                let mut result = self.run_query(query, snapshot, Duration::ZERO)?;
+                let rows = result.collect_rows()?;
+                let mut editor = Editor::new(self.current_snapshot());
+                let summary = warren_storage::import::copy_from_rows(&mut editor, &table, &rows)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!(
+                        "{} tuples have been copied to the {} table.",
+                        summary.rows, summary.table
+                    ),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
             BoundStatement::Copy {
                 table,
                 files,
@@ -283,6 +309,65 @@ impl Connection {
         }
     }
 
+    fn alter_table(
+        &mut self,
+        table: &str,
+        action: warren_planner::AlterTable,
+        snapshot: Arc<Snapshot>,
+    ) -> Result<String> {
+        use warren_planner::AlterTable as A;
+        let catalog = snapshot.catalog();
+        let display = catalog
+            .node_table(table)
+            .map(|t| t.name.clone())
+            .or_else(|| catalog.rel_table(table).map(|t| t.name.clone()))
+            .ok_or_else(|| Error::binder(format!("Table {table} does not exist.")))?;
+        let has = |name: &str| {
+            catalog
+                .node_table(table)
+                .and_then(|t| t.property(name))
+                .is_some()
+                || catalog
+                    .rel_table(table)
+                    .and_then(|t| t.property(name))
+                    .is_some()
+        };
+        let mut editor = Editor::new(snapshot.clone());
+        let message = match action {
+            A::AddProperty {
+                property,
+                if_not_exists,
+            } => {
+                if if_not_exists && has(&property.name) {
+                    return Ok(format!(
+                        "{display} table already has property {}.",
+                        property.name
+                    ));
+                }
+                let name = property.name.clone();
+                editor.add_property(table, property)?;
+                format!("Property {name} added to table {display}.")
+            }
+            A::DropProperty { name, if_exists } => {
+                if if_exists && !has(&name) {
+                    return Ok(format!("{display} table does not have property {name}."));
+                }
+                editor.drop_property(table, &name)?;
+                format!("Property {name} has been dropped from table {display}.")
+            }
+            A::RenameTable(to) => {
+                editor.rename_table(table, &to)?;
+                format!("Table {display} renamed to {to}.")
+            }
+            A::RenameProperty { from, to } => {
+                editor.rename_property(table, &from, &to)?;
+                format!("Property {from} renamed to {to}.")
+            }
+        };
+        self.commit_editor(editor)?;
+        Ok(message)
+    }
+
     fn run_query(
         &mut self,
         plan: QueryPlan,
@@ -309,7 +394,10 @@ impl Connection {
         let mut root = root;
         let mut rows = Vec::new();
         while let Some(row) = root.next(&ctx)? {
-            rows.push(slots.iter().map(|&s| row[s].clone()).collect());
+            // A query without RETURN yields no rows, however many it wrote.
+            if !slots.is_empty() {
+                rows.push(slots.iter().map(|&s| row[s].clone()).collect());
+            }
         }
         let changed = ctx.changed_tables();
         let after = ctx.snapshot();

@@ -21,6 +21,8 @@ pub struct Settings {
     pub timeout_ms: u64,
     /// `progress_bar`: draw progress bars for long work on a terminal's standard error.
     pub progress_bar: bool,
+    /// `file_search_path`: the directory relative file paths of COPY and LOAD FROM start from.
+    pub file_search_path: Option<String>,
 }
 
 impl Default for Settings {
@@ -33,6 +35,7 @@ impl Default for Settings {
             memory_limit: default_memory_limit(),
             timeout_ms: 0,
             progress_bar: false,
+            file_search_path: None,
         }
     }
 }
@@ -122,6 +125,14 @@ impl Settings {
                 self.progress_bar = value
                     .as_bool()
                     .ok_or_else(|| Error::binder("progress_bar must be TRUE or FALSE."))?;
+            }
+            "file_search_path" => {
+                self.file_search_path = Some(
+                    value
+                        .as_str()
+                        .ok_or_else(|| Error::binder("file_search_path must be a string."))?
+                        .to_string(),
+                );
             }
             // Kùzu scheduling hints that Warren decides by itself.
             "recursive_pattern_factor" | "enable_semi_mask" | "enable_zone_map" => {}

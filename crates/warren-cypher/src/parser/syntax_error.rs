@@ -1,6 +1,7 @@
-//! The text of a syntax error, in Kùzu's words:
+//! The text of a syntax error, in Kùzu's form:
 //! `Invalid input <PREFIX>: expected WHAT (line: L, offset: O)`, where PREFIX is the statement
-//! up to and including the offending token, L is 1-based and O is the 0-based column.
+//! up to and including the offending token, L is 1-based and O is the 0-based column; then the
+//! statement on one line in quotes, and a caret line under the offending token.
 
 use warren_common::error::Position;
 use warren_common::Error;
@@ -16,8 +17,22 @@ pub(super) fn syntax_error(text: &str, start: usize, token: &Token, expected: &s
     let prefix = quoted_prefix(text, start, blamed_end(token));
     let line = token.span.line;
     let offset = token.span.column.saturating_sub(1);
-    let message =
-        format!("Invalid input <{prefix}>: expected {expected} (line: {line}, offset: {offset})");
+    let statement = crate::split_statements(text.get(start..).unwrap_or(""))
+        .into_iter()
+        .next()
+        .map(|s| quoted_prefix(&s.text, 0, s.text.len()).trim().to_string())
+        .unwrap_or_default();
+    let blamed = quoted_prefix(text, token.span.start.max(start), blamed_end(token));
+    let caret_at = prefix
+        .chars()
+        .count()
+        .saturating_sub(blamed.chars().count())
+        + 1;
+    let carets = "^".repeat(blamed.chars().count().max(1));
+    let message = format!(
+        "Invalid input <{prefix}>: expected {expected} (line: {line}, offset: {offset})\n\"{statement}\"\n{}{carets}",
+        " ".repeat(caret_at)
+    );
     Error::Syntax {
         message,
         position: Position {

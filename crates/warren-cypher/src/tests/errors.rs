@@ -5,7 +5,7 @@ use warren_common::error::Position;
 use warren_common::limits::NESTING_DEPTH_MAX;
 use warren_common::Error;
 
-use super::error_message;
+use super::{error_message, full_error_message};
 use crate::{parse_script, parse_statement};
 
 fn position(text: &str) -> Position {
@@ -96,6 +96,24 @@ fn golden_messages() {
 }
 
 #[test]
+fn messages_quote_the_statement_and_point_at_the_token() {
+    let message = full_error_message("MATCH (a:A)\n MATCH (a)-[:LIKES..]->(c)\n RETURN c.name;");
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Invalid input <MATCH (a:A)  MATCH (a)-[:LIKES..>: expected '|', '*', a property map or ']' \
+         (line: 2, offset: 18)"
+    );
+    assert_eq!(
+        lines[1],
+        "\"MATCH (a:A)  MATCH (a)-[:LIKES..]->(c)  RETURN c.name\""
+    );
+    // The carets sit under `..` in the quoted line.
+    assert_eq!(lines[2], format!("{}^^", " ".repeat(31)));
+    assert_eq!(&lines[1][31..33], "..");
+}
+
+#[test]
 fn positions_are_one_based() {
     assert_eq!(
         position("MATCH (n $"),
@@ -128,7 +146,7 @@ fn script_errors_quote_the_failing_statement() {
         panic!("expected a syntax error");
     };
     assert_eq!(
-        message,
+        message.lines().next().unwrap(),
         "Invalid input <MATCH (n $>: expected a label, a property map or ')' (line: 2, offset: 9)"
     );
     assert_eq!(

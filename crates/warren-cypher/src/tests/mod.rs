@@ -63,8 +63,18 @@ pub(crate) fn rendered(text: &str) -> String {
     render(&expr(text))
 }
 
-/// The message of the syntax error that `text` must give.
+/// The first line of the syntax error that `text` must give (the lines after it quote the
+/// statement and point at the offending token).
 pub(crate) fn error_message(text: &str) -> String {
+    full_error_message(text)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The whole message of the syntax error that `text` must give.
+pub(crate) fn full_error_message(text: &str) -> String {
     match parse_statement(text) {
         Ok(statement) => panic!("{text}: parsed, but should not: {statement:?}"),
         Err(warren_common::Error::Syntax { message, .. }) => message,

@@ -347,9 +347,12 @@ impl<'a> Evaluator<'a> {
             nodes: Vec::new(),
             rels: Vec::new(),
         };
+        let mut skip_next_node = false;
         for part in parts {
             match part {
                 PathPart::Node(slot) => match &row[*slot] {
+                    // After a zero-length segment the next node is the same node again.
+                    Value::Node(_) if std::mem::take(&mut skip_next_node) => {}
                     Value::Node(node) => path.nodes.push(node.clone()),
                     _ => return Value::Null,
                 },
@@ -359,6 +362,7 @@ impl<'a> Evaluator<'a> {
                 },
                 PathPart::RecursiveRel(slot) => match &row[*slot] {
                     Value::Path(inner) => {
+                        skip_next_node = inner.rels.is_empty();
                         path.nodes.extend(inner.nodes.iter().cloned());
                         path.rels.extend(inner.rels.iter().cloned());
                     }

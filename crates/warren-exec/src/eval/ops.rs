@@ -57,7 +57,7 @@ pub fn unary(op: UnaryOp, value: Value) -> Result<Value> {
     }
 }
 
-/// `value IN list`: TRUE if found, NULL if not found but NULLs were involved, else FALSE.
+/// `value IN list`: NULL when the value is NULL, else whether the list holds an equal value.
 pub fn value_in_list(value: &Value, list: &Value) -> Value {
     let Some(items) = list.as_list() else {
         return Value::Null;
@@ -65,19 +65,8 @@ pub fn value_in_list(value: &Value, list: &Value) -> Value {
     if value.is_null() {
         return Value::Null;
     }
-    let mut saw_null = false;
-    for item in items {
-        match value.sql_eq(item) {
-            Some(true) => return Value::Bool(true),
-            None => saw_null = true,
-            Some(false) => {}
-        }
-    }
-    if saw_null {
-        Value::Null
-    } else {
-        Value::Bool(false)
-    }
+    // As in Kùzu, NULL elements are skipped: `2 IN [1, NULL]` is FALSE.
+    Value::Bool(items.iter().any(|item| value.sql_eq(item) == Some(true)))
 }
 
 fn is_integer(v: &Value) -> bool {
@@ -218,12 +207,42 @@ fn concat(a: &Value, b: &Value) -> Result<Value> {
     }
 }
 
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+    )
+}
+
+/// A STRING compared with a number, date or timestamp is cast to the other side's type, as
+/// Kùzu casts it; a string that does not convert is a conversion error.
+fn implicit_string_cast(a: &Value, b: &Value) -> Result<Option<(Value, Value)>> {
+    let castable = |v: &Value| v.is_numeric() || matches!(v, Value::Date(_) | Value::Timestamp(_));
+    let cast = |text: &str, other: &Value| {
+        warren_common::cast::cast_string(text, &other.logical_type()).map_err(Error::Conversion)
+    };
+    Ok(match (a, b) {
+        (Value::String(text), other) if castable(other) => {
+            Some((cast(text, other)?, other.clone()))
+        }
+        (other, Value::String(text)) if castable(other) => {
+            Some((other.clone(), cast(text, other)?))
+        }
+        _ => None,
+    })
+}
+
 pub fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(match op {
             BinaryOp::In if !a.is_null() => value_in_list(&a, &b),
             _ => Value::Null,
         });
+    }
+    if is_comparison(op) {
+        if let Some((a, b)) = implicit_string_cast(&a, &b)? {
+            return binary(op, a, b);
+        }
     }
     let compare = |accept: fn(Ordering) -> bool| -> Value {
         match a.sql_cmp(&b) {

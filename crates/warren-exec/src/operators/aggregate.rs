@@ -148,6 +148,7 @@ impl Aggregate {
         let mut groups: Vec<Group> = Vec::new();
         let mut reserved = 0u64;
         while let Some(row) = self.input.next(ctx)? {
+            ctx.tick()?;
             let snapshot = ctx.snapshot();
             let evaluator = Evaluator::new(&snapshot, ctx);
             let keys = self

@@ -72,6 +72,7 @@ impl Operator for Expand {
         loop {
             if let Some((row, pending)) = &mut self.current {
                 while let Some((node, rel)) = pending.pop() {
+                    ctx.tick()?;
                     let accepted = match &self.target {
                         Target::Bind { tables, .. } => tables.contains(&node.table),
                         Target::Check { slot } => row[*slot].internal_id() == Some(node),

@@ -4,6 +4,7 @@
 
 mod aggregate;
 mod expand;
+mod load;
 mod order;
 mod scan;
 mod simple;
@@ -106,6 +107,17 @@ pub fn build(plan: &Plan, width: usize, argument: Option<&Row>) -> BoxedOperator
         Plan::Unwind { input, expr, slot } => {
             Box::new(simple::Unwind::new(child(input), expr.clone(), *slot))
         }
+        Plan::LoadCsv {
+            input,
+            files,
+            options,
+            columns,
+        } => Box::new(load::LoadCsv::new(
+            child(input),
+            files.clone(),
+            options.clone(),
+            columns.clone(),
+        )),
         Plan::Optional {
             input,
             inner,

@@ -29,6 +29,7 @@ impl OrderBy {
     fn sort(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
         let mut keyed: Vec<(Vec<Value>, Row)> = Vec::new();
         while let Some(row) = self.input.next(ctx)? {
+            ctx.tick()?;
             let snapshot = ctx.snapshot();
             let evaluator = Evaluator::new(&snapshot, ctx);
             let keys = self
@@ -84,6 +85,7 @@ impl Distinct {
 impl Operator for Distinct {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
         while let Some(row) = self.input.next(ctx)? {
+            ctx.tick()?;
             let key: Vec<Value> = self.slots.iter().map(|&s| row[s].clone()).collect();
             if !self.seen.contains(&key) {
                 ctx.memory.reserve(key.len() as u64 * 48, "DISTINCT")?;

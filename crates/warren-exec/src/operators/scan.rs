@@ -12,9 +12,6 @@ use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
 
-/// How often scans check for interruption (rows).
-const CHECK_INTERVAL: u64 = 1 << 16;
-
 pub struct ScanNodes {
     input: BoxedOperator,
     tables: Vec<TableId>,
@@ -52,9 +49,7 @@ impl Operator for ScanNodes {
                     while *offset < table.num_rows() {
                         let node = *offset;
                         *offset += 1;
-                        if node % CHECK_INTERVAL == 0 {
-                            ctx.interrupt.check()?;
-                        }
+                        ctx.tick()?;
                         if table.is_deleted(node) {
                             continue;
                         }

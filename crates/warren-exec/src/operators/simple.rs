@@ -40,6 +40,7 @@ impl Filter {
 impl Operator for Filter {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
         while let Some(row) = self.input.next(ctx)? {
+            ctx.tick()?;
             let snapshot = ctx.snapshot();
             if Evaluator::new(&snapshot, ctx).test(&self.predicate, &row)? {
                 return Ok(Some(row));
@@ -169,6 +170,7 @@ impl Operator for Unwind {
         loop {
             if let Some((row, items, index)) = &mut self.current {
                 if *index < items.len() {
+                    ctx.tick()?;
                     let mut out = row.clone();
                     out[self.slot] = items[*index].clone();
                     *index += 1;

@@ -75,6 +75,7 @@ impl Update {
     fn drain(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
         let mut rows = Vec::new();
         while let Some(row) = self.input.next(ctx)? {
+            ctx.tick()?;
             ctx.memory
                 .reserve(row_bytes(&row), "updating clause input")?;
             rows.push(row);

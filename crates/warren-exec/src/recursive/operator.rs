@@ -247,10 +247,17 @@ impl RecursiveJoin {
             }
             RecursiveKind::WeightedShortest { .. } | RecursiveKind::AllWeightedShortest { .. } => {
                 let all = matches!(self.plan.kind, RecursiveKind::AllWeightedShortest { .. });
-                let algorithm = if all {
-                    "ALL_WEIGHTED_SP_PATHS"
-                } else {
-                    "WEIGHTED_SP_PATHS"
+                let paths_needed = matches!(
+                    self.plan.output,
+                    RecursiveOutput::Paths {
+                        rel_slot: Some(_),
+                        ..
+                    }
+                );
+                let algorithm = match (all, paths_needed) {
+                    (true, _) => "ALL_WEIGHTED_SP_PATHS",
+                    (false, true) => "WEIGHTED_SP_PATHS",
+                    (false, false) => "WEIGHTED_SP_DESTINATIONS",
                 };
                 let weights = prepared.weights.as_ref().expect("weights");
                 let search = dijkstra(

@@ -69,10 +69,19 @@ pub enum BoundStatement {
         name: String,
         if_exists: bool,
     },
+    AlterTable {
+        table: String,
+        action: AlterTable,
+    },
     Copy {
         table: String,
         files: Vec<PathBuf>,
         options: CsvOptions,
+    },
+    /// `COPY table FROM (query)`.
+    CopyFromQuery {
+        table: String,
+        query: QueryPlan,
     },
     /// `CALL name = value`.
     Setting {
@@ -82,6 +91,24 @@ pub enum BoundStatement {
     Explain(Box<BoundStatement>),
     Profile(Box<BoundStatement>),
     Transaction(ast::TransactionCommand),
+}
+
+/// A bound `ALTER TABLE` action.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AlterTable {
+    AddProperty {
+        property: Property,
+        if_not_exists: bool,
+    },
+    DropProperty {
+        name: String,
+        if_exists: bool,
+    },
+    RenameTable(String),
+    RenameProperty {
+        from: String,
+        to: String,
+    },
 }
 
 /// Binds one statement.
@@ -140,14 +167,47 @@ impl<'a> Binder<'a> {
                 if_exists: *if_exists,
             },
             ast::Statement::Copy(copy) => self.bind_copy(copy)?,
-            ast::Statement::CopyFromQuery { .. } => {
-                return Err(Error::binder("COPY FROM a query is not supported yet."))
+            ast::Statement::CopyFromQuery { table, query, .. } => {
+                if self.catalog.node_table(table).is_none()
+                    && self.catalog.rel_table(table).is_none()
+                {
+                    return Err(Error::binder(format!("Table {table} does not exist.")));
+                }
+                BoundStatement::CopyFromQuery {
+                    table: table.clone(),
+                    query: self.bind_query(query)?,
+                }
             }
             ast::Statement::CopyTo { .. } => {
                 return Err(Error::binder("COPY TO is not supported yet."))
             }
-            ast::Statement::AlterTable { .. } => {
-                return Err(Error::binder("ALTER TABLE is not supported yet."))
+            ast::Statement::AlterTable { table, action, .. } => {
+                let action = match action {
+                    ast::AlterAction::AddProperty {
+                        property,
+                        if_not_exists,
+                    } => AlterTable::AddProperty {
+                        property: self
+                            .bind_properties(std::slice::from_ref(property))?
+                            .remove(0),
+                        if_not_exists: *if_not_exists,
+                    },
+                    ast::AlterAction::DropProperty { name, if_exists } => {
+                        AlterTable::DropProperty {
+                            name: name.clone(),
+                            if_exists: *if_exists,
+                        }
+                    }
+                    ast::AlterAction::RenameTable(to) => AlterTable::RenameTable(to.clone()),
+                    ast::AlterAction::RenameProperty { from, to } => AlterTable::RenameProperty {
+                        from: from.clone(),
+                        to: to.clone(),
+                    },
+                };
+                BoundStatement::AlterTable {
+                    table: table.clone(),
+                    action,
+                }
             }
             ast::Statement::CallSetting { name, value, .. } => {
                 let value = self.constant(value)?;
@@ -172,6 +232,16 @@ impl<'a> Binder<'a> {
         let (bound, _) = self.bind_expr(expr, &scope)?;
         crate::constant::evaluate_constant(&bound)
             .ok_or_else(|| Error::binder("Expected a constant expression."))
+    }
+
+    /// A file path as written, resolved against the working directory when relative.
+    pub(crate) fn resolve_path(&self, file: &str) -> PathBuf {
+        let path = PathBuf::from(file);
+        if path.is_absolute() {
+            path
+        } else {
+            self.settings.working_dir.join(path)
+        }
     }
 
     fn bind_properties(
@@ -245,18 +315,7 @@ impl<'a> Binder<'a> {
             options.push((name.clone(), self.constant(expr)?));
         }
         let options = CsvOptions::from_pairs(&options)?;
-        let files = copy
-            .files
-            .iter()
-            .map(|f| {
-                let path = PathBuf::from(f);
-                if path.is_absolute() {
-                    path
-                } else {
-                    self.settings.working_dir.join(path)
-                }
-            })
-            .collect();
+        let files = copy.files.iter().map(|f| self.resolve_path(f)).collect();
         Ok(BoundStatement::Copy {
             table: copy.table.clone(),
             files,

@@ -354,10 +354,14 @@ impl Binder<'_> {
             None => self.anonymous_name(),
         };
         if let Some(existing) = scope.get(&name) {
-            return Err(match (&existing.kind, pattern.recursive.is_some()) {
-                (VariableKind::Rel { .. }, _) => Error::binder(format!(
+            let same_name = || {
+                Error::binder(format!(
                     "Bind relationship {name} to relationship with same name is not supported."
-                )),
+                ))
+            };
+            return Err(match (&existing.kind, pattern.recursive.is_some()) {
+                (VariableKind::Rel { .. }, false) => same_name(),
+                (VariableKind::Path | VariableKind::RecursiveRel { .. }, true) => same_name(),
                 (kind, false) => Error::binder(format!(
                     "{name} has data type {} but REL was expected.",
                     kind.logical_type()
@@ -543,6 +547,7 @@ impl Binder<'_> {
                 split_conjuncts(predicate, &mut parts);
                 for part in parts {
                     let (expr, _) = self.bind_expr(&part, &inner)?;
+                    let text = crate::explain::kuzu_text(&part);
                     let slots = expr.slots();
                     let reads_rel = slots.contains(&rel_slot);
                     let reads_node = slots.contains(&node_slot);
@@ -550,7 +555,7 @@ impl Binder<'_> {
                         (true, true) => {
                             return Err(Error::binder(format!(
                                 "Cannot evaluate {} because it depends on both {} and {}.",
-                                crate::explain::expr_text(&expr),
+                                text,
                                 filter.node_variable.as_deref().unwrap_or(""),
                                 filter.rel_variable.as_deref().unwrap_or("")
                             )))
@@ -623,7 +628,7 @@ impl Binder<'_> {
                 display_name(name)
             )));
         }
-        if !ty.is_numeric() || matches!(ty, LogicalType::Int128) {
+        if !ty.is_numeric() || matches!(ty, LogicalType::Int128 | LogicalType::Decimal(..)) {
             return Err(Error::binder(format!(
                 "{ty} weight type is not supported for weighted shortest path."
             )));

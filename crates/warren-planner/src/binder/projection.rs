@@ -197,6 +197,15 @@ impl Binder<'_> {
         scope: &Scope,
         is_return: bool,
     ) -> Result<Projected> {
+        if !is_return
+            && !projection.order_by.is_empty()
+            && projection.skip.is_none()
+            && projection.limit.is_none()
+        {
+            return Err(Error::binder(
+                "In WITH clause, ORDER BY must be followed by SKIP or LIMIT.",
+            ));
+        }
         let items = self.expand_items(projection, scope)?;
         let mut sink = AggregateSink::default();
         let mut bound = Vec::with_capacity(items.len());

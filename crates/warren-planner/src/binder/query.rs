@@ -43,13 +43,7 @@ impl Binder<'_> {
                     "The number of columns to union/union all must be the same.",
                 ));
             }
-            for ((a, ..), (b, ..)) in first_columns.iter().zip(columns) {
-                if a != b {
-                    return Err(Error::binder(format!(
-                        "Cannot union/union all columns with different names: {a} and {b}."
-                    )));
-                }
-            }
+            // As in Kùzu, the columns take the first query's names; only their number must agree.
         }
         let output: Vec<usize> = first_columns.iter().map(|_| self.new_slot()).collect();
         let all = union_all.iter().all(|a| *a);
@@ -169,12 +163,77 @@ impl Binder<'_> {
                         call.name.to_ascii_uppercase()
                     )));
                 }
-                ast::Clause::LoadFrom(_) => {
-                    return Err(Error::binder("LOAD FROM is not supported."));
+                ast::Clause::LoadFrom(load) => {
+                    plan = self.bind_load_from(plan, load, &mut scope)?;
                 }
             }
         }
         Ok((plan, columns))
+    }
+
+    /// `LOAD [WITH HEADERS (...)] FROM 'file' (options) [WHERE ...]`: columns come from the
+    /// explicit headers, or from the file (header row names, detected types).
+    fn bind_load_from(
+        &mut self,
+        input: Plan,
+        load: &ast::LoadFromClause,
+        scope: &mut Scope,
+    ) -> Result<Plan> {
+        let files: Vec<std::path::PathBuf> =
+            load.files.iter().map(|f| self.resolve_path(f)).collect();
+        if files.iter().any(|f| {
+            f.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+        }) {
+            return Err(Error::binder(
+                "LOAD FROM reads CSV files; Parquet files are not supported.",
+            ));
+        }
+        let mut options = Vec::with_capacity(load.options.len());
+        for (name, expr) in &load.options {
+            options.push((name.clone(), self.constant(expr)?));
+        }
+        let options = warren_storage::import::CsvOptions::from_pairs(&options)?;
+        let columns: Vec<(String, warren_common::LogicalType)> = if load.headers.is_empty() {
+            let first = files
+                .first()
+                .ok_or_else(|| Error::binder("LOAD FROM needs a file."))?;
+            warren_storage::import::sniff_columns(first, &options)?
+        } else {
+            load.headers
+                .iter()
+                .map(|(name, ty)| {
+                    Ok((
+                        name.clone(),
+                        warren_common::LogicalType::parse(ty).map_err(Error::Catalog)?,
+                    ))
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut slots = Vec::with_capacity(columns.len());
+        for (name, ty) in columns {
+            let slot = self.new_slot();
+            scope.insert(super::scope::Variable {
+                name,
+                slot,
+                kind: super::expression::kind_of(&ty),
+            });
+            slots.push((slot, ty));
+        }
+        let mut plan = Plan::LoadCsv {
+            input: Box::new(input),
+            files,
+            options,
+            columns: slots,
+        };
+        if let Some(predicate) = &load.where_clause {
+            let (predicate, _) = self.bind_expr(predicate, scope)?;
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        Ok(plan)
     }
 
     /// Binds the body of `EXISTS { ... }` / `COUNT { ... }` as a plan over the outer row.

@@ -18,6 +18,56 @@ struct Creation {
 }
 
 impl Binder<'_> {
+    /// The node table a CREATE node pattern names, or the only node table when it names none.
+    fn create_node_table_for(
+        &self,
+        pattern: &ast::NodePattern,
+    ) -> Result<warren_storage::NodeTableSchema> {
+        let name = pattern.variable.as_deref().unwrap_or("");
+        let multiple = || {
+            Error::binder(format!(
+                "Create node {name} with multiple node labels is not supported."
+            ))
+        };
+        match pattern.labels.as_slice() {
+            [label] => self
+                .catalog
+                .node_table(label)
+                .cloned()
+                .ok_or_else(|| Error::binder(format!("Table {label} does not exist."))),
+            [] => match self.catalog.node_tables() {
+                [only] => Ok(only.clone()),
+                _ => Err(multiple()),
+            },
+            _ => Err(multiple()),
+        }
+    }
+
+    /// The rel table a CREATE rel pattern names, or the only rel table when it names none.
+    fn create_rel_table_for(
+        &self,
+        pattern: &ast::RelPattern,
+        name: &str,
+    ) -> Result<warren_storage::RelTableSchema> {
+        let multiple = || {
+            Error::binder(format!(
+                "Create rel {name} with multiple rel labels is not supported."
+            ))
+        };
+        match pattern.labels.as_slice() {
+            [label] => self
+                .catalog
+                .rel_table(label)
+                .cloned()
+                .ok_or_else(|| Error::binder(format!("Table {label} does not exist."))),
+            [] => match self.catalog.rel_tables() {
+                [only] => Ok(only.clone()),
+                _ => Err(multiple()),
+            },
+            _ => Err(multiple()),
+        }
+    }
+
     fn bind_property_assignments(
         &mut self,
         properties: &[(String, ast::Expr)],
@@ -84,16 +134,7 @@ impl Binder<'_> {
                 return Ok(variable.slot);
             }
         }
-        let [label] = pattern.labels.as_slice() else {
-            return Err(Error::binder(
-                "Create node with multiple or no labels is not supported.",
-            ));
-        };
-        let schema = self
-            .catalog
-            .node_table(label)
-            .ok_or_else(|| Error::binder(format!("Table {label} does not exist.")))?
-            .clone();
+        let schema = self.create_node_table_for(pattern)?;
         let properties = self.bind_property_assignments(
             &pattern.properties,
             &schema.properties,
@@ -135,16 +176,7 @@ impl Binder<'_> {
                 "Cannot create recursive rel {name}."
             )));
         }
-        let [label] = pattern.labels.as_slice() else {
-            return Err(Error::binder(
-                "Create rel with multiple or no labels is not supported.",
-            ));
-        };
-        let schema = self
-            .catalog
-            .rel_table(label)
-            .ok_or_else(|| Error::binder(format!("Table {label} does not exist.")))?
-            .clone();
+        let schema = self.create_rel_table_for(pattern, &name)?;
         let (from, to) = match pattern.direction {
             AstDirection::Right => (left, right),
             AstDirection::Left => (right, left),

@@ -1,36 +1,21 @@
-//! `COPY table FROM files`: reads CSV rows, converts every field to its column's type, and builds
-//! the table's next version (existing rows followed by the new ones). Node tables get their
-//! primary-key index rebuilt; rel tables resolve both endpoint keys and get both CSRs rebuilt.
-//! Any bad row aborts the whole COPY with `file:line` and the reason; nothing is applied.
+//! `COPY table FROM files` and `COPY table FROM (query)`: converts every input row to the table's
+//! column types and builds the table's next version (existing rows followed by the new ones).
+//! Node tables get their primary-key index rebuilt; rel tables resolve both endpoint keys and get
+//! both CSRs rebuilt. Any bad row aborts the whole COPY with its location (`file:line`, or the
+//! row number of a query) and the reason; nothing is applied.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use memmap2::Mmap;
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
 use warren_common::{Error, Result, TableId};
 
 use crate::column::{Column, ColumnBuilder};
 use crate::editor::Editor;
-use crate::import::options::{detect_dialect, CsvOptions, Dialect};
+use crate::import::csv_reader::{for_each_row, parse_i64, CopyProgress, RowReader};
+use crate::import::options::CsvOptions;
 use crate::node_table::NodeTable;
 use crate::rel_table::RelTable;
-
-/// Bytes of a file given to dialect detection.
-const SAMPLE_BYTES: usize = 64 * 1024;
-
-/// Receives progress while files are read.
-pub trait CopyProgress {
-    /// `total` bytes are about to be read.
-    fn start(&mut self, _total: u64) {}
-    /// `bytes` more bytes were read.
-    fn advance(&mut self, _bytes: u64) {}
-    fn finish(&mut self) {}
-}
-
-/// Progress that goes nowhere.
-impl CopyProgress for () {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopySummary {
@@ -38,199 +23,160 @@ pub struct CopySummary {
     pub rows: u64,
 }
 
-/// A mapped input file.
-struct InputFile {
-    path: PathBuf,
-    bytes: Option<Mmap>,
+/// One input row: a CSV record or a row of query results.
+trait InputRow {
+    /// Where the row is: (source index, line or row number).
+    fn location(&self) -> (u32, u64);
+    fn error(&self, message: String) -> Error;
+    /// Converts value `index` to the builder's type and appends it.
+    fn push_value(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()>;
+    /// The node of `table` whose primary key (of type `ty`) is value `index`.
+    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32>;
 }
 
-impl InputFile {
-    fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::Copy {
-            location: String::new(),
-            message: format!("Cannot open file {}: {e}", path.display()),
-        })?;
-        let length = file
-            .metadata()
-            .map_err(|e| Error::io(path.display(), e))?
-            .len();
-        // SAFETY: the file is only read; a concurrent writer could change what we read, which
-        // at worst yields a conversion error, never memory unsafety for &[u8] reads.
-        let bytes = if length == 0 {
-            None
-        } else {
-            Some(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?)
-        };
-        Ok(Self {
-            path: path.to_path_buf(),
-            bytes,
-        })
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.bytes.as_deref().unwrap_or(&[])
-    }
+/// Where COPY reads its rows.
+pub enum CopySource<'a> {
+    Files {
+        files: &'a [PathBuf],
+        options: &'a CsvOptions,
+        progress: &'a mut dyn CopyProgress,
+    },
+    Rows(&'a [Vec<Value>]),
 }
 
-/// Skips `lines` lines; returns the rest and the number of the first remaining line.
-fn skip_lines(bytes: &[u8], lines: u64) -> (&[u8], u64) {
-    let mut rest = bytes;
-    for _ in 0..lines {
-        match rest.iter().position(|&b| b == b'\n') {
-            Some(end) => rest = &rest[end + 1..],
-            None => return (&[], lines + 1),
-        }
-    }
-    (rest, lines + 1)
-}
-
-/// One CSV row being converted, with its location for error messages.
-struct RowReader<'a> {
-    path: &'a Path,
-    record: csv::ByteRecord,
-    line: u64,
-}
-
-impl RowReader<'_> {
-    fn error(&self, message: impl Into<String>) -> Error {
-        Error::Copy {
-            location: format!("{}:{}", self.path.display(), self.line),
-            message: message.into(),
-        }
-    }
-
-    fn field(&self, index: usize) -> Result<&str> {
-        std::str::from_utf8(&self.record[index])
-            .map_err(|_| self.error(format!("column {} is not valid UTF-8", index + 1)))
-    }
-
-    /// Converts field `index` to `ty` (empty fields are NULL) and appends it to `builder`.
-    fn push_field(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()> {
-        let raw = &self.record[index];
-        if raw.is_empty() {
-            builder.push_null();
-            return Ok(());
-        }
-        if matches!(builder.ty(), LogicalType::Int64) {
-            if let Some(v) = parse_i64(raw) {
-                builder.push_i64(v);
-                return Ok(());
+impl CopySource<'_> {
+    /// Calls `each` for every row; `types` are the expected columns.
+    fn for_each(
+        &mut self,
+        types: &[LogicalType],
+        mut each: impl FnMut(&dyn InputRow) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            CopySource::Files {
+                files,
+                options,
+                progress,
+            } => {
+                let files: &[PathBuf] = files;
+                for_each_row(files, options, types, *progress, |row| {
+                    let index = files.iter().position(|f| f == row.path).unwrap_or(0) as u32;
+                    each(&CsvRow { row, file: index })
+                })
+            }
+            CopySource::Rows(rows) => {
+                for (number, values) in rows.iter().enumerate() {
+                    let row = ValueRow {
+                        values,
+                        number: number as u64 + 1,
+                    };
+                    if values.len() != types.len() {
+                        return Err(row.error(format!(
+                            "expected {} values per row, but found {}",
+                            types.len(),
+                            values.len()
+                        )));
+                    }
+                    each(&row)?;
+                }
+                Ok(())
             }
         }
-        let value = self.parse(index, builder.ty())?;
+    }
+
+    fn describe(&self, (source, line): (u32, u64)) -> String {
+        match self {
+            CopySource::Files { files, .. } => {
+                format!("{}:{line}", files[source as usize].display())
+            }
+            CopySource::Rows(_) => format!("row {line} of the query"),
+        }
+    }
+}
+
+struct CsvRow<'r, 'a> {
+    row: &'r RowReader<'a>,
+    file: u32,
+}
+
+impl InputRow for CsvRow<'_, '_> {
+    fn location(&self) -> (u32, u64) {
+        (self.file, self.row.line)
+    }
+
+    fn error(&self, message: String) -> Error {
+        self.row.error(message)
+    }
+
+    fn push_value(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()> {
+        self.row.push_field(index, builder)
+    }
+
+    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32> {
+        let raw = &self.row.record[index];
+        if let (Some(keys), Some(key)) = (
+            table.column(table.primary_key()).int64_values(),
+            parse_i64(raw),
+        ) {
+            if table.deleted().is_none_or(|d| d.count_ones() == 0) {
+                return table
+                    .pk_index()
+                    .lookup_i64(keys, key)
+                    .ok_or_else(|| self.error(format!("Unable to find primary key value {key}.")));
+            }
+        }
+        let text = self.row.field(index)?;
+        let ty = if *ty == LogicalType::Serial {
+            &LogicalType::Int64
+        } else {
+            ty
+        };
+        let key = warren_common::cast::parse_value(text, ty).map_err(|e| self.error(e))?;
+        table
+            .lookup(&key)
+            .ok_or_else(|| self.error(format!("Unable to find primary key value {text}.")))
+    }
+}
+
+struct ValueRow<'a> {
+    values: &'a [Value],
+    number: u64,
+}
+
+impl InputRow for ValueRow<'_> {
+    fn location(&self) -> (u32, u64) {
+        (0, self.number)
+    }
+
+    fn error(&self, message: String) -> Error {
+        Error::Copy {
+            location: format!("row {} of the query", self.number),
+            message,
+        }
+    }
+
+    fn push_value(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()> {
+        let ty = match builder.ty() {
+            LogicalType::Serial => LogicalType::Int64,
+            other => other.clone(),
+        };
+        let value =
+            warren_common::cast::cast_value(&self.values[index], &ty).map_err(|e| self.error(e))?;
         builder.push(&value).map_err(|e| self.error(e))
     }
 
-    fn parse(&self, index: usize, ty: &LogicalType) -> Result<Value> {
-        let text = self.field(index)?;
-        warren_common::cast::parse_value(text, ty).map_err(|e| self.error(e))
+    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32> {
+        let ty = if *ty == LogicalType::Serial {
+            &LogicalType::Int64
+        } else {
+            ty
+        };
+        let key =
+            warren_common::cast::cast_value(&self.values[index], ty).map_err(|e| self.error(e))?;
+        table.lookup(&key).ok_or_else(|| {
+            let shown = warren_common::format::to_kuzu_string(&key, &warren_common::value::NoGraph);
+            self.error(format!("Unable to find primary key value {shown}."))
+        })
     }
-}
-
-/// Decimal i64 without allocation; `None` for anything else (the slow path reports the error).
-#[inline]
-fn parse_i64(bytes: &[u8]) -> Option<i64> {
-    let (negative, digits) = match bytes.first()? {
-        b'-' => (true, &bytes[1..]),
-        b'+' => (false, &bytes[1..]),
-        _ => (false, bytes),
-    };
-    if digits.is_empty() || digits.len() > 18 {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value * 10 + i64::from(b - b'0');
-    }
-    Some(if negative { -value } else { value })
-}
-
-/// Reads every data row of every file, calling `row` for each. `types` are the expected
-/// columns (used to detect the dialect and to check the column count).
-fn for_each_row(
-    files: &[PathBuf],
-    options: &CsvOptions,
-    types: &[LogicalType],
-    progress: &mut dyn CopyProgress,
-    mut row: impl FnMut(&RowReader<'_>) -> Result<()>,
-) -> Result<()> {
-    let inputs: Vec<InputFile> = files
-        .iter()
-        .map(|p| InputFile::open(p))
-        .collect::<Result<_>>()?;
-    progress.start(inputs.iter().map(|f| f.bytes().len() as u64).sum());
-    for input in &inputs {
-        let (body, first_line) = skip_lines(input.bytes(), options.skip);
-        let dialect = detect_dialect(&body[..body.len().min(SAMPLE_BYTES)], options, types);
-        read_file(
-            input,
-            body,
-            first_line,
-            &dialect,
-            types.len(),
-            progress,
-            &mut row,
-        )?;
-    }
-    progress.finish();
-    Ok(())
-}
-
-fn read_file(
-    input: &InputFile,
-    body: &[u8],
-    first_line: u64,
-    dialect: &Dialect,
-    columns: usize,
-    progress: &mut dyn CopyProgress,
-    row: &mut impl FnMut(&RowReader<'_>) -> Result<()>,
-) -> Result<()> {
-    let mut reader = dialect.reader_builder().from_reader(body);
-    let mut current = RowReader {
-        path: &input.path,
-        record: csv::ByteRecord::new(),
-        line: first_line,
-    };
-    let mut reported: u64 = 0;
-    let mut is_first = true;
-    loop {
-        let more = reader.read_byte_record(&mut current.record).map_err(|e| {
-            let line = e
-                .position()
-                .map_or(first_line, |p| p.line() + first_line - 1);
-            Error::Copy {
-                location: format!("{}:{line}", input.path.display()),
-                message: e.to_string(),
-            }
-        })?;
-        if !more {
-            break;
-        }
-        current.line = current
-            .record
-            .position()
-            .map_or(first_line, |p| p.line() + first_line - 1);
-        if std::mem::take(&mut is_first) && dialect.header {
-            continue;
-        }
-        if current.record.len() != columns {
-            return Err(current.error(format!(
-                "expected {columns} values per row, but found {}",
-                current.record.len()
-            )));
-        }
-        row(&current)?;
-        let position = current.record.position().map_or(0, |p| p.byte());
-        if position - reported > 1 << 20 {
-            progress.advance(position - reported);
-            reported = position;
-        }
-    }
-    progress.advance(body.len() as u64 - reported.min(body.len() as u64));
-    Ok(())
 }
 
 /// Runs `COPY table FROM files` against the editor's current state and stages the result.
@@ -241,16 +187,48 @@ pub fn copy_from_files(
     options: &CsvOptions,
     progress: &mut dyn CopyProgress,
 ) -> Result<CopySummary> {
+    copy_into(
+        editor,
+        table,
+        CopySource::Files {
+            files,
+            options,
+            progress,
+        },
+        options,
+    )
+}
+
+/// Runs `COPY table FROM (query)` with the query's rows.
+pub fn copy_from_rows(
+    editor: &mut Editor,
+    table: &str,
+    rows: &[Vec<Value>],
+) -> Result<CopySummary> {
+    copy_into(
+        editor,
+        table,
+        CopySource::Rows(rows),
+        &CsvOptions::default(),
+    )
+}
+
+fn copy_into(
+    editor: &mut Editor,
+    table: &str,
+    mut source: CopySource<'_>,
+    options: &CsvOptions,
+) -> Result<CopySummary> {
     if let Some(schema) = editor.catalog().node_table(table) {
         let (id, name) = (schema.id, schema.name.clone());
-        let (data, rows) = copy_node_table(editor, id, files, options, progress)?;
+        let (data, rows) = copy_node_table(editor, id, &mut source)?;
         editor.replace_node_table(id, data);
         return Ok(CopySummary { table: name, rows });
     }
     if let Some(schema) = editor.catalog().rel_table(table) {
         let name = schema.name.clone();
         let pair = select_pair(editor, table, options)?;
-        let (data, rows) = copy_rel_table(editor, pair, files, options, progress)?;
+        let (data, rows) = copy_rel_table(editor, pair, &mut source)?;
         editor.replace_rel_table(pair, data);
         return Ok(CopySummary { table: name, rows });
     }
@@ -260,9 +238,7 @@ pub fn copy_from_files(
 fn copy_node_table(
     editor: &Editor,
     table: TableId,
-    files: &[PathBuf],
-    options: &CsvOptions,
-    progress: &mut dyn CopyProgress,
+    source: &mut CopySource<'_>,
 ) -> Result<(NodeTable, u64)> {
     let schema = editor
         .catalog()
@@ -288,32 +264,23 @@ fn copy_node_table(
     let mut next_serial = stored.next_serial();
     let first_new_row = stored.num_rows();
     let mut locations: Vec<(u32, u64)> = Vec::new();
-    let mut file_index = 0u32;
-    let mut last_path: Option<PathBuf> = None;
-    for_each_row(files, options, &types, progress, |row| {
-        if last_path.as_deref() != Some(row.path) {
-            file_index = files.iter().position(|f| f == row.path).unwrap_or(0) as u32;
-            last_path = Some(row.path.to_path_buf());
-        }
+    source.for_each(&types, |row| {
         for (field, &property) in file_columns.iter().enumerate() {
-            row.push_field(field, &mut builders[property])?;
+            row.push_value(field, &mut builders[property])?;
         }
         if serial {
             builders[pk].push_i64(next_serial);
             next_serial += 1;
         }
         if builders[pk].len() as u64 > warren_common::limits::NODE_TABLE_ROWS_MAX {
-            return Err(row.error("the node table would exceed 4294967295 rows"));
+            return Err(row.error("the node table would exceed 4294967295 rows".into()));
         }
-        locations.push((file_index, row.line));
+        locations.push(row.location());
         Ok(())
     })?;
     let columns: Vec<Column> = builders.into_iter().map(ColumnBuilder::finish).collect();
     let rows = columns[pk].len() as u64 - first_new_row;
-    let locate = |row: usize| {
-        let (file, line) = locations[row - first_new_row as usize];
-        format!("{}:{line}", files[file as usize].display())
-    };
+    let locate = |row: usize| source.describe(locations[row - first_new_row as usize]);
     if let Some(row) = (first_new_row as usize..columns[pk].len()).find(|&r| columns[pk].is_null(r))
     {
         return Err(Error::Copy {
@@ -374,42 +341,10 @@ fn select_pair(editor: &Editor, table: &str, options: &CsvOptions) -> Result<Tab
         })
 }
 
-/// Resolves a primary-key field of a rel row to a node offset.
-fn resolve_endpoint(
-    row: &RowReader<'_>,
-    index: usize,
-    table: &NodeTable,
-    ty: &LogicalType,
-) -> Result<u32> {
-    let raw = &row.record[index];
-    if let (Some(keys), Some(key)) = (
-        table.column(table.primary_key()).int64_values(),
-        parse_i64(raw),
-    ) {
-        if table.deleted().is_none_or(|d| d.count_ones() == 0) {
-            return table
-                .pk_index()
-                .lookup_i64(keys, key)
-                .ok_or_else(|| row.error(format!("Unable to find primary key value {key}.")));
-        }
-    }
-    let text = row.field(index)?;
-    let key = match ty {
-        LogicalType::Serial => warren_common::cast::parse_value(text, &LogicalType::Int64),
-        other => warren_common::cast::parse_value(text, other),
-    }
-    .map_err(|e| row.error(e))?;
-    table
-        .lookup(&key)
-        .ok_or_else(|| row.error(format!("Unable to find primary key value {text}.")))
-}
-
 fn copy_rel_table(
     editor: &Editor,
     pair: TableId,
-    files: &[PathBuf],
-    options: &CsvOptions,
-    progress: &mut dyn CopyProgress,
+    source: &mut CopySource<'_>,
 ) -> Result<(RelTable, u64)> {
     let (schema, pair_schema) = editor.catalog().rel_pair(pair).expect("resolved pair");
     let (schema, pair_schema) = (schema.clone(), *pair_schema);
@@ -440,17 +375,17 @@ fn copy_rel_table(
         .map(ColumnBuilder::from_column)
         .collect();
     let first_new = sources.len();
-    for_each_row(files, options, &types, progress, |row| {
-        let source = resolve_endpoint(row, 0, &from, &from_key)?;
-        let target = resolve_endpoint(row, 1, &to, &to_key)?;
+    source.for_each(&types, |row| {
+        let from_node = row.endpoint(0, &from, &from_key)?;
+        let to_node = row.endpoint(1, &to, &to_key)?;
         for (i, builder) in builders.iter_mut().enumerate() {
-            row.push_field(i + 2, builder)?;
+            row.push_value(i + 2, builder)?;
         }
         if sources.len() as u64 >= u64::from(u32::MAX) {
-            return Err(row.error("the rel table would exceed 4294967295 rows"));
+            return Err(row.error("the rel table would exceed 4294967295 rows".into()));
         }
-        sources.push(source);
-        targets.push(target);
+        sources.push(from_node);
+        targets.push(to_node);
         Ok(())
     })?;
     let rows = (sources.len() - first_new) as u64;
@@ -470,24 +405,4 @@ fn copy_rel_table(
     )
     .map_err(Error::internal)?;
     Ok((table, rows))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_plain_integers_only() {
-        assert_eq!(parse_i64(b"-42"), Some(-42));
-        assert_eq!(parse_i64(b"+7"), Some(7));
-        assert_eq!(parse_i64(b"4x"), None);
-        assert_eq!(parse_i64(b""), None);
-        assert_eq!(parse_i64(b"1234567890123456789"), None);
-    }
-
-    #[test]
-    fn skips_lines() {
-        assert_eq!(skip_lines(b"a\nb\nc", 2), (&b"c"[..], 3));
-        assert_eq!(skip_lines(b"a\n", 5).0, b"");
-    }
 }

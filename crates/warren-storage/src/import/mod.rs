@@ -1,9 +1,12 @@
-//! Import: `COPY table FROM 'file'` for CSV files. Options and dialect detection live in
-//! [`options`], reading and type conversion of rows in [`copy`]. A bad row stops the COPY with
-//! `file:line` and the reason, and the table is left as it was.
+//! Import: `COPY table FROM 'file'` for CSV files and `COPY table FROM (query)`, and the CSV
+//! reading behind `LOAD FROM`. Options and dialect detection live in [`options`], file reading
+//! in [`csv_reader`], conversion of rows into table data in [`copy`]. A bad row stops the COPY
+//! with its location and the reason, and the table is left as it was.
 
 pub mod copy;
+pub mod csv_reader;
 pub mod options;
 
-pub use copy::{copy_from_files, CopyProgress, CopySummary};
+pub use copy::{copy_from_files, copy_from_rows, CopySummary};
+pub use csv_reader::{read_rows, sniff_columns, CopyProgress};
 pub use options::CsvOptions;

@@ -159,6 +159,9 @@ pub fn detect_dialect(sample: &[u8], options: &CsvOptions, types: &[LogicalType]
             .map(|&e| if e == b'"' { options.quote } else { e })
             .collect(),
     };
+    // The first candidate whose sample rows all have the expected columns and whose values all
+    // convert wins; failing that, the first with the right column count.
+    let mut shape_only = None;
     'search: for &delimiter in &delimiters {
         for &escape in &escapes {
             let candidate = Dialect {
@@ -167,20 +170,39 @@ pub fn detect_dialect(sample: &[u8], options: &CsvOptions, types: &[LogicalType]
                 escape,
                 header: false,
             };
-            if let Some(rows) = sample_rows(sample, &candidate) {
-                let consistent = !rows.is_empty() && rows.iter().all(|r| r.len() == types.len());
-                if consistent {
-                    chosen.delimiter = delimiter;
-                    chosen.escape = escape;
-                    break 'search;
-                }
+            let Some(rows) = sample_rows(sample, &candidate) else {
+                continue;
+            };
+            if rows.is_empty() || rows.iter().any(|r| r.len() != types.len()) {
+                continue;
             }
+            if values_convert(&rows, types) {
+                chosen.delimiter = delimiter;
+                chosen.escape = escape;
+                shape_only = None;
+                break 'search;
+            }
+            shape_only.get_or_insert((delimiter, escape));
         }
+    }
+    if let Some((delimiter, escape)) = shape_only {
+        chosen.delimiter = delimiter;
+        chosen.escape = escape;
     }
     if options.header.is_none() {
         chosen.header = detect_header(sample, &chosen, types);
     }
     chosen
+}
+
+/// Whether every value of the sample (the first row aside, which may be a header) converts to
+/// its column's type.
+fn values_convert(rows: &[Vec<String>], types: &[LogicalType]) -> bool {
+    rows.iter().skip(1).all(|row| {
+        row.iter()
+            .zip(types)
+            .all(|(text, ty)| text.is_empty() || warren_common::cast::parse_value(text, ty).is_ok())
+    })
 }
 
 /// A first row is a header when one of its values does not fit its column's type while the

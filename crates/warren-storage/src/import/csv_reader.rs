@@ -1,0 +1,353 @@
+//! Reading CSV files: mapping them, skipping lines, detecting the dialect, and handing out one
+//! row at a time with its `file:line` for error messages. Used by COPY and by LOAD FROM, which
+//! also detects column names and types here.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use warren_common::types::LogicalType;
+use warren_common::value::Value;
+use warren_common::{Error, Result};
+
+use crate::column::ColumnBuilder;
+use crate::import::options::{detect_dialect, CsvOptions, Dialect};
+
+/// Bytes of a file given to dialect detection.
+pub(crate) const SAMPLE_BYTES: usize = 64 * 1024;
+/// Rows read to detect the column types of LOAD FROM.
+const TYPE_SAMPLE_ROWS: usize = 1024;
+
+/// Receives progress while files are read.
+pub trait CopyProgress {
+    /// `total` bytes are about to be read.
+    fn start(&mut self, _total: u64) {}
+    /// `bytes` more bytes were read.
+    fn advance(&mut self, _bytes: u64) {}
+    fn finish(&mut self) {}
+}
+
+/// Progress that goes nowhere.
+impl CopyProgress for () {}
+
+/// A mapped input file.
+struct InputFile {
+    path: PathBuf,
+    bytes: Option<Mmap>,
+}
+
+impl InputFile {
+    fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::Copy {
+            location: String::new(),
+            message: format!("Cannot open file {}: {e}", path.display()),
+        })?;
+        let length = file
+            .metadata()
+            .map_err(|e| Error::io(path.display(), e))?
+            .len();
+        // SAFETY: the file is only read; a concurrent writer could change what we read, which
+        // at worst yields a conversion error, never memory unsafety for &[u8] reads.
+        let bytes = if length == 0 {
+            None
+        } else {
+            Some(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?)
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            bytes,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.bytes.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Skips `lines` lines; returns the rest and the number of the first remaining line.
+fn skip_lines(bytes: &[u8], lines: u64) -> (&[u8], u64) {
+    let mut rest = bytes;
+    for _ in 0..lines {
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(end) => rest = &rest[end + 1..],
+            None => return (&[], lines + 1),
+        }
+    }
+    (rest, lines + 1)
+}
+
+/// One CSV row being converted, with its location for error messages.
+pub(crate) struct RowReader<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) record: csv::ByteRecord,
+    pub(crate) line: u64,
+}
+
+impl RowReader<'_> {
+    pub(crate) fn error(&self, message: impl Into<String>) -> Error {
+        Error::Copy {
+            location: format!("{}:{}", self.path.display(), self.line),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn field(&self, index: usize) -> Result<&str> {
+        std::str::from_utf8(&self.record[index])
+            .map_err(|_| self.error(format!("column {} is not valid UTF-8", index + 1)))
+    }
+
+    /// Converts field `index` to `ty` (empty fields are NULL) and appends it to `builder`.
+    pub(crate) fn push_field(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()> {
+        let raw = &self.record[index];
+        if raw.is_empty() {
+            builder.push_null();
+            return Ok(());
+        }
+        if matches!(builder.ty(), LogicalType::Int64) {
+            if let Some(v) = parse_i64(raw) {
+                builder.push_i64(v);
+                return Ok(());
+            }
+        }
+        let value = self.parse(index, builder.ty())?;
+        builder.push(&value).map_err(|e| self.error(e))
+    }
+
+    fn parse(&self, index: usize, ty: &LogicalType) -> Result<Value> {
+        let text = self.field(index)?;
+        warren_common::cast::parse_value(text, ty).map_err(|e| self.error(e))
+    }
+}
+
+/// Decimal i64 without allocation; `None` for anything else (the slow path reports the error).
+#[inline]
+pub(crate) fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    let (negative, digits) = match bytes.first()? {
+        b'-' => (true, &bytes[1..]),
+        b'+' => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i64::from(b - b'0');
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// Reads every data row of every file, calling `row` for each. `types` are the expected
+/// columns (used to detect the dialect and to check the column count).
+pub(crate) fn for_each_row(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+    progress: &mut dyn CopyProgress,
+    mut row: impl FnMut(&RowReader<'_>) -> Result<()>,
+) -> Result<()> {
+    let inputs: Vec<InputFile> = files
+        .iter()
+        .map(|p| InputFile::open(p))
+        .collect::<Result<_>>()?;
+    progress.start(inputs.iter().map(|f| f.bytes().len() as u64).sum());
+    for input in &inputs {
+        let (body, first_line) = skip_lines(input.bytes(), options.skip);
+        let dialect = detect_dialect(&body[..body.len().min(SAMPLE_BYTES)], options, types);
+        read_file(
+            input,
+            body,
+            first_line,
+            &dialect,
+            types.len(),
+            progress,
+            &mut row,
+        )?;
+    }
+    progress.finish();
+    Ok(())
+}
+
+fn read_file(
+    input: &InputFile,
+    body: &[u8],
+    first_line: u64,
+    dialect: &Dialect,
+    columns: usize,
+    progress: &mut dyn CopyProgress,
+    row: &mut impl FnMut(&RowReader<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut reader = dialect.reader_builder().from_reader(body);
+    let mut current = RowReader {
+        path: &input.path,
+        record: csv::ByteRecord::new(),
+        line: first_line,
+    };
+    let mut reported: u64 = 0;
+    let mut is_first = true;
+    loop {
+        let more = reader.read_byte_record(&mut current.record).map_err(|e| {
+            let line = e
+                .position()
+                .map_or(first_line, |p| p.line() + first_line - 1);
+            Error::Copy {
+                location: format!("{}:{line}", input.path.display()),
+                message: e.to_string(),
+            }
+        })?;
+        if !more {
+            break;
+        }
+        current.line = current
+            .record
+            .position()
+            .map_or(first_line, |p| p.line() + first_line - 1);
+        if std::mem::take(&mut is_first) && dialect.header {
+            continue;
+        }
+        if current.record.len() != columns {
+            return Err(current.error(format!(
+                "expected {columns} values per row, but found {}",
+                current.record.len()
+            )));
+        }
+        row(&current)?;
+        let position = current.record.position().map_or(0, |p| p.byte());
+        if position - reported > 1 << 20 {
+            progress.advance(position - reported);
+            reported = position;
+        }
+    }
+    progress.advance(body.len() as u64 - reported.min(body.len() as u64));
+    Ok(())
+}
+
+/// The columns of a file for LOAD FROM: names from the header row (or `column0`, `column1`, ...)
+/// and types detected from a sample (BOOL, INT64, DOUBLE, DATE, TIMESTAMP, else STRING).
+pub fn sniff_columns(path: &Path, options: &CsvOptions) -> Result<Vec<(String, LogicalType)>> {
+    let input = InputFile::open(path)?;
+    let (body, _) = skip_lines(input.bytes(), options.skip);
+    let sample = &body[..body.len().min(SAMPLE_BYTES)];
+    let width = first_record_width(sample, options);
+    let strings = vec![LogicalType::String; width];
+    let dialect = detect_dialect(sample, options, &strings);
+    let mut reader = dialect.reader_builder().from_reader(sample);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for record in reader.records().take(TYPE_SAMPLE_ROWS) {
+        let Ok(record) = record else { break };
+        rows.push(record.iter().map(str::to_string).collect());
+    }
+    let header = options.header.unwrap_or(false);
+    let (names, data): (Vec<String>, &[Vec<String>]) = match rows.split_first() {
+        Some((first, rest)) if header => (first.clone(), rest),
+        _ => (
+            (0..width).map(|i| format!("column{i}")).collect(),
+            &rows[..],
+        ),
+    };
+    Ok(names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            (
+                name,
+                column_type(data.iter().filter_map(|r| r.get(i).map(String::as_str))),
+            )
+        })
+        .collect())
+}
+
+fn first_record_width(sample: &[u8], options: &CsvOptions) -> usize {
+    for delimiter in options
+        .delimiter
+        .map_or(vec![b',', b'|', b';', b'\t'], |d| vec![d])
+    {
+        let dialect = Dialect {
+            delimiter,
+            quote: options.quote,
+            escape: options.escape.unwrap_or(options.quote),
+            header: false,
+        };
+        let mut reader = dialect.reader_builder().from_reader(sample);
+        if let Some(Ok(record)) = reader.records().next() {
+            if record.len() > 1 {
+                return record.len();
+            }
+        }
+    }
+    1
+}
+
+/// The narrowest type every non-empty value converts to.
+fn column_type<'a>(values: impl Iterator<Item = &'a str> + Clone) -> LogicalType {
+    let all = |ty: &LogicalType| {
+        values
+            .clone()
+            .filter(|v| !v.is_empty())
+            .all(|v| warren_common::cast::parse_value(v, ty).is_ok())
+    };
+    let words = values
+        .clone()
+        .filter(|v| !v.is_empty())
+        .all(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "false"));
+    if values.clone().any(|v| !v.is_empty()) && words {
+        return LogicalType::Bool;
+    }
+    for ty in [
+        LogicalType::Int64,
+        LogicalType::Double,
+        LogicalType::Date,
+        LogicalType::Timestamp,
+    ] {
+        if values.clone().any(|v| !v.is_empty()) && all(&ty) {
+            return ty;
+        }
+    }
+    LogicalType::String
+}
+
+/// Every data row of `files` as values of `types` (for LOAD FROM).
+pub fn read_rows(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for_each_row(files, options, types, &mut (), |row| {
+        let mut values = Vec::with_capacity(types.len());
+        for (i, ty) in types.iter().enumerate() {
+            let text = row.field(i)?;
+            values.push(if text.is_empty() && *ty != LogicalType::String {
+                Value::Null
+            } else {
+                warren_common::cast::parse_value(text, ty).map_err(|e| row.error(e))?
+            });
+        }
+        rows.push(values);
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_integers_only() {
+        assert_eq!(parse_i64(b"-42"), Some(-42));
+        assert_eq!(parse_i64(b"+7"), Some(7));
+        assert_eq!(parse_i64(b"4x"), None);
+        assert_eq!(parse_i64(b""), None);
+        assert_eq!(parse_i64(b"1234567890123456789"), None);
+    }
+
+    #[test]
+    fn skips_lines() {
+        assert_eq!(skip_lines(b"a\nb\nc", 2), (&b"c"[..], 3));
+        assert_eq!(skip_lines(b"a\n", 5).0, b"");
+    }
+}
