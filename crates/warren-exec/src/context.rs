@@ -5,11 +5,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use warren_common::{Error, Limits, Result, TableId};
 use warren_storage::Snapshot;
+
+use crate::recursive::counters::{TraversalRecorder, TraversalSummary};
 
 /// Counts bytes held by a query's materializing state against its memory limit.
 #[derive(Debug)]
@@ -96,6 +98,7 @@ impl Interrupt {
 pub struct ExecSettings {
     pub threads: usize,
     pub limits: Limits,
+    pub engine: EngineSettings,
 }
 
 impl Default for ExecSettings {
@@ -103,6 +106,43 @@ impl Default for ExecSettings {
         Self {
             threads: 1,
             limits: Limits::default(),
+            engine: EngineSettings::default(),
+        }
+    }
+}
+
+/// Knobs of the recursive engine. Each optimization that has one can be switched off, so that
+/// `docs/OPTIMIZATION_LOG.md` measures before and after on the same binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineSettings {
+    /// `max_active_sources` (k): sources traversed at once; `None`: chosen per query.
+    pub max_active_sources: Option<usize>,
+    /// `prefetch_distance`: how many entries ahead the neighbour loops prefetch (0: off).
+    pub prefetch_distance: usize,
+    /// `morsel_size`: frontier nodes (or node ids, bottom-up) per unit of parallel work.
+    pub morsel_size: usize,
+    /// `bfs_direction`: switch between top-down and bottom-up levels (`auto`) or not.
+    pub direction_optimizing: bool,
+    /// `multi_source_bfs`: answer many-source SHORTEST lengths with bit-parallel sweeps.
+    pub multi_source_bfs: bool,
+    /// `walk_count_meet`: count walks by meeting a shared backward sweep from the
+    /// destinations; off: one forward sweep per source.
+    pub walk_count_meet: bool,
+    /// `varlen_paths`: enumerate variable-length paths by depth-first search (`dfs`) or by
+    /// per-level lock-free entry lists (`levels`).
+    pub varlen_levels: bool,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        Self {
+            max_active_sources: None,
+            prefetch_distance: 0,
+            morsel_size: 2048,
+            direction_optimizing: true,
+            multi_source_bfs: true,
+            walk_count_meet: true,
+            varlen_levels: false,
         }
     }
 }
@@ -116,8 +156,10 @@ pub struct ExecContext {
     ticks: std::cell::Cell<u64>,
     changed: RefCell<BTreeSet<TableId>>,
     pub settings: ExecSettings,
-    pub memory: Arc<MemoryTracker>,
+        pub memory: Arc<MemoryTracker>,
     pub interrupt: Interrupt,
+    /// One recorder per recursive join that ran, for PROFILE and benchmarks.
+    pub traversals: Arc<Mutex<Vec<Arc<TraversalRecorder>>>>,
 }
 
 impl ExecContext {
@@ -128,8 +170,9 @@ impl ExecContext {
             ticks: std::cell::Cell::new(0),
             changed: RefCell::new(BTreeSet::new()),
             settings,
-            memory,
+                        memory,
             interrupt,
+            traversals: Arc::default(),
         }
     }
 
@@ -153,6 +196,24 @@ impl ExecContext {
     pub fn install(&self, snapshot: Snapshot, changed: BTreeSet<TableId>) {
         *self.snapshot.borrow_mut() = Arc::new(snapshot);
         self.changed.borrow_mut().extend(changed);
+    }
+
+        /// Registers a recursive join's recorder.
+    pub fn record_traversal(&self, recorder: Arc<TraversalRecorder>) {
+        self.traversals
+            .lock()
+            .expect("traversal list lock")
+            .push(recorder);
+    }
+
+    /// What every recursive join of the query did so far.
+    pub fn traversal_summaries(&self) -> Vec<TraversalSummary> {
+        self.traversals
+            .lock()
+            .expect("traversal list lock")
+            .iter()
+            .map(|r| r.summary())
+            .collect()
     }
 
     /// Tables changed by this query's updating clauses.

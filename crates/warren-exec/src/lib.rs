@@ -7,5 +7,5 @@ pub mod eval;
 pub mod operators;
 pub mod recursive;
 
-pub use context::{ExecContext, ExecSettings, Interrupt, MemoryTracker};
+pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};
 pub use operators::{build, BoxedOperator, Operator, Row};

@@ -134,8 +134,9 @@ impl Connection {
         let deadline = (self.settings.timeout_ms > 0)
             .then(|| Instant::now() + Duration::from_millis(self.settings.timeout_ms));
         let settings = ExecSettings {
-            threads: self.settings.threads,
+                        threads: self.settings.threads,
             limits: self.settings.limits(),
+            engine: self.settings.engine.clone(),
         };
         ExecContext::new(
             snapshot,

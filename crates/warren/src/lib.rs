@@ -24,4 +24,5 @@ pub use database::{Database, DatabaseOptions};
 pub use result::QueryResult;
 pub use settings::Settings;
 pub use warren_common::{Error, LogicalType, Result, Value};
+pub use warren_exec::recursive::counters::{LevelSummary, TraversalSummary};
 pub use warren_storage::Snapshot;

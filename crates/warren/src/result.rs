@@ -9,6 +9,7 @@ use warren_common::format::to_kuzu_string;
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
 use warren_common::Result;
+use warren_exec::recursive::counters::TraversalSummary;
 use warren_exec::{BoxedOperator, ExecContext};
 use warren_storage::Snapshot;
 
@@ -188,7 +189,16 @@ impl QueryResult {
     pub fn peak_memory(&self) -> u64 {
         match &self.rows {
             Rows::Stream { ctx, .. } => ctx.memory.peak(),
-            Rows::Materialized(_) => 0,
+                        Rows::Materialized(_) => 0,
+        }
+    }
+
+    /// What the query's recursive joins did (algorithm, k, per-level software counters), as far
+    /// as the rows read so far required; complete once every row is read.
+    pub fn traversals(&self) -> Vec<TraversalSummary> {
+        match &self.rows {
+            Rows::Stream { ctx, .. } => ctx.traversal_summaries(),
+            Rows::Materialized(_) => Vec::new(),
         }
     }
 }

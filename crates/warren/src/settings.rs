@@ -3,14 +3,16 @@
 
 use warren_common::value::Value;
 use warren_common::{Error, Limits, Result};
+use warren_exec::EngineSettings;
 use warren_planner::DefaultSemantic;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     /// `threads`: worker threads a query may use.
     pub threads: usize,
-    /// `max_active_sources`: sources traversed at once; `None` chooses automatically.
-    pub max_active_sources: Option<usize>,
+        /// The recursive engine's knobs: `max_active_sources` (k), `prefetch_distance`,
+    /// `morsel_size`, `bfs_direction`, `multi_source_bfs`, `walk_count_meet`, `varlen_paths`.
+    pub engine: EngineSettings,
     /// `var_length_extend_max_depth`: the largest upper bound of a recursive pattern.
     pub hops_max: u32,
     /// `recursive_pattern_semantic`: what a plain `*` means.
@@ -29,7 +31,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            max_active_sources: None,
+                        engine: EngineSettings::default(),
             hops_max: warren_common::limits::HOPS_MAX_DEFAULT,
             default_semantic: DefaultSemantic::Walk,
             memory_limit: default_memory_limit(),
@@ -63,6 +65,30 @@ fn positive(name: &str, value: &Value) -> Result<u64> {
         .ok_or_else(|| Error::binder(format!("The value of {name} must be a positive integer.")))
 }
 
+/// The largest `prefetch_distance`.
+const PREFETCH_DISTANCE_MAX: i64 = 256;
+
+fn boolean(name: &str, value: &Value) -> Result<bool> {
+    value
+        .as_bool()
+        .ok_or_else(|| Error::binder(format!("{name} must be TRUE or FALSE.")))
+}
+
+/// The value as one of `choices` (upper case), compared case-insensitively.
+fn one_of(name: &str, value: &Value, choices: &[&'static str]) -> Result<&'static str> {
+    let text = value.as_str().unwrap_or_default();
+    choices
+        .iter()
+        .find(|c| c.eq_ignore_ascii_case(text))
+        .copied()
+        .ok_or_else(|| {
+            Error::binder(format!(
+                "{name} must be one of {}.",
+                choices.join(", ").to_ascii_lowercase()
+            ))
+        })
+}
+
 impl Settings {
     pub fn limits(&self) -> Limits {
         Limits {
@@ -86,10 +112,34 @@ impl Settings {
                 self.threads = threads;
             }
             "max_active_sources" | "k" => {
-                self.max_active_sources = match value.as_str() {
+                                self.engine.max_active_sources = match value.as_str() {
                     Some(text) if text.eq_ignore_ascii_case("auto") => None,
                     _ => Some(positive(name, value)? as usize),
                 };
+            }
+            "prefetch_distance" => {
+                self.engine.prefetch_distance = value
+                    .as_i64()
+                    .filter(|v| (0..=PREFETCH_DISTANCE_MAX).contains(v))
+                    .ok_or_else(|| {
+                        Error::binder(format!(
+                            "prefetch_distance must be an integer from 0 to {PREFETCH_DISTANCE_MAX}."
+                        ))
+                    })? as usize;
+            }
+            "morsel_size" => {
+                self.engine.morsel_size = positive(name, value)? as usize;
+            }
+            "bfs_direction" => {
+                self.engine.direction_optimizing = match one_of(name, value, &["AUTO", "TOP_DOWN"])? {
+                    "AUTO" => true,
+                    _ => false,
+                };
+            }
+            "multi_source_bfs" => self.engine.multi_source_bfs = boolean(name, value)?,
+            "walk_count_meet" => self.engine.walk_count_meet = boolean(name, value)?,
+            "varlen_paths" => {
+                self.engine.varlen_levels = one_of(name, value, &["DFS", "LEVELS"])? == "LEVELS";
             }
             "var_length_extend_max_depth" => {
                 let depth = positive(name, value)?;
@@ -121,11 +171,7 @@ impl Settings {
                     Error::binder("The value of timeout must be a non-negative integer.")
                 })? as u64;
             }
-            "progress_bar" => {
-                self.progress_bar = value
-                    .as_bool()
-                    .ok_or_else(|| Error::binder("progress_bar must be TRUE or FALSE."))?;
-            }
+                        "progress_bar" => self.progress_bar = boolean(name, value)?,
             "file_search_path" => {
                 self.file_search_path = Some(
                     value

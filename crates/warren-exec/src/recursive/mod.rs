@@ -3,6 +3,7 @@
 //! for weighted paths, and the operator that runs them per source.
 
 pub mod bfs;
+pub mod counters;
 pub mod graph;
 pub mod masks;
 mod operator;
