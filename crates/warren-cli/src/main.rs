@@ -2,6 +2,7 @@
 //! `shell`, `query`, `run` and `generate`. Errors print as one line
 //! `Error: <kind>: <message>` on standard error, with a non-zero exit status.
 
+mod bench_commands;
 mod demo;
 mod output;
 mod shell;
@@ -81,6 +82,11 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Run a benchmark workload (sp64, sp1, allsp, varlen, ksweep, load), check its answer and
+    /// write a JSON report.
+    Bench(bench_commands::BenchArgs),
+    /// Compare two bench reports: medians, deltas and noise-aware verdicts.
+    Compare(bench_commands::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -206,6 +212,8 @@ fn run(command: Command) -> warren::Result<()> {
             );
             Ok(())
         }
+        Command::Bench(args) => bench_commands::run_bench(args),
+        Command::Compare(args) => bench_commands::run_compare(&args),
     }
 }
 

@@ -93,6 +93,24 @@ fn type_name(ty: &LogicalType) -> String {
     }
 }
 
+/// EXPLAIN and PROFILE return one multi-line text column; a table cell would break its lines.
+fn is_plan_text(result: &QueryResult) -> bool {
+    matches!(result.column_names(), [name] if name == "explain" || name == "profile")
+        && result.column_types() == [LogicalType::String]
+}
+
+/// Prints each value of a plan-text result as it is.
+fn print_plan_text(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
+    while let Some(row) = result.next_row()? {
+        let text = result.format(&row[0]);
+        out.write_all(text.as_bytes()).map_err(io)?;
+        if !text.ends_with('\n') {
+            out.write_all(b"\n").map_err(io)?;
+        }
+    }
+    Ok(())
+}
+
 fn print_table(
     result: &mut QueryResult,
     format: Format,
@@ -103,6 +121,9 @@ fn print_table(
     if columns.is_empty() {
         while result.next_row()?.is_some() {}
         return Ok(());
+    }
+    if is_plan_text(result) {
+        return print_plan_text(result, out);
     }
     let types: Vec<String> = result.column_types().iter().map(type_name).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -190,4 +211,41 @@ fn print_table(
         ));
     }
     out.write_all(text.as_bytes()).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(query: &str, format: Format) -> String {
+        let db = warren::Database::in_memory();
+        let mut conn = db.connect();
+        let mut result = conn.query(query).expect("query");
+        let mut out = Vec::new();
+        print(&mut result, format, 100, &mut out).expect("print");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn plan_text_prints_raw_in_table_formats() {
+        let expected = printed("EXPLAIN UNWIND [1, 2] AS x RETURN x", Format::Csv);
+        assert!(expected.starts_with("explain\n\""), "{expected}");
+        for format in [Format::Box, Format::Table, Format::Markdown] {
+            let text = printed("EXPLAIN UNWIND [1, 2] AS x RETURN x", format);
+            assert!(text.starts_with("Project "), "{text}");
+            assert!(
+                text.contains("\n  Unwind ") && text.ends_with("Unit\n"),
+                "{text}"
+            );
+            let profile = printed("PROFILE UNWIND [1, 2] AS x RETURN x", format);
+            assert!(profile.trim_start().starts_with("rows"), "{profile}");
+            assert!(profile.contains("result rows: 2\n"), "{profile}");
+        }
+    }
+
+    #[test]
+    fn other_string_columns_stay_in_tables() {
+        let text = printed("RETURN 'a' AS explanation", Format::Table);
+        assert!(text.starts_with("+-"), "{text}");
+    }
 }

@@ -156,10 +156,12 @@ pub struct ExecContext {
     ticks: std::cell::Cell<u64>,
     changed: RefCell<BTreeSet<TableId>>,
     pub settings: ExecSettings,
-        pub memory: Arc<MemoryTracker>,
+    pub memory: Arc<MemoryTracker>,
     pub interrupt: Interrupt,
     /// One recorder per recursive join that ran, for PROFILE and benchmarks.
     pub traversals: Arc<Mutex<Vec<Arc<TraversalRecorder>>>>,
+    /// Patterns `regexp_replace` compiled for this query.
+    pub regex_cache: crate::eval::RegexCache,
 }
 
 impl ExecContext {
@@ -170,9 +172,10 @@ impl ExecContext {
             ticks: std::cell::Cell::new(0),
             changed: RefCell::new(BTreeSet::new()),
             settings,
-                        memory,
+            memory,
             interrupt,
             traversals: Arc::default(),
+            regex_cache: crate::eval::RegexCache::default(),
         }
     }
 
@@ -198,7 +201,14 @@ impl ExecContext {
         self.changed.borrow_mut().extend(changed);
     }
 
-        /// Registers a recursive join's recorder.
+    /// Worker threads a query may use.
+    pub fn threads(&self) -> usize {
+        self.settings
+            .threads
+            .clamp(1, warren_common::limits::THREADS_MAX)
+    }
+
+    /// Registers a recursive join's recorder.
     pub fn record_traversal(&self, recorder: Arc<TraversalRecorder>) {
         self.traversals
             .lock()

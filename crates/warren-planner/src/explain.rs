@@ -84,6 +84,11 @@ pub fn kuzu_text(expr: &warren_cypher::ast::Expr) -> String {
                 kuzu_text(expr)
             )
         }
+        K::List(items) => format!("LIST_CREATION({})", join(&items.iter().collect::<Vec<_>>())),
+        K::Map(entries) => {
+            let values: Vec<&warren_cypher::ast::Expr> = entries.iter().map(|(_, v)| v).collect();
+            format!("STRUCT_PACK({})", join(&values))
+        }
         _ => "...".to_string(),
     }
 }
@@ -303,6 +308,12 @@ pub fn operator_line(plan: &Plan) -> String {
             "LoadCsv {files:?} -> {:?}",
             columns.iter().map(|(s, _)| *s).collect::<Vec<_>>()
         ),
+        Plan::TableFunction {
+            name,
+            rows,
+            columns,
+            ..
+        } => format!("TableFunction {name} ({} rows) -> {columns:?}", rows.len()),
         Plan::Optional { null_slots, .. } => format!("Optional nulls={null_slots:?}"),
         Plan::Union { output, all, .. } => {
             format!("Union{} -> {output:?}", if *all { " ALL" } else { "" })
@@ -327,13 +338,77 @@ pub fn operator_line(plan: &Plan) -> String {
 /// The plan as an indented tree, root first.
 pub fn plan_text(plan: &Plan) -> String {
     let mut out = String::new();
-    write_tree(plan, 0, &mut out);
+    for line in plan_lines(plan) {
+        let _ = writeln!(out, "{}{}", "  ".repeat(line.depth), line.text);
+    }
     out
 }
 
-fn write_tree(plan: &Plan, depth: usize, out: &mut String) {
-    let _ = writeln!(out, "{}{}", "  ".repeat(depth), operator_line(plan));
+/// One operator of a plan as the tree printers show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanLine {
+    /// Distance from the root (the root is 0).
+    pub depth: usize,
+    /// [`operator_line`] of the operator.
+    pub text: String,
+}
+
+/// Every operator of `plan` in pre-order: an operator, then each child subtree in the order of
+/// [`Plan::children`]. PROFILE matches operators to plan nodes by this index.
+pub fn plan_lines(plan: &Plan) -> Vec<PlanLine> {
+    let mut lines = Vec::new();
+    collect_lines(plan, 0, &mut lines);
+    lines
+}
+
+fn collect_lines(plan: &Plan, depth: usize, lines: &mut Vec<PlanLine>) {
+    lines.push(PlanLine {
+        depth,
+        text: operator_line(plan),
+    });
     for child in plan.children() {
-        write_tree(child, depth + 1, out);
+        collect_lines(child, depth + 1, lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use warren_common::Value;
+
+    use super::*;
+
+    fn filter(input: Plan) -> Plan {
+        Plan::Filter {
+            input: Box::new(input),
+            predicate: Expr::Literal(Value::Bool(true)),
+        }
+    }
+
+    #[test]
+    fn plan_lines_are_pre_order_with_depths() {
+        let union = Plan::Union {
+            inputs: vec![(filter(Plan::Unit), vec![0]), (Plan::Argument, vec![0])],
+            output: vec![1],
+            all: true,
+        };
+        let plan = filter(union);
+        let lines = plan_lines(&plan);
+        let shape: Vec<(usize, &str)> = lines
+            .iter()
+            .map(|l| (l.depth, l.text.split(' ').next().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (0, "Filter"),
+                (1, "Union"),
+                (2, "Filter"),
+                (3, "Unit"),
+                (2, "Argument")
+            ]
+        );
+        let text = plan_text(&plan);
+        assert_eq!(text.lines().count(), lines.len());
+        assert!(text.lines().nth(3).is_some_and(|l| l == "      Unit"));
     }
 }

@@ -1,6 +1,8 @@
 //! The scalar functions Warren knows: names (case-insensitive, with Kùzu's aliases), argument
 //! counts and result types. The executor implements each variant.
 
+use std::sync::Arc;
+
 use warren_common::types::LogicalType;
 use warren_common::{Error, Result};
 
@@ -31,6 +33,8 @@ pub enum ScalarFunction {
     ListSort,
     ListReverseSort,
     ListDistinct,
+    /// The number of distinct non-NULL elements.
+    ListUnique,
     ListSum,
     ListProduct,
     ListTransform,
@@ -40,6 +44,15 @@ pub enum ScalarFunction {
     Head,
     Last,
     Tail,
+    ListToString,
+    ListHasAll,
+    /// 1-based position of the first element equal to a value (0: none).
+    ListPosition,
+    ListSlice,
+    /// `map(keys, values)`.
+    Map,
+    /// `union_value(tag := value)`; bound with the tag as its first argument.
+    UnionValue,
     // strings
     Lower,
     Upper,
@@ -57,6 +70,9 @@ pub enum ScalarFunction {
     Repeat,
     Replace,
     Split,
+    LeftPad,
+    RightPad,
+    RegexpReplace,
     // numbers
     Abs,
     Floor,
@@ -71,12 +87,19 @@ pub enum ScalarFunction {
     ToInt32,
     ToInt16,
     ToInt8,
+    ToInt128,
+    ToUInt64,
+    ToUInt32,
+    ToUInt16,
+    ToUInt8,
+    ToSerial,
     ToDouble,
     ToFloat,
     ToBool,
     Date,
     Timestamp,
     Interval,
+    Blob,
     // misc
     Coalesce,
     IfNull,
@@ -116,12 +139,15 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("list_concat", F::ListConcat, 2, 2),
     ("list_cat", F::ListConcat, 2, 2),
     ("array_concat", F::ListConcat, 2, 2),
+    ("array_cat", F::ListConcat, 2, 2),
     ("list_append", F::ListAppend, 2, 2),
     ("list_prepend", F::ListPrepend, 2, 2),
     ("list_sort", F::ListSort, 1, 3),
     ("list_reverse_sort", F::ListReverseSort, 1, 2),
     ("list_distinct", F::ListDistinct, 1, 1),
-    ("list_unique", F::ListDistinct, 1, 1),
+    ("array_distinct", F::ListDistinct, 1, 1),
+    ("list_unique", F::ListUnique, 1, 1),
+    ("array_unique", F::ListUnique, 1, 1),
     ("list_sum", F::ListSum, 1, 1),
     ("list_product", F::ListProduct, 1, 1),
     ("list_transform", F::ListTransform, 2, 2),
@@ -131,6 +157,18 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("head", F::Head, 1, 1),
     ("last", F::Last, 1, 1),
     ("tail", F::Tail, 1, 1),
+    ("list_to_string", F::ListToString, 2, 2),
+    ("array_to_string", F::ListToString, 2, 2),
+    ("list_has_all", F::ListHasAll, 2, 2),
+    ("array_has_all", F::ListHasAll, 2, 2),
+    ("list_position", F::ListPosition, 2, 2),
+    ("list_indexof", F::ListPosition, 2, 2),
+    ("array_position", F::ListPosition, 2, 2),
+    ("array_indexof", F::ListPosition, 2, 2),
+    ("list_slice", F::ListSlice, 3, 3),
+    ("array_slice", F::ListSlice, 3, 3),
+    ("map", F::Map, 2, 2),
+    ("union_value", F::UnionValue, 1, 1),
     ("lower", F::Lower, 1, 1),
     ("lcase", F::Lower, 1, 1),
     ("tolower", F::Lower, 1, 1),
@@ -155,6 +193,9 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("replace", F::Replace, 3, 3),
     ("string_split", F::Split, 2, 2),
     ("split", F::Split, 2, 2),
+    ("lpad", F::LeftPad, 3, 3),
+    ("rpad", F::RightPad, 3, 3),
+    ("regexp_replace", F::RegexpReplace, 3, 4),
     ("abs", F::Abs, 1, 1),
     ("floor", F::Floor, 1, 1),
     ("ceil", F::Ceil, 1, 1),
@@ -173,6 +214,12 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("to_int32", F::ToInt32, 1, 1),
     ("to_int16", F::ToInt16, 1, 1),
     ("to_int8", F::ToInt8, 1, 1),
+    ("to_int128", F::ToInt128, 1, 1),
+    ("to_uint64", F::ToUInt64, 1, 1),
+    ("to_uint32", F::ToUInt32, 1, 1),
+    ("to_uint16", F::ToUInt16, 1, 1),
+    ("to_uint8", F::ToUInt8, 1, 1),
+    ("to_serial", F::ToSerial, 1, 1),
     ("to_double", F::ToDouble, 1, 1),
     ("todouble", F::ToDouble, 1, 1),
     ("tofloat", F::ToDouble, 1, 1),
@@ -182,6 +229,7 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("date", F::Date, 1, 1),
     ("timestamp", F::Timestamp, 1, 1),
     ("interval", F::Interval, 1, 1),
+    ("blob", F::Blob, 1, 1),
     ("coalesce", F::Coalesce, 1, 64),
     ("ifnull", F::IfNull, 2, 2),
     ("hash", F::Hash, 1, 1),
@@ -215,7 +263,9 @@ impl ScalarFunction {
     pub fn return_type(self, args: &[LogicalType]) -> Result<LogicalType> {
         let first = args.first().cloned().unwrap_or(LogicalType::Any);
         Ok(match self {
-            F::Length | F::Size | F::Offset | F::Hash => LogicalType::Int64,
+            F::Length | F::Size | F::Offset | F::Hash | F::ListUnique | F::ListPosition => {
+                LogicalType::Int64
+            }
             F::Nodes => LogicalType::list(LogicalType::Node),
             F::Rels => LogicalType::list(LogicalType::Rel),
             F::Properties => LogicalType::list(LogicalType::Any),
@@ -233,17 +283,24 @@ impl ScalarFunction {
             | F::Reverse
             | F::Repeat
             | F::Replace
-            | F::ToString => LogicalType::String,
+            | F::ToString
+            | F::ListToString
+            | F::LeftPad
+            | F::RightPad
+            | F::RegexpReplace => LogicalType::String,
             F::IsTrail
             | F::IsAcyclic
             | F::ListContains
             | F::StartsWith
             | F::EndsWith
             | F::Contains
+            | F::ListHasAll
             | F::ToBool => LogicalType::Bool,
             F::Cost | F::Sqrt | F::Pow | F::ToDouble => LogicalType::Double,
             F::ToFloat => LogicalType::Float,
-            F::StartNode | F::EndNode => LogicalType::Node,
+            // A rel bound by a pattern reads its endpoint node instead (the binder rewrites
+            // the call); any other rel value gives the endpoint's internal id, as in Kùzu.
+            F::StartNode | F::EndNode => LogicalType::InternalId,
             F::Range => LogicalType::list(LogicalType::Int64),
             F::ListExtract | F::Head | F::Last | F::ListAnyValue => {
                 first.element().cloned().unwrap_or(LogicalType::Any)
@@ -256,7 +313,21 @@ impl ScalarFunction {
             | F::ListReverseSort
             | F::ListDistinct
             | F::ListFilter
+            | F::ListSlice
             | F::Tail => first,
+            F::Map => LogicalType::Map(
+                Arc::new(first.element().cloned().unwrap_or(LogicalType::Any)),
+                Arc::new(
+                    args.get(1)
+                        .and_then(LogicalType::element)
+                        .cloned()
+                        .unwrap_or(LogicalType::Any),
+                ),
+            ),
+            F::UnionValue => LogicalType::Union(Arc::new(vec![warren_common::types::Field {
+                name: String::new(),
+                ty: args.get(1).cloned().unwrap_or(LogicalType::Any),
+            }])),
             F::ListSum | F::ListProduct | F::ListReduce => {
                 first.element().cloned().unwrap_or(LogicalType::Any)
             }
@@ -267,9 +338,16 @@ impl ScalarFunction {
             F::ToInt32 => LogicalType::Int32,
             F::ToInt16 => LogicalType::Int16,
             F::ToInt8 => LogicalType::Int8,
+            F::ToInt128 => LogicalType::Int128,
+            F::ToUInt64 => LogicalType::UInt64,
+            F::ToUInt32 => LogicalType::UInt32,
+            F::ToUInt16 => LogicalType::UInt16,
+            F::ToUInt8 => LogicalType::UInt8,
+            F::ToSerial => LogicalType::Serial,
             F::Date => LogicalType::Date,
             F::Timestamp => LogicalType::Timestamp,
             F::Interval => LogicalType::Interval,
+            F::Blob => LogicalType::Blob,
             F::Coalesce | F::IfNull => args
                 .iter()
                 .find(|t| **t != LogicalType::Any)
@@ -300,6 +378,12 @@ impl ScalarFunction {
 
     /// Checks argument types where Kùzu rejects them at bind time.
     pub fn check_arguments(self, args: &[LogicalType]) -> Result<()> {
+        match self {
+            F::ListToString => return check_list_to_string(args),
+            F::ListHasAll => return check_same_elements(self, args),
+            F::ListSum | F::ListProduct => return check_numeric_elements(self, args),
+            _ => {}
+        }
         let Some((accepted, lines)) = self.signatures() else {
             return Ok(());
         };
@@ -328,5 +412,136 @@ impl ScalarFunction {
             message.push_str(&format!("\n          {line}"));
         }
         Err(Error::binder(message))
+    }
+}
+
+/// `list_to_string(separator, list)`: the second argument must be a list.
+fn check_list_to_string(args: &[LogicalType]) -> Result<()> {
+    match args.get(1) {
+        None | Some(LogicalType::Any | LogicalType::List(_) | LogicalType::Array(..)) => Ok(()),
+        Some(_) => {
+            let actual: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+            Err(Error::binder(format!(
+                "Function LIST_TO_STRING did not receive correct arguments:\nActual:   ({})\nExpected: (STRING,LIST) -> STRING",
+                actual.join(",")
+            )))
+        }
+    }
+}
+
+/// `list_sum` and `list_product` add or multiply numbers only.
+fn check_numeric_elements(function: ScalarFunction, args: &[LogicalType]) -> Result<()> {
+    match args.first().and_then(LogicalType::element) {
+        Some(element) if *element != LogicalType::Any && !element.is_numeric() => {
+            Err(Error::binder(format!(
+                "Unsupported inner data type for {}: {element}",
+                function.name()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether values of `ty` are nested (their exact types are compared structurally at run time).
+fn is_nested(ty: &LogicalType) -> bool {
+    matches!(
+        ty,
+        LogicalType::List(_)
+            | LogicalType::Array(..)
+            | LogicalType::Struct(_)
+            | LogicalType::Map(..)
+            | LogicalType::Union(_)
+    )
+}
+
+/// Two lists whose known, flat element types differ cannot be compared (`list_has_all`).
+fn check_same_elements(function: ScalarFunction, args: &[LogicalType]) -> Result<()> {
+    let [left, right] = args else {
+        return Ok(());
+    };
+    let (Some(a), Some(b)) = (left.element(), right.element()) else {
+        return Ok(());
+    };
+    let comparable = a == b
+        || matches!(a, LogicalType::Any)
+        || matches!(b, LogicalType::Any)
+        || is_nested(a)
+        || is_nested(b);
+    if comparable {
+        return Ok(());
+    }
+    Err(Error::binder(format!(
+        "Cannot bind {} with parameter type {left} and {right}.",
+        function.name()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_functions_resolve_with_their_aliases() {
+        for (name, function) in [
+            ("LIST_TO_STRING", F::ListToString),
+            ("array_indexof", F::ListPosition),
+            ("list_indexof", F::ListPosition),
+            ("array_position", F::ListPosition),
+            ("array_slice", F::ListSlice),
+            ("array_cat", F::ListConcat),
+            ("list_unique", F::ListUnique),
+            ("list_distinct", F::ListDistinct),
+            ("to_uint8", F::ToUInt8),
+            ("TO_INT128", F::ToInt128),
+            ("regexp_replace", F::RegexpReplace),
+            ("lpad", F::LeftPad),
+            ("rpad", F::RightPad),
+        ] {
+            assert_eq!(
+                ScalarFunction::lookup(name).map(|l| l.0),
+                Some(function),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            ScalarFunction::lookup("regexp_replace"),
+            Some((F::RegexpReplace, 3, 4))
+        );
+    }
+
+    #[test]
+    fn list_argument_checks_follow_kuzu() {
+        let ints = LogicalType::list(LogicalType::Int64);
+        let strings = LogicalType::list(LogicalType::String);
+        let error = F::ListHasAll.check_arguments(&[ints.clone(), strings.clone()]);
+        assert_eq!(
+            error.unwrap_err().to_string(),
+            "Binder exception: Cannot bind LIST_HAS_ALL with parameter type INT64[] and STRING[]."
+        );
+        let empty = LogicalType::list(LogicalType::Any);
+        assert!(F::ListHasAll
+            .check_arguments(&[ints.clone(), empty])
+            .is_ok());
+        assert!(F::ListHasAll
+            .check_arguments(&[ints.clone(), ints.clone()])
+            .is_ok());
+        let error = F::ListToString.check_arguments(&[LogicalType::String, LogicalType::String]);
+        assert_eq!(
+            error.unwrap_err().to_string(),
+            "Binder exception: Function LIST_TO_STRING did not receive correct arguments:\nActual:   (STRING,STRING)\nExpected: (STRING,LIST) -> STRING"
+        );
+        assert!(F::ListToString
+            .check_arguments(&[LogicalType::String, strings])
+            .is_ok());
+        assert_eq!(
+            F::ListUnique
+                .return_type(std::slice::from_ref(&ints))
+                .unwrap(),
+            LogicalType::Int64
+        );
+        assert_eq!(
+            F::ToUInt16.return_type(&[ints]).unwrap(),
+            LogicalType::UInt16
+        );
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use warren_common::types::LogicalType;
-use warren_common::value::Projection;
+use warren_common::value::{Projection, Value};
 use warren_common::TableId;
 use warren_storage::Direction;
 
@@ -108,6 +108,16 @@ pub enum Plan {
         files: Vec<std::path::PathBuf>,
         options: warren_storage::import::CsvOptions,
         columns: Vec<(usize, LogicalType)>,
+    },
+    /// `CALL f(...)`: for each input row, every row of a table function's result, its values in
+    /// `columns`. The rows are computed when the call is bound (from the catalog and the
+    /// connection the statement is bound against), as Kùzu computes a table function's bind data.
+    TableFunction {
+        input: Box<Plan>,
+        /// The function's name, for EXPLAIN.
+        name: String,
+        rows: Arc<[Vec<Value>]>,
+        columns: Vec<usize>,
     },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
@@ -304,6 +314,7 @@ impl Plan {
             | Plan::Limit { input, .. }
             | Plan::Unwind { input, .. }
             | Plan::LoadCsv { input, .. }
+            | Plan::TableFunction { input, .. }
             | Plan::Create { input, .. }
             | Plan::Merge { input, .. }
             | Plan::SetProperties { input, .. }
@@ -347,7 +358,7 @@ impl Plan {
             Plan::OrderBy { keys, .. } => keys.iter().for_each(|(e, _)| visit(e)),
             Plan::Skip { count, .. } | Plan::Limit { count, .. } => visit(count),
             Plan::Unwind { expr, .. } => visit(expr),
-            Plan::Optional { .. } | Plan::LoadCsv { .. } => {}
+            Plan::Optional { .. } | Plan::LoadCsv { .. } | Plan::TableFunction { .. } => {}
             Plan::Create { nodes, rels, .. } => {
                 nodes
                     .iter()
@@ -394,6 +405,7 @@ impl Plan {
             | Plan::LookupNode { slot, .. }
             | Plan::Unwind { slot, .. } => vec![*slot],
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
+            Plan::TableFunction { columns, .. } => columns.clone(),
             Plan::Expand {
                 rel_slot, target, ..
             } => {
@@ -585,6 +597,17 @@ impl Plan {
                 input: boxed(input),
                 files,
                 options,
+                columns,
+            },
+            Plan::TableFunction {
+                input,
+                name,
+                rows,
+                columns,
+            } => Plan::TableFunction {
+                input: boxed(input),
+                name,
+                rows,
                 columns,
             },
             Plan::Optional {

@@ -12,6 +12,7 @@ use warren_common::value::Value;
 use warren_common::{Error, Result, TableId};
 use warren_cypher::ast::{Statement, TransactionCommand};
 use warren_exec::{ExecContext, ExecSettings, Interrupt};
+use warren_planner::binder::{ProjectedGraphs, Session};
 use warren_planner::{BindSettings, BoundStatement, QueryPlan};
 use warren_storage::{Editor, Snapshot};
 
@@ -35,6 +36,8 @@ pub struct Connection {
     transaction: Option<Transaction>,
     interrupt: Arc<AtomicBool>,
     working_dir: PathBuf,
+    /// Graphs defined with `CALL PROJECT_GRAPH(...)`; they live as long as the connection.
+    projected_graphs: ProjectedGraphs,
 }
 
 impl Connection {
@@ -45,6 +48,7 @@ impl Connection {
             transaction: None,
             interrupt: Arc::new(AtomicBool::new(false)),
             working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            projected_graphs: ProjectedGraphs::default(),
         }
     }
 
@@ -134,7 +138,7 @@ impl Connection {
         let deadline = (self.settings.timeout_ms > 0)
             .then(|| Instant::now() + Duration::from_millis(self.settings.timeout_ms));
         let settings = ExecSettings {
-                        threads: self.settings.threads,
+            threads: self.settings.threads,
             limits: self.settings.limits(),
             engine: self.settings.engine.clone(),
         };
@@ -153,11 +157,16 @@ impl Connection {
     ) -> Result<QueryResult> {
         let started = Instant::now();
         let snapshot = self.current_snapshot();
+        let session = SessionView {
+            settings: &self.settings,
+            graphs: &self.projected_graphs,
+        };
         let bound = warren_planner::bind_statement(
             statement,
             snapshot.catalog(),
             parameters,
             &self.bind_settings(),
+            &session,
         )?;
         self.run(bound, snapshot, started)
     }
@@ -291,6 +300,10 @@ impl Connection {
                 self.settings.set(&name, &value)?;
                 Ok(QueryResult::empty(snapshot))
             }
+            BoundStatement::ProjectedGraph(command) => {
+                self.projected_graphs.apply(command)?;
+                Ok(QueryResult::empty(snapshot))
+            }
             BoundStatement::Explain(inner) => {
                 let text = match &*inner {
                     BoundStatement::Query(plan) => warren_planner::explain::plan_text(&plan.plan),
@@ -416,37 +429,74 @@ impl Connection {
         ))
     }
 
+    /// `PROFILE`: runs the query with every operator wrapped in a profiler and hardware
+    /// counters around it (committing its edits, if it writes), and returns the report.
     fn profile(
         &mut self,
         inner: BoundStatement,
         snapshot: Arc<Snapshot>,
         started: Instant,
     ) -> Result<QueryResult> {
-        let BoundStatement::Query(plan) = inner else {
-            return Err(Error::binder("PROFILE expects a query."));
+        let plan = match inner {
+            BoundStatement::Query(plan) => plan,
+            other => {
+                return Err(Error::binder(format!(
+                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...), not {}.",
+                    crate::profile::statement_kind(&other)
+                )))
+            }
         };
-        let text = warren_planner::explain::plan_text(&plan.plan);
         let compile_time = started.elapsed();
-        let mut result = self.run_query(plan, snapshot.clone(), compile_time)?;
+        let ctx = self.exec_context(snapshot.clone());
+        let (mut root, operators) =
+            warren_exec::operators::profiled::build_profiled(&plan.plan, plan.slots);
+        // Opened before the query spawns its workers, which inherit the counters.
+        let mut counters = crate::hardware::CounterGroup::open();
         let execution = Instant::now();
-        let mut rows = 0u64;
-        while result.next_row()?.is_some() {
-            rows += 1;
+        if let Ok(group) = &mut counters {
+            group.enable();
         }
-        let summary = format!(
-            "{text}rows: {rows}\ncompile time: {:.3} ms\nexecution time: {:.3} ms\npeak query memory: {} bytes\nhardware counters: unavailable",
-            compile_time.as_secs_f64() * 1e3,
-            execution.elapsed().as_secs_f64() * 1e3,
-            result.peak_memory(),
-        );
+        let drained = drain_rows(&mut root, &ctx);
+        if let Ok(group) = &mut counters {
+            group.disable();
+        }
+        let execution_time = execution.elapsed();
+        let result_rows = drained?;
+        let report = crate::profile::ProfileReport {
+            plan: &plan.plan,
+            operators: operators.operators(),
+            result_rows,
+            compile_time,
+            execution_time,
+            peak_memory_bytes: ctx.memory.peak(),
+            hardware: counters.map(|mut group| group.read()),
+            traversals: ctx.traversal_summaries(),
+        };
+        let text = report.render();
+        drop(root);
+        if plan.updates {
+            self.commit_query_edits(ctx, snapshot.generation())?;
+        }
         Ok(QueryResult::materialized(
             vec!["profile".into()],
             vec![warren_common::LogicalType::String],
-            vec![vec![Value::string(summary)]],
-            snapshot,
+            vec![vec![Value::string(text)]],
+            self.current_snapshot(),
             compile_time,
-            execution.elapsed(),
+            execution_time,
         ))
+    }
+
+    /// Commits what an updating query's clauses installed in `ctx` (based on `base`).
+    fn commit_query_edits(&mut self, ctx: ExecContext, base: u64) -> Result<()> {
+        let changed = ctx.changed_tables();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let after = ctx.snapshot();
+        drop(ctx);
+        let snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
+        self.commit_snapshot(base, snapshot, changed)
     }
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {
@@ -507,5 +557,30 @@ impl Connection {
             }
         }
         Ok(QueryResult::empty(self.current_snapshot()))
+    }
+}
+
+/// Pulls every row of `root`; returns how many there were.
+fn drain_rows(root: &mut warren_exec::BoxedOperator, ctx: &ExecContext) -> Result<u64> {
+    let mut rows = 0u64;
+    while root.next(ctx)?.is_some() {
+        rows += 1;
+    }
+    Ok(rows)
+}
+
+/// What table functions read of a connection while its statement binds.
+struct SessionView<'a> {
+    settings: &'a Settings,
+    graphs: &'a ProjectedGraphs,
+}
+
+impl Session for SessionView<'_> {
+    fn setting(&self, name: &str) -> Option<Value> {
+        self.settings.get(name)
+    }
+
+    fn projected_graphs(&self) -> &ProjectedGraphs {
+        self.graphs
     }
 }

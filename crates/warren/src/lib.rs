@@ -14,7 +14,9 @@
 
 mod connection;
 mod database;
+pub mod hardware;
 pub mod json;
+mod profile;
 mod progress;
 mod result;
 mod settings;

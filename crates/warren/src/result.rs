@@ -189,7 +189,7 @@ impl QueryResult {
     pub fn peak_memory(&self) -> u64 {
         match &self.rows {
             Rows::Stream { ctx, .. } => ctx.memory.peak(),
-                        Rows::Materialized(_) => 0,
+            Rows::Materialized(_) => 0,
         }
     }
 

@@ -9,7 +9,7 @@ use warren_common::{Error, Result};
 use warren_planner::expr::{Expr, PropertyColumns};
 use warren_planner::functions::ScalarFunction as F;
 
-use super::Evaluator;
+use super::{list_functions, padding, regex_replace, Evaluator};
 
 pub(super) fn call(
     evaluator: &Evaluator<'_>,
@@ -152,7 +152,9 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
             ids.dedup();
             Value::Bool(before == ids.len())
         }
-        F::Cost | F::StartNode | F::EndNode => {
+        F::StartNode => evaluator.field(&v[0], "_src"),
+        F::EndNode => evaluator.field(&v[0], "_dst"),
+        F::Cost => {
             return Err(Error::runtime(format!(
                 "{} is not defined for this value.",
                 function.name()
@@ -214,17 +216,24 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
                 .collect(),
         ),
         F::ListSort | F::ListReverseSort => {
-            let mut items = list(&v[0])?.to_vec();
-            items.sort_by(Value::total_cmp);
-            let descending = function == F::ListReverseSort
-                || v.get(1)
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| s.eq_ignore_ascii_case("DESC"));
-            if descending {
-                items.reverse();
-            }
-            Value::list(items)
+            list_functions::sort(list(&v[0])?, &v[1..], function == F::ListReverseSort)?
         }
+        F::ListUnique => list_functions::unique_count(list(&v[0])?),
+        F::ListToString => {
+            let separator = match &v[0] {
+                Value::String(text) => text.to_string(),
+                other => warren_common::format::to_kuzu_string(other, evaluator.snapshot),
+            };
+            list_functions::join(&separator, list(&v[1])?, evaluator.snapshot)
+        }
+        F::ListHasAll => list_functions::has_all(list(&v[0])?, list(&v[1])?),
+        F::ListPosition => list_functions::position(list(&v[0])?, &v[1]),
+        F::ListSlice => slice(&v[0], Some(&v[1]), Some(&v[2]))?,
+        F::Map => list_functions::map(list(&v[0])?, list(&v[1])?)?,
+        F::UnionValue => Value::Union(Arc::new(warren_common::value::UnionValue {
+            tag: text(&v[0])?.into(),
+            value: v[1].clone(),
+        })),
         F::ListDistinct => {
             let mut out: Vec<Value> = Vec::new();
             for item in list(&v[0])? {
@@ -235,20 +244,19 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
             Value::list(out)
         }
         F::ListSum | F::ListProduct => {
-            let mut accumulator = if function == F::ListSum {
-                Value::Int64(0)
+            let (op, empty) = if function == F::ListSum {
+                (warren_planner::expr::BinaryOp::Add, Value::Int64(0))
             } else {
-                Value::Int64(1)
+                (warren_planner::expr::BinaryOp::Mul, Value::Int64(1))
             };
-            let op = if function == F::ListSum {
-                warren_planner::expr::BinaryOp::Add
-            } else {
-                warren_planner::expr::BinaryOp::Mul
-            };
-            for item in list(&v[0])?.iter().filter(|i| !i.is_null()) {
-                accumulator = super::ops::binary(op, accumulator, item.clone())?;
+            // Starting from the first element keeps its type (a FLOAT list multiplies floats).
+            let mut items = list(&v[0])?.iter().filter(|i| !i.is_null());
+            match items.next() {
+                None => empty,
+                Some(first) => items.try_fold(first.clone(), |accumulator, item| {
+                    super::ops::binary(op, accumulator, item.clone())
+                })?,
             }
-            accumulator
         }
         F::ListAnyValue => list(&v[0])?
             .iter()
@@ -315,6 +323,25 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
             Value::string(s.repeat(count))
         }
         F::Replace => Value::string(text(&v[0])?.replace(text(&v[1])?, text(&v[2])?)),
+        F::LeftPad | F::RightPad => {
+            let side = if function == F::LeftPad {
+                padding::Side::Left
+            } else {
+                padding::Side::Right
+            };
+            let count = int(&v[1], "LPAD")?;
+            Value::string(padding::pad(text(&v[0])?, count, text(&v[2])?, side)?)
+        }
+        F::RegexpReplace => {
+            let global = regex_replace::global_option(v.get(3).map(text).transpose()?)?;
+            let input = text(&v[0])?;
+            match evaluator.ctx.regex_cache.get(text(&v[1])?) {
+                Some(regex) => {
+                    Value::string(regex_replace::replace(&regex, input, text(&v[2])?, global))
+                }
+                None => v[0].clone(),
+            }
+        }
         F::Split => Value::list(
             text(&v[0])?
                 .split(text(&v[1])?)
@@ -388,10 +415,17 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
         F::ToInt32 => cast(&v[0], LogicalType::Int32)?,
         F::ToInt16 => cast(&v[0], LogicalType::Int16)?,
         F::ToInt8 => cast(&v[0], LogicalType::Int8)?,
+        F::ToInt128 => cast(&v[0], LogicalType::Int128)?,
+        F::ToUInt64 => cast(&v[0], LogicalType::UInt64)?,
+        F::ToUInt32 => cast(&v[0], LogicalType::UInt32)?,
+        F::ToUInt16 => cast(&v[0], LogicalType::UInt16)?,
+        F::ToUInt8 => cast(&v[0], LogicalType::UInt8)?,
+        F::ToSerial => cast(&v[0], LogicalType::Int64)?,
         F::ToDouble => cast(&v[0], LogicalType::Double)?,
         F::ToFloat => cast(&v[0], LogicalType::Float)?,
         F::ToBool => cast(&v[0], LogicalType::Bool)?,
         F::Date => cast(&v[0], LogicalType::Date)?,
+        F::Blob => cast(&v[0], LogicalType::Blob)?,
         F::Timestamp => cast(&v[0], LogicalType::Timestamp)?,
         F::Interval => cast(&v[0], LogicalType::Interval)?,
         F::Hash => {
@@ -502,7 +536,8 @@ pub(super) fn list_extract(list_value: &Value, index: &Value) -> Result<Value> {
     Ok(items[i as usize].clone())
 }
 
-/// `list[start..end]` with 1-based inclusive bounds, as Kùzu slices.
+/// `list[start:end]` and `list_slice(list, start, end)` with 1-based inclusive bounds, as Kùzu
+/// slices lists and strings (see [`list_functions::slice_range`]).
 pub(super) fn slice(value: &Value, start: Option<&Value>, end: Option<&Value>) -> Result<Value> {
     if value.is_null() {
         return Ok(Value::Null);
@@ -513,29 +548,16 @@ pub(super) fn slice(value: &Value, start: Option<&Value>, end: Option<&Value>) -
             Some(v) => int(v, "slice"),
         }
     };
+    let (start, end) = (bound(start, 1)?, bound(end, -1)?);
     match value {
         Value::List(items) => {
-            let n = items.len() as i64;
-            let (s, e) = (bound(start, 1)?, bound(end, n)?);
-            let s = if s < 0 { n + s + 1 } else { s.max(1) };
-            let e = if e < 0 { n + e + 1 } else { e.min(n) };
-            if s > e {
-                return Ok(Value::list(Vec::new()));
-            }
-            Ok(Value::list(items[(s - 1) as usize..e as usize].to_vec()))
+            let range = list_functions::slice_range(items.len(), start, end);
+            Ok(Value::list(items[range].to_vec()))
         }
         Value::String(text_value) => {
             let chars: Vec<char> = text_value.chars().collect();
-            let n = chars.len() as i64;
-            let (s, e) = (bound(start, 1)?.max(1), bound(end, n)?.min(n));
-            if s > e {
-                return Ok(Value::string(""));
-            }
-            Ok(Value::string(
-                chars[(s - 1) as usize..e as usize]
-                    .iter()
-                    .collect::<String>(),
-            ))
+            let range = list_functions::slice_range(chars.len(), start, end);
+            Ok(Value::string(chars[range].iter().collect::<String>()))
         }
         other => Err(Error::runtime(format!(
             "Cannot slice {}.",

@@ -2,7 +2,11 @@
 //! with SQL NULL semantics, functions, list comprehensions and subqueries.
 
 mod functions;
+mod list_functions;
 mod ops;
+mod padding;
+pub mod prefilter;
+mod regex_replace;
 
 use std::sync::Arc;
 
@@ -14,6 +18,7 @@ use warren_storage::Snapshot;
 use crate::context::ExecContext;
 
 pub use ops::{binary, truthy, value_in_list};
+pub use regex_replace::RegexCache;
 
 /// Evaluates expressions against one snapshot.
 pub struct Evaluator<'a> {

@@ -6,9 +6,11 @@ mod aggregate;
 mod expand;
 mod load;
 mod order;
+pub mod profiled;
 mod scan;
 mod simple;
 mod subquery;
+mod table_function;
 mod update;
 
 use warren_common::value::Value;
@@ -34,7 +36,31 @@ pub type BoxedOperator = Box<dyn Operator>;
 /// Builds the operator tree of `plan` for rows of `width` slots. `argument` is the outer row
 /// a subquery plan starts from.
 pub fn build(plan: &Plan, width: usize, argument: Option<&Row>) -> BoxedOperator {
-    let child = |p: &Plan| build(p, width, argument);
+    build_with(plan, width, argument, &mut |_, operator| operator)
+}
+
+/// Called with each plan node and the operator built for it (children first); returns the
+/// operator the tree uses in its place. [`profiled`] wraps every operator this way.
+pub(crate) type Wrap<'a> = dyn FnMut(&Plan, BoxedOperator) -> BoxedOperator + 'a;
+
+/// [`build`], passing every operator it builds through `wrap`.
+pub(crate) fn build_with(
+    plan: &Plan,
+    width: usize,
+    argument: Option<&Row>,
+    wrap: &mut Wrap<'_>,
+) -> BoxedOperator {
+    let operator = build_operator(plan, width, argument, wrap);
+    wrap(plan, operator)
+}
+
+fn build_operator(
+    plan: &Plan,
+    width: usize,
+    argument: Option<&Row>,
+    wrap: &mut Wrap<'_>,
+) -> BoxedOperator {
+    let mut child = |p: &Plan| build_with(p, width, argument, &mut *wrap);
     match plan {
         Plan::Unit => Box::new(simple::Once::new(Some(vec![Value::Null; width]))),
         Plan::Argument => Box::new(simple::Once::new(argument.cloned())),
@@ -116,6 +142,16 @@ pub fn build(plan: &Plan, width: usize, argument: Option<&Row>) -> BoxedOperator
             child(input),
             files.clone(),
             options.clone(),
+            columns.clone(),
+        )),
+        Plan::TableFunction {
+            input,
+            rows,
+            columns,
+            ..
+        } => Box::new(table_function::TableFunctionScan::new(
+            child(input),
+            rows.clone(),
             columns.clone(),
         )),
         Plan::Optional {

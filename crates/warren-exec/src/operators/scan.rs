@@ -10,6 +10,7 @@ use warren_storage::Snapshot;
 
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
+use crate::eval::prefilter::{collect_prefilters, resolve_prefilters, IntPrefilter};
 use crate::eval::Evaluator;
 
 pub struct ScanNodes {
@@ -17,6 +18,8 @@ pub struct ScanNodes {
     tables: Vec<TableId>,
     slot: usize,
     filter: Option<Expr>,
+    /// Conjuncts of the filter checked on raw INT64 columns before a row is built.
+    prefilters: Vec<IntPrefilter>,
     /// The input row being expanded, the snapshot, the table index and the next offset.
     current: Option<(Row, Arc<Snapshot>, usize, u64)>,
 }
@@ -28,11 +31,16 @@ impl ScanNodes {
         slot: usize,
         filter: Option<Expr>,
     ) -> Self {
+        let mut prefilters = Vec::new();
+        if let Some(filter) = &filter {
+            collect_prefilters(filter, slot, &mut prefilters);
+        }
         Self {
             input,
             tables,
             slot,
             filter,
+            prefilters,
             current: None,
         }
     }
@@ -46,11 +54,14 @@ impl Operator for ScanNodes {
                     let table_id = self.tables[*table_index];
                     let table = snapshot.node_table(table_id);
                     let evaluator = Evaluator::new(snapshot, ctx);
+                    let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
                     while *offset < table.num_rows() {
                         let node = *offset;
                         *offset += 1;
                         ctx.tick()?;
-                        if table.is_deleted(node) {
+                        if table.is_deleted(node)
+                            || !prefilters.iter().all(|p| p.passes(node as usize))
+                        {
                             continue;
                         }
                         row[self.slot] = Value::Node(NodeValue {

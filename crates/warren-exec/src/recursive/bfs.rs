@@ -1,146 +1,180 @@
-//! Level-synchronous breadth-first search from one source for SHORTEST and ALL SHORTEST:
-//! distances, the number of shortest paths, and the first parent found. Ties are decided the
-//! way Kùzu decides them: each level scans the (rel pair, direction) steps one after another,
-//! and within a step the frontier in discovery order and each node's rels in rel order.
+//! Breadth-first search from one source for SHORTEST and ALL SHORTEST, level-synchronous and
+//! parallel: each level's frontier is cut into morsels that many threads expand at once, claiming
+//! nodes with compare-and-swap on the level array. Levels run top-down (from the frontier's
+//! out-edges) or, when the frontier's edges outnumber the unvisited nodes' in-edges, bottom-up
+//! (each unvisited node looks for a parent among its in-edges) — direction-optimizing BFS.
+//!
+//! Three modes: `Lengths` (distances only), `PathCounts` (also the number of shortest paths per
+//! node, pushed with atomic adds) and `Parents` (one parent per node, for SHORTEST paths). Parents
+//! are chosen deterministically, as a sequential search finds them first, whatever the thread
+//! count: each level scans the (rel pair, direction) steps one after another, within a step the
+//! frontier in discovery order, and within a node its rels in rel order. Threads race with
+//! `fetch_min` on a (step, frontier rank) key per node, so the smallest key wins, and the next
+//! frontier is the winners in morsel order — the discovery order.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::Instant;
 
 use warren_common::{Error, Result};
 
-use super::graph::Graph;
+use super::counters::{LevelCounters, TraversalRecorder};
+use super::graph::{Adjacency, Graph};
 use super::masks::Masks;
-use crate::context::Interrupt;
+use super::prefetch::prefetch;
+use super::scheduler::PhasedSearch;
+use super::stats::PathStats;
 
 pub const UNREACHED: u32 = u32::MAX;
+const UNCLAIMED: u64 = u64::MAX;
+/// Top-down switches to bottom-up when the frontier's out-edges exceed the unvisited nodes'
+/// in-edges divided by this (Beamer et al. use 15 and 18).
+const TOP_DOWN_TO_BOTTOM_UP: u64 = 15;
+/// Bottom-up returns to top-down when the frontier holds fewer than nodes / this.
+const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
+/// A bottom-up morsel covers this many times `morsel_size` node ids.
+const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 
-/// Reusable per-source search state; arrays are sized to the graph once.
+/// What a search computes besides distances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BfsMode {
+    Lengths,
+    PathCounts,
+    Parents,
+}
+
+/// How a search runs.
+#[derive(Clone, Copy, Debug)]
+pub struct BfsConfig {
+    pub mode: BfsMode,
+    /// The largest distance searched.
+    pub upper: u32,
+    pub direction_optimizing: bool,
+    /// Frontier nodes per top-down morsel.
+    pub morsel_size: usize,
+    pub prefetch_distance: usize,
+}
+
+/// One search's state between levels (changed only by `start` and `advance`).
+#[derive(Debug, Default)]
+struct LevelState {
+    source: u32,
+    target: Option<u32>,
+    /// The level being expanded (the frontier is at `level - 1`).
+    level: u32,
+    frontier: Vec<u32>,
+    bottom_up: bool,
+    morsels: usize,
+    /// Nodes reached at distance >= 1, in discovery order (a deterministic order in `Parents`
+    /// mode).
+    reached: Vec<u32>,
+    /// Out-edges of the frontier and in-edges of still unvisited nodes (direction choice).
+    frontier_out_edges: u64,
+    unvisited_in_edges: u64,
+    parent: Vec<u32>,
+    parent_edge: Vec<u32>,
+    started: Option<Instant>,
+}
+
+/// What one morsel found.
+#[derive(Debug, Default)]
+struct Piece {
+    morsel: usize,
+    /// Newly reached nodes (`Lengths`, `PathCounts`), or claims (`Parents`): (node, edge, key).
+    nodes: Vec<u32>,
+    claims: Vec<(u32, u32, u64)>,
+    out_edges: u64,
+    in_edges: u64,
+    counters: LevelCounters,
+}
+
+/// Reusable search state of one slot; its arrays are sized to the graph once. A search runs
+/// through a [`BfsSearch`], which lends it the graph and masks.
 #[derive(Debug)]
 pub struct Bfs {
-    pub dist: Vec<u32>,
-    pub parent: Vec<u32>,
-    pub parent_edge: Vec<u32>,
-    /// Number of shortest paths from the source (filled when counting).
-    pub paths: Vec<u64>,
-    /// Nodes reached at distance >= 1, in order of discovery.
-    pub reached: Vec<u32>,
-    pub source: u32,
+    config: BfsConfig,
+    dist: Vec<AtomicU32>,
+    paths: Vec<AtomicU64>,
+    claim: Vec<AtomicU64>,
+    overflow: AtomicBool,
+    state: RwLock<LevelState>,
+    pieces: Mutex<Vec<Piece>>,
 }
 
 impl Bfs {
-    pub fn new(nodes: u32) -> Self {
+    pub fn new(nodes: u32, config: BfsConfig) -> Self {
         let n = nodes as usize;
+        let sized = |wanted: bool| if wanted { n } else { 0 };
         Self {
-            dist: vec![UNREACHED; n],
-            parent: vec![UNREACHED; n],
-            parent_edge: vec![UNREACHED; n],
-            paths: vec![0; n],
-            reached: Vec::new(),
-            source: UNREACHED,
+            config,
+            dist: (0..n).map(|_| AtomicU32::new(UNREACHED)).collect(),
+            paths: (0..sized(config.mode == BfsMode::PathCounts))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            claim: (0..sized(config.mode == BfsMode::Parents))
+                .map(|_| AtomicU64::new(UNCLAIMED))
+                .collect(),
+            overflow: AtomicBool::new(false),
+            state: RwLock::new(LevelState {
+                source: UNREACHED,
+                parent: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
+                parent_edge: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
+                ..LevelState::default()
+            }),
+            pieces: Mutex::new(Vec::new()),
         }
     }
 
-    /// Bytes this state holds.
-    pub fn bytes(nodes: u32) -> u64 {
-        u64::from(nodes) * 20
+    /// Bytes a search in `mode` holds for a graph of `nodes` nodes.
+    pub fn bytes(nodes: u32, mode: BfsMode) -> u64 {
+        let per_node = match mode {
+            BfsMode::Lengths => 8,
+            BfsMode::PathCounts => 16,
+            BfsMode::Parents => 24,
+        };
+        u64::from(nodes) * per_node
     }
 
-    fn reset(&mut self) {
-        for &v in &self.reached {
-            self.dist[v as usize] = UNREACHED;
-            self.parent[v as usize] = UNREACHED;
-            self.parent_edge[v as usize] = UNREACHED;
-            self.paths[v as usize] = 0;
-        }
-        if self.source != UNREACHED {
-            self.dist[self.source as usize] = UNREACHED;
-            self.paths[self.source as usize] = 0;
-        }
-        self.reached.clear();
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, LevelState> {
+        self.state.read().expect("bfs state lock")
     }
 
-    /// Searches from `source` up to `upper` hops. `count_paths` also counts shortest paths.
-    pub fn run(
-        &mut self,
-        graph: &Graph,
-        masks: &Masks,
-        source: u32,
-        upper: u32,
-        count_paths: bool,
-        interrupt: &Interrupt,
-    ) -> Result<()> {
-        self.reset();
-        self.source = source;
-        self.dist[source as usize] = 0;
-        self.paths[source as usize] = 1;
-        let mut frontier = vec![source];
-        let mut next = Vec::new();
-        for level in 1..=upper {
-            for step in graph.steps() {
-                self.expand(step, masks, &frontier, level, count_paths, &mut next)?;
-            }
-            if next.is_empty() {
-                break;
-            }
-            std::mem::swap(&mut frontier, &mut next);
-            next.clear();
-            interrupt.check()?;
-        }
-        Ok(())
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, LevelState> {
+        self.state.write().expect("bfs state lock")
     }
 
-    /// Expands `frontier` (at `level - 1`) along one step's adjacency into `next`.
-    fn expand(
-        &mut self,
-        step: &super::graph::Adjacency,
-        masks: &Masks,
-        frontier: &[u32],
-        level: u32,
-        count_paths: bool,
-        next: &mut Vec<u32>,
-    ) -> Result<()> {
-        let targets = step.targets();
-        let edges = step.edges();
-        for &u in frontier {
-            if level > 1 && !masks.expandable(u) {
-                continue;
-            }
-            let paths_u = self.paths[u as usize];
-            for i in step.range(u) {
-                let edge = edges[i];
-                if !masks.follows(edge) {
-                    continue;
-                }
-                let v = targets[i];
-                let dist_v = self.dist[v as usize];
-                if dist_v == UNREACHED {
-                    self.dist[v as usize] = level;
-                    self.parent[v as usize] = u;
-                    self.parent_edge[v as usize] = edge;
-                    self.reached.push(v);
-                    next.push(v);
-                    if count_paths {
-                        self.paths[v as usize] = paths_u;
-                    }
-                } else if count_paths && dist_v == level {
-                    let total = self.paths[v as usize].checked_add(paths_u);
-                    self.paths[v as usize] = total.ok_or_else(|| {
-                        Error::LimitExceeded(
-                            "the number of shortest paths exceeds the INT64 range".into(),
-                        )
-                    })?;
-                }
-            }
-        }
-        Ok(())
+    pub fn source(&self) -> u32 {
+        self.read().source
     }
 
-    /// The shortest path to `target` found first: (intermediate nodes, edges), source excluded.
+    #[inline]
+    pub fn distance(&self, node: u32) -> u32 {
+        self.dist[node as usize].load(Ordering::Relaxed)
+    }
+
+    /// Shortest paths from the source to `node` (`PathCounts` mode).
+    pub fn path_count(&self, node: u32) -> u64 {
+        self.paths[node as usize].load(Ordering::Relaxed)
+    }
+
+    /// Nodes reached at distance >= 1, in discovery order.
+    pub fn reached(&self) -> Vec<u32> {
+        self.read().reached.clone()
+    }
+
+    /// The shortest path to `target` found first (`Parents` mode): (intermediate nodes, edges),
+    /// the source excluded.
     pub fn path_to(&self, target: u32) -> (Vec<u32>, Vec<u32>) {
+        let state = self.read();
+        assert_eq!(self.config.mode, BfsMode::Parents, "parents are kept");
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
         let mut v = target;
-        while v != self.source {
-            edges.push(self.parent_edge[v as usize]);
-            let u = self.parent[v as usize];
-            if u != self.source {
+        while v != state.source {
+            edges.push(state.parent_edge[v as usize]);
+            let u = state.parent[v as usize];
+            assert_ne!(u, UNREACHED, "a reached node has a parent");
+            if u != state.source {
                 nodes.push(u);
             }
             v = u;
@@ -148,6 +182,476 @@ impl Bfs {
         nodes.reverse();
         edges.reverse();
         (nodes, edges)
+    }
+
+    /// The paths to destinations in `lower..=upper`: totals, and per destination when asked.
+    pub fn path_stats(
+        &self,
+        masks: &Masks,
+        lower: u32,
+        per_destination: bool,
+        only: Option<u32>,
+    ) -> Result<CountOutput> {
+        if self.overflow.load(Ordering::Relaxed) {
+            return Err(path_count_overflow());
+        }
+        let state = self.read();
+        let mut total = PathStats::default();
+        let mut by_destination = Vec::new();
+        for &v in &state.reached {
+            let dist = self.distance(v);
+            let destination = match only {
+                Some(target) => v == target,
+                None => masks.is_destination(v),
+            };
+            if dist < lower || !destination {
+                continue;
+            }
+            let paths = match self.config.mode {
+                BfsMode::PathCounts => self.path_count(v),
+                _ => 1,
+            };
+            total.add(dist, paths)?;
+            if per_destination {
+                let mut stats = PathStats::default();
+                stats.add(dist, paths)?;
+                by_destination.push((v, stats));
+            }
+        }
+        by_destination.sort_unstable_by_key(|(v, _)| *v);
+        Ok((total, by_destination))
+    }
+
+    fn reset(&self, state: &mut LevelState) {
+        for &v in state.reached.iter().chain(std::iter::once(&state.source)) {
+            if v == UNREACHED {
+                continue;
+            }
+            self.dist[v as usize].store(UNREACHED, Ordering::Relaxed);
+            if let Some(paths) = self.paths.get(v as usize) {
+                paths.store(0, Ordering::Relaxed);
+            }
+            if let Some(claim) = self.claim.get(v as usize) {
+                claim.store(UNCLAIMED, Ordering::Relaxed);
+            }
+        }
+        state.reached.clear();
+        state.frontier.clear();
+        self.overflow.store(false, Ordering::Relaxed);
+        self.pieces.lock().expect("pieces lock").clear();
+    }
+}
+
+/// One search of a [`Bfs`] over a graph and its masks: what the scheduler runs.
+pub struct BfsSearch<'a> {
+    pub bfs: &'a Bfs,
+    pub graph: &'a Graph,
+    pub masks: &'a Masks,
+    pub recorder: Option<&'a TraversalRecorder>,
+    /// Counting mode: the lower bound and whether stats are kept per destination; `finish`
+    /// then returns the counts.
+    pub counting: Option<(u32, bool)>,
+}
+
+impl<'a> BfsSearch<'a> {
+    /// Morsels of the level about to run.
+    fn plan_level(&self, state: &mut LevelState) -> usize {
+        if state.frontier.is_empty() || state.level > self.bfs.config.upper {
+            return 0;
+        }
+        let n = u64::from(self.graph.num_nodes());
+        if self.bfs.config.direction_optimizing && self.bfs.config.mode != BfsMode::Parents {
+            // A bottom-up level visits every node: worth it only for a large frontier.
+            let large = (state.frontier.len() as u64) >= n / BOTTOM_UP_TO_TOP_DOWN;
+            state.bottom_up = large
+                && (state.bottom_up
+                    || state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP);
+        }
+        let morsel = self.bfs.config.morsel_size.max(1);
+        state.morsels = if state.bottom_up {
+            (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
+        } else {
+            let per_step = state.frontier.len().div_ceil(morsel);
+            per_step * self.top_down_steps().len()
+        };
+        state.started = Some(Instant::now());
+        state.morsels
+    }
+
+    /// The adjacencies a top-down level scans: per step in `Parents` mode (the step order
+    /// decides ties), else the merged forward adjacency.
+    fn top_down_steps(&self) -> &'a [Adjacency] {
+        if self.bfs.config.mode == BfsMode::Parents {
+            self.graph.steps()
+        } else {
+            std::slice::from_ref(&self.graph.forward)
+        }
+    }
+
+    fn expand_top_down(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
+        let morsel_size = self.bfs.config.morsel_size.max(1);
+        let per_step = state.frontier.len().div_ceil(morsel_size);
+        let (step, chunk) = (morsel / per_step, morsel % per_step);
+        let start = chunk * morsel_size;
+        let end = (start + morsel_size).min(state.frontier.len());
+        let adjacency = &self.top_down_steps()[step];
+        let scan = TopDownScan {
+            offsets: adjacency.offsets(),
+            targets: adjacency.targets(),
+            edges: adjacency.edges(),
+            masks: self.masks,
+            level: state.level,
+            prefetch_distance: self.bfs.config.prefetch_distance,
+        };
+        match self.bfs.config.mode {
+            BfsMode::Parents => {
+                let key_base = (step as u64) << 32;
+                scan.claim_parents(
+                    &state.frontier,
+                    start..end,
+                    &self.bfs.dist,
+                    &self.bfs.claim,
+                    key_base,
+                    piece,
+                );
+            }
+            BfsMode::Lengths | BfsMode::PathCounts => {
+                let paths =
+                    (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
+                if scan.claim_nodes(&state.frontier[start..end], &self.bfs.dist, paths, piece) {
+                    self.bfs.overflow.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    fn expand_bottom_up(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
+        let size = self.bfs.config.morsel_size.max(1) * BOTTOM_UP_MORSEL_FACTOR;
+        let start = (morsel * size) as u32;
+        let end = ((morsel + 1) * size).min(self.graph.num_nodes() as usize) as u32;
+        let backward = &self.graph.backward;
+        let scan = BottomUpScan {
+            offsets: backward.offsets(),
+            sources: backward.targets(),
+            edges: backward.edges(),
+            masks: self.masks,
+            level: state.level,
+        };
+        let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
+        if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
+            self.bfs.overflow.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts the edges a new frontier node brings (direction choice).
+    fn degrees(&self, nodes: &[u32], piece: &mut Piece) {
+        let forward = self.graph.forward.offsets();
+        let backward = self.graph.backward.offsets();
+        for &v in nodes {
+            let v = v as usize;
+            piece.out_edges += forward[v + 1] - forward[v];
+            piece.in_edges += backward[v + 1] - backward[v];
+        }
+    }
+
+    /// Ends a `Parents` level: keeps each node's winning claim, in discovery order.
+    fn resolve_claims(&self, state: &mut LevelState, pieces: &[Piece], next: &mut Vec<u32>) {
+        let level = state.level;
+        for piece in pieces {
+            for &(v, edge, key) in &piece.claims {
+                if self.bfs.claim[v as usize].load(Ordering::Relaxed) != key {
+                    continue;
+                }
+                let rank = (key & 0xffff_ffff) as usize;
+                state.parent[v as usize] = state.frontier[rank];
+                state.parent_edge[v as usize] = edge;
+                self.bfs.dist[v as usize].store(level, Ordering::Relaxed);
+                next.push(v);
+            }
+        }
+    }
+}
+
+impl PhasedSearch for BfsSearch<'_> {
+    /// The source, and the destination when it is bound already.
+    type Task = (u32, Option<u32>);
+    type Output = Option<CountOutput>;
+
+    fn start(&self, &(source, target): &(u32, Option<u32>)) -> Result<usize> {
+        let mut state = self.bfs.write();
+        self.bfs.reset(&mut state);
+        assert!(
+            source < self.graph.num_nodes(),
+            "the source is a node of the graph"
+        );
+        state.source = source;
+        state.target = target;
+        state.level = 1;
+        state.bottom_up = false;
+        self.bfs.dist[source as usize].store(0, Ordering::Relaxed);
+        if let Some(paths) = self.bfs.paths.get(source as usize) {
+            paths.store(1, Ordering::Relaxed);
+        }
+        state.frontier.push(source);
+        let forward = self.graph.forward.offsets();
+        let backward = self.graph.backward.offsets();
+        let s = source as usize;
+        state.frontier_out_edges = forward[s + 1] - forward[s];
+        state.unvisited_in_edges =
+            self.graph.backward.targets().len() as u64 - (backward[s + 1] - backward[s]);
+        if let Some(recorder) = self.recorder {
+            recorder.add_sources(1);
+        }
+        Ok(self.plan_level(&mut state))
+    }
+
+    fn process(&self, morsel: usize) -> Result<()> {
+        let state = self.bfs.read();
+        let mut piece = Piece {
+            morsel,
+            ..Piece::default()
+        };
+        if state.bottom_up {
+            self.expand_bottom_up(&state, morsel, &mut piece);
+        } else {
+            self.expand_top_down(&state, morsel, &mut piece);
+        }
+        if self.bfs.config.direction_optimizing && self.bfs.config.mode != BfsMode::Parents {
+            let nodes = std::mem::take(&mut piece.nodes);
+            self.degrees(&nodes, &mut piece);
+            piece.nodes = nodes;
+        }
+        if let Some(recorder) = self.recorder {
+            recorder.merge(state.level, piece.counters);
+        }
+        drop(state);
+        self.bfs.pieces.lock().expect("pieces lock").push(piece);
+        Ok(())
+    }
+
+    fn advance(&self) -> Result<usize> {
+        let mut state = self.bfs.write();
+        let mut pieces = std::mem::take(&mut *self.bfs.pieces.lock().expect("pieces lock"));
+        pieces.sort_unstable_by_key(|p| p.morsel);
+        let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
+        if self.bfs.config.mode == BfsMode::Parents {
+            self.resolve_claims(&mut state, &pieces, &mut next);
+        } else {
+            for piece in &pieces {
+                next.extend_from_slice(&piece.nodes);
+            }
+        }
+        if let Some(recorder) = self.recorder {
+            let elapsed = state.started.map(|s| s.elapsed()).unwrap_or_default();
+            recorder.level(
+                state.level,
+                state.frontier.len() as u64,
+                state.bottom_up,
+                elapsed,
+            );
+        }
+        state.frontier_out_edges = pieces.iter().map(|p| p.out_edges).sum();
+        let in_edges: u64 = pieces.iter().map(|p| p.in_edges).sum();
+        state.unvisited_in_edges = state.unvisited_in_edges.saturating_sub(in_edges);
+        state.reached.extend_from_slice(&next);
+        state.frontier = next;
+        state.level += 1;
+        if self.bfs.overflow.load(Ordering::Relaxed) {
+            return Err(path_count_overflow());
+        }
+        Ok(self.plan_level(&mut state))
+    }
+
+    fn finish(&self) -> Result<Option<CountOutput>> {
+        let Some((lower, per_destination)) = self.counting else {
+            return Ok(None);
+        };
+        let target = self.bfs.read().target;
+        self.bfs
+            .path_stats(self.masks, lower, per_destination, target)
+            .map(Some)
+    }
+}
+
+/// Counting-mode results: totals, and (node, stats) per destination.
+pub type CountOutput = (PathStats, Vec<(u32, PathStats)>);
+
+fn path_count_overflow() -> Error {
+    Error::LimitExceeded("the number of shortest paths exceeds the INT64 range".into())
+}
+
+/// The top-down kernel over one adjacency: expands frontier nodes along their out-edges.
+struct TopDownScan<'a> {
+    offsets: &'a [u64],
+    targets: &'a [u32],
+    edges: &'a [u32],
+    masks: &'a Masks,
+    level: u32,
+    prefetch_distance: usize,
+}
+
+impl TopDownScan<'_> {
+    /// Whether `u` (at `level - 1`) continues paths: the source always, others when they may
+    /// be intermediate.
+    #[inline]
+    fn expands(&self, u: u32) -> bool {
+        self.level == 1 || self.masks.expandable(u)
+    }
+
+    /// Claims unvisited out-neighbours with compare-and-swap (first writer wins); adds path
+    /// counts when `paths` is given. Returns whether a path count overflowed.
+    fn claim_nodes(
+        &self,
+        frontier: &[u32],
+        dist: &[AtomicU32],
+        paths: Option<&[AtomicU64]>,
+        piece: &mut Piece,
+    ) -> bool {
+        let mut overflow = false;
+        for (i, &u) in frontier.iter().enumerate() {
+            if self.prefetch_distance > 0 {
+                if let Some(&ahead) = frontier.get(i + self.prefetch_distance) {
+                    prefetch(&self.offsets[ahead as usize]);
+                }
+            }
+            if !self.expands(u) {
+                continue;
+            }
+            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
+            piece.counters.edges_scanned += range.len() as u64;
+            let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
+            for i in range {
+                if !self.masks.follows(self.edges[i]) {
+                    continue;
+                }
+                let v = self.targets[i] as usize;
+                let mut dist_v = dist[v].load(Ordering::Relaxed);
+                if dist_v == UNREACHED {
+                    match dist[v].compare_exchange(
+                        UNREACHED,
+                        self.level,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => {
+                            piece.nodes.push(v as u32);
+                            dist_v = self.level;
+                        }
+                        Err(actual) => {
+                            piece.counters.cas_failures += 1;
+                            dist_v = actual;
+                        }
+                    }
+                }
+                if let Some(paths) = paths {
+                    if dist_v == self.level {
+                        let before = paths[v].fetch_add(paths_u, Ordering::Relaxed);
+                        overflow |= before.checked_add(paths_u).is_none();
+                    }
+                }
+            }
+        }
+        overflow
+    }
+
+    /// `Parents` mode: every unvisited out-neighbour gets the smallest (step, frontier rank)
+    /// key of the nodes that reach it; a thread records the claims it lowered.
+    fn claim_parents(
+        &self,
+        frontier: &[u32],
+        ranks: std::ops::Range<usize>,
+        dist: &[AtomicU32],
+        claim: &[AtomicU64],
+        key_base: u64,
+        piece: &mut Piece,
+    ) {
+        for rank in ranks {
+            let u = frontier[rank];
+            if !self.expands(u) {
+                continue;
+            }
+            let key = key_base | rank as u64;
+            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
+            piece.counters.edges_scanned += range.len() as u64;
+            for i in range {
+                let edge = self.edges[i];
+                if !self.masks.follows(edge) {
+                    continue;
+                }
+                let v = self.targets[i];
+                if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
+                    continue;
+                }
+                let before = claim[v as usize].fetch_min(key, Ordering::Relaxed);
+                if before > key {
+                    piece.claims.push((v, edge, key));
+                } else if before < key {
+                    piece.counters.cas_failures += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The bottom-up kernel: unvisited nodes look for a parent among their in-edges.
+struct BottomUpScan<'a> {
+    offsets: &'a [u64],
+    sources: &'a [u32],
+    edges: &'a [u32],
+    masks: &'a Masks,
+    level: u32,
+}
+
+impl BottomUpScan<'_> {
+    /// Claims every unvisited node of `nodes` with an in-neighbour in the frontier. Without
+    /// path counts the scan stops at the first parent; with them it sums every parent's count.
+    /// Returns whether a path count overflowed.
+    fn find_parents(
+        &self,
+        nodes: std::ops::Range<u32>,
+        dist: &[AtomicU32],
+        paths: Option<&[AtomicU64]>,
+        piece: &mut Piece,
+    ) -> bool {
+        let frontier_level = self.level - 1;
+        let mut overflow = false;
+        for v in nodes {
+            if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
+                continue;
+            }
+            let range = self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize;
+            let mut found = false;
+            let mut total: u64 = 0;
+            for i in range {
+                piece.counters.edges_scanned += 1;
+                let u = self.sources[i];
+                if dist[u as usize].load(Ordering::Relaxed) != frontier_level
+                    || !self.masks.follows(self.edges[i])
+                    || (frontier_level > 0 && !self.masks.expandable(u))
+                {
+                    continue;
+                }
+                found = true;
+                match paths {
+                    None => break,
+                    Some(paths) => {
+                        match total.checked_add(paths[u as usize].load(Ordering::Relaxed)) {
+                            Some(sum) => total = sum,
+                            None => overflow = true,
+                        }
+                    }
+                }
+            }
+            if found {
+                // Only this thread writes v in this level; readers look for `level - 1` only.
+                dist[v as usize].store(self.level, Ordering::Relaxed);
+                if let Some(paths) = paths {
+                    paths[v as usize].store(total, Ordering::Relaxed);
+                }
+                piece.nodes.push(v);
+            }
+        }
+        overflow
     }
 }
 
@@ -188,6 +692,7 @@ impl AllShortestPaths {
         graph: &Graph,
         masks: &Masks,
     ) -> Option<(Vec<u32>, Vec<u32>)> {
+        let source = bfs.source();
         if !self.started {
             self.started = true;
             self.push(graph, self.target);
@@ -199,17 +704,17 @@ impl AllShortestPaths {
         let sources = graph.backward.targets();
         let edge_ids = graph.backward.edges();
         while let Some(&mut (node, ref mut cursor, end)) = self.stack.last_mut() {
-            let level = bfs.dist[node as usize];
+            let level = bfs.distance(node);
             let mut found = None;
             while *cursor < end {
                 let i = *cursor;
                 *cursor += 1;
                 let u = sources[i];
                 let edge = edge_ids[i];
-                if bfs.dist[u as usize] != level.wrapping_sub(1) || !masks.follows(edge) {
+                if bfs.distance(u) != level.wrapping_sub(1) || !masks.follows(edge) {
                     continue;
                 }
-                if u != bfs.source && !masks.expandable(u) {
+                if u != source && !masks.expandable(u) {
                     continue;
                 }
                 found = Some((u, edge));
@@ -219,7 +724,7 @@ impl AllShortestPaths {
                 Some((u, edge)) => {
                     self.edges.push(edge);
                     self.push(graph, u);
-                    if u == bfs.source {
+                    if u == source {
                         let mut nodes: Vec<u32> = self.stack[1..self.stack.len() - 1]
                             .iter()
                             .map(|f| f.0)

@@ -62,6 +62,16 @@ impl TraversalRecorder {
         }
     }
 
+    /// Names the algorithm and the k it runs with (the latest description wins).
+    pub fn describe(&self, algorithm: &str, threads: usize, k: usize, k_reason: &str) {
+        self.with(|s| {
+            s.algorithm = algorithm.to_string();
+            s.threads = threads;
+            s.max_active_sources = k;
+            s.k_reason = k_reason.to_string();
+        });
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut TraversalSummary) -> R) -> R {
         f(&mut self.summary.lock().expect("traversal summary lock"))
     }

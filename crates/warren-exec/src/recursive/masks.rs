@@ -2,12 +2,15 @@
 //! intermediate (the recursive node filter), and which rels may be followed (the rel filter and
 //! rel property maps). Filters are evaluated once per node or rel, not once per visit.
 
+use std::sync::Arc;
+
 use warren_common::value::{NodeValue, RelValue, Value};
 use warren_common::{Result, TableId};
 use warren_planner::expr::Expr;
 
 use super::graph::Graph;
 use crate::context::ExecContext;
+use crate::eval::prefilter::{collect_prefilters, resolve_prefilters};
 use crate::eval::Evaluator;
 
 #[derive(Clone, Debug)]
@@ -60,7 +63,7 @@ impl Bitset {
 /// Nodes that may end a path.
 #[derive(Clone, Debug)]
 pub enum DestinationMask {
-    Set(Bitset),
+    Set(Arc<Bitset>),
     /// Exactly one node (the destination is already bound).
     Single(u32),
 }
@@ -70,9 +73,9 @@ pub enum DestinationMask {
 pub struct Masks {
     pub destination: DestinationMask,
     /// Nodes that may be intermediate (`None`: all).
-    pub intermediate: Option<Bitset>,
+    pub intermediate: Option<Arc<Bitset>>,
     /// Edges that may be followed (`None`: all).
-    pub edges: Option<Bitset>,
+    pub edges: Option<Arc<Bitset>>,
 }
 
 impl Masks {
@@ -116,13 +119,20 @@ pub fn node_mask(
     let evaluator = Evaluator::new(&snapshot, ctx);
     let mut mask = Bitset::new(graph.num_nodes() as usize);
     let mut row = vec![Value::Null; width];
+    let mut prefilters = Vec::new();
+    if let Some((slot, expr)) = filter {
+        collect_prefilters(expr, slot, &mut prefilters);
+    }
     for &(table, base, rows) in graph.node_tables() {
         if !tables.contains(&table) {
             continue;
         }
         let data = snapshot.node_table(table);
+        let resolved = resolve_prefilters(&prefilters, table, data);
         for offset in 0..rows {
-            if data.is_deleted(u64::from(offset)) {
+            if data.is_deleted(u64::from(offset))
+                || !resolved.iter().all(|p| p.passes(offset as usize))
+            {
                 continue;
             }
             if let Some((slot, expr)) = filter {

@@ -2,12 +2,20 @@
 //! shortest paths, dynamic-programming walk counts, bounded-memory path enumeration, Dijkstra
 //! for weighted paths, and the operator that runs them per source.
 
+pub mod auto_k;
 pub mod bfs;
 pub mod counters;
+pub mod counting;
 pub mod graph;
 pub mod masks;
+pub mod morsels;
+pub mod multi_source_bfs;
 mod operator;
+pub mod prefetch;
+pub mod scheduler;
 pub mod stats;
+pub mod var_length;
+pub mod walk_counts;
 pub mod walks;
 pub mod weighted;
 

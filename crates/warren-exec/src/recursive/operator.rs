@@ -4,20 +4,24 @@
 //! Counting runs many sources in parallel; paths stream one at a time with bounded memory.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use warren_common::value::{NodeValue, PathValue, RelValue, Value};
-use warren_common::{Error, Result};
+use warren_common::Result;
 use warren_planner::plan::{Destination, RecursiveKind, RecursiveOutput, RecursivePlan};
 
-use super::bfs::{AllShortestPaths, Bfs};
+use super::bfs::{AllShortestPaths, Bfs, BfsConfig, BfsMode, BfsSearch};
+use super::counters::TraversalRecorder;
+use super::counting::{count_tasks, CountRequest};
 use super::graph::Graph;
 use super::masks::{edge_mask, node_mask, DestinationMask, Masks};
+use super::scheduler::run_tasks;
 use super::stats::PathStats;
-use super::walks::{count_walks, distance_to_destinations, PathEnumerator, Semantic};
-use super::weighted::{dijkstra, edge_weights, Weighted};
-use crate::context::{ExecContext, Interrupt};
+use super::var_length::{release, LevelPathStream, LevelPaths, LevelPathsSearch};
+use super::walk_counts::BackwardCounts;
+use super::walks::{distance_to_destinations, PathEnumerator, Semantic};
+use super::weighted::{dijkstra, edge_weights, ParallelWeighted, Weighted};
+use crate::context::ExecContext;
 use crate::operators::{BoxedOperator, Operator, Row};
 
 /// Input rows counted together (their distinct sources run in parallel).
@@ -40,6 +44,11 @@ enum PathStream {
         enumerator: PathEnumerator,
         masks: Option<Masks>,
         distance: Option<Vec<u32>>,
+    },
+    /// Walks built level by level in parallel (`varlen_paths = levels`).
+    LevelWalks {
+        paths: Box<LevelPaths>,
+        stream: LevelPathStream,
     },
     Shortest {
         bfs: Box<Bfs>,
@@ -66,6 +75,10 @@ pub struct RecursiveJoin {
     input_done: bool,
     /// Reusable BFS state for path mode.
     spare_bfs: Option<Box<Bfs>>,
+    /// Backward walk counts shared by every batch of sources (counting mode).
+    backward: Option<BackwardCounts>,
+    /// What this join did, registered with the query's context on first use.
+    recorder: Option<Arc<TraversalRecorder>>,
 }
 
 impl RecursiveJoin {
@@ -78,7 +91,20 @@ impl RecursiveJoin {
             buffered: VecDeque::new(),
             input_done: false,
             spare_bfs: None,
+            backward: None,
+            recorder: None,
         }
+    }
+
+    /// The join's recorder, registered with the query's context the first time.
+    fn recorder(&mut self, ctx: &ExecContext) -> Arc<TraversalRecorder> {
+        self.recorder
+            .get_or_insert_with(|| {
+                let recorder = Arc::new(TraversalRecorder::default());
+                ctx.record_traversal(recorder.clone());
+                recorder
+            })
+            .clone()
     }
 
     fn prepare(&mut self, ctx: &ExecContext, width: usize) -> Result<Arc<Prepared>> {
@@ -105,23 +131,23 @@ impl RecursiveJoin {
                 filter,
             } => {
                 let filter = filter.as_ref().map(|f| (*slot, f));
-                DestinationMask::Set(node_mask(&graph, ctx, tables, filter, width)?)
+                DestinationMask::Set(Arc::new(node_mask(&graph, ctx, tables, filter, width)?))
             }
             Destination::Check { .. } => DestinationMask::Single(u32::MAX),
         };
         let all_tables: Vec<_> = graph.node_tables().iter().map(|(t, ..)| *t).collect();
         let intermediate = match &self.plan.node_filter {
-            Some((slot, expr)) => Some(node_mask(
+            Some((slot, expr)) => Some(Arc::new(node_mask(
                 &graph,
                 ctx,
                 &all_tables,
                 Some((*slot, expr)),
                 width,
-            )?),
+            )?)),
             None => None,
         };
         let edges = match &self.plan.rel_filter {
-            Some((slot, expr)) => Some(edge_mask(&graph, ctx, *slot, expr, width)?),
+            Some((slot, expr)) => Some(Arc::new(edge_mask(&graph, ctx, *slot, expr, width)?)),
             None => None,
         };
         let masks = Masks {
@@ -136,11 +162,15 @@ impl RecursiveJoin {
             }
             _ => None,
         };
-        let distance = match (&self.plan.kind, &masks.destination) {
-            (
-                RecursiveKind::Walk | RecursiveKind::Trail | RecursiveKind::Acyclic,
-                DestinationMask::Set(_),
-            ) => Some(distance_to_destinations(
+        // Depth-first enumeration prunes by the distance to the nearest destination; counting
+        // walks does not enumerate.
+        let enumerates = match self.plan.kind {
+            RecursiveKind::Walk => matches!(self.plan.output, RecursiveOutput::Paths { .. }),
+            RecursiveKind::Trail | RecursiveKind::Acyclic => true,
+            _ => false,
+        };
+        let distance = match &masks.destination {
+            DestinationMask::Set(_) if enumerates => Some(distance_to_destinations(
                 &graph,
                 &masks,
                 self.plan.upper,
@@ -210,6 +240,15 @@ impl RecursiveJoin {
                         &ctx.interrupt,
                     )?),
                 };
+                if ctx.settings.engine.varlen_levels {
+                    let distance = distance
+                        .as_deref()
+                        .or(prepared.distance.as_deref())
+                        .expect("distance to destinations");
+                    let paths = self.build_levels(prepared, masks, distance, source, ctx)?;
+                    let stream = LevelPathStream::new(&paths, masks, source);
+                    return Ok(PathStream::LevelWalks { paths, stream });
+                }
                 let enumerator = PathEnumerator::new(graph, self.semantic(), source, lower, upper);
                 PathStream::Walks {
                     enumerator,
@@ -218,20 +257,11 @@ impl RecursiveJoin {
                 }
             }
             RecursiveKind::Shortest | RecursiveKind::AllShortest => {
-                let mut bfs = match self.spare_bfs.take() {
-                    Some(bfs) => bfs,
-                    None => {
-                        ctx.memory
-                            .reserve(Bfs::bytes(graph.num_nodes()), "a shortest-path search")?;
-                        Box::new(Bfs::new(graph.num_nodes()))
-                    }
-                };
-                bfs.run(graph, masks, source, upper, false, &ctx.interrupt)?;
+                let bfs = self.search_paths(prepared, masks, source, ctx)?;
                 let mut targets: Vec<u32> = bfs
-                    .reached
-                    .iter()
-                    .copied()
-                    .filter(|&v| masks.is_destination(v) && in_range(bfs.dist[v as usize]))
+                    .reached()
+                    .into_iter()
+                    .filter(|&v| masks.is_destination(v) && in_range(bfs.distance(v)))
                     .collect();
                 targets.sort_unstable();
                 let targets = targets.into();
@@ -260,15 +290,19 @@ impl RecursiveJoin {
                     (false, false) => "WEIGHTED_SP_DESTINATIONS",
                 };
                 let weights = prepared.weights.as_ref().expect("weights");
-                let search = dijkstra(
-                    graph,
-                    masks,
-                    weights,
-                    source,
-                    all,
-                    algorithm,
-                    &ctx.interrupt,
-                )?;
+                let search = if ctx.threads() > 1 {
+                    self.weighted_in_parallel(graph, masks, weights, (algorithm, all), source, ctx)?
+                } else {
+                    dijkstra(
+                        graph,
+                        masks,
+                        weights,
+                        source,
+                        all,
+                        algorithm,
+                        &ctx.interrupt,
+                    )?
+                };
                 let mut targets: Vec<u32> = search
                     .settled
                     .iter()
@@ -283,6 +317,145 @@ impl RecursiveJoin {
                 }
             }
         })
+    }
+
+    /// One source's weighted shortest paths with every thread on it: a parallel label-correcting
+    /// search, then Dijkstra's parents derived from the final distances (same answers as
+    /// [`dijkstra`], which runs when there is one thread).
+    fn weighted_in_parallel(
+        &mut self,
+        graph: &Graph,
+        masks: &Masks,
+        weights: &[f64],
+        algorithm: (&str, bool),
+        source: u32,
+        ctx: &ExecContext,
+    ) -> Result<Weighted> {
+        let recorder = self.recorder(ctx);
+        recorder.describe(
+            "weighted shortest paths: parallel CAS-min frontier rounds",
+            ctx.threads(),
+            1,
+            "paths stream one source at a time; every thread works on it",
+        );
+        recorder.add_sources(1);
+        let search = ParallelWeighted::new(
+            graph,
+            masks,
+            weights,
+            algorithm,
+            ctx.settings.engine.morsel_size,
+        );
+        let started = std::time::Instant::now();
+        run_tasks(
+            std::slice::from_ref(&search),
+            &[source],
+            ctx.threads(),
+            &ctx.interrupt,
+        )?;
+        recorder.add_time(started.elapsed());
+        Ok(search.result())
+    }
+
+    /// Builds the level lists of one source's variable-length paths, every thread on it.
+    fn build_levels(
+        &mut self,
+        prepared: &Prepared,
+        masks: &Masks,
+        distance: &[u32],
+        source: u32,
+        ctx: &ExecContext,
+    ) -> Result<Box<LevelPaths>> {
+        let paths = Box::new(LevelPaths::new(
+            self.semantic(),
+            (self.plan.lower, self.plan.upper),
+            ctx.settings.engine.morsel_size,
+        ));
+        let recorder = self.recorder(ctx);
+        recorder.describe(
+            "variable-length paths: level lists built in parallel",
+            ctx.threads(),
+            1,
+            "paths stream one source at a time; every thread works on it",
+        );
+        recorder.add_sources(1);
+        let search = LevelPathsSearch {
+            paths: &paths,
+            graph: &prepared.graph,
+            masks,
+            distance,
+            memory: &ctx.memory,
+        };
+        let started = std::time::Instant::now();
+        let built = run_tasks(
+            std::slice::from_ref(&search),
+            &[source],
+            ctx.threads(),
+            &ctx.interrupt,
+        );
+        recorder.add_time(started.elapsed());
+        if let Err(error) = built {
+            release(&paths, &ctx.memory);
+            return Err(error);
+        }
+        Ok(paths)
+    }
+
+    /// Runs the BFS of one source for path mode: every thread on this one source (k = 1), so
+    /// paths stream out source by source with one search's memory.
+    fn search_paths(
+        &mut self,
+        prepared: &Prepared,
+        masks: &Masks,
+        source: u32,
+        ctx: &ExecContext,
+    ) -> Result<Box<Bfs>> {
+        let graph = &prepared.graph;
+        let mode = match self.plan.kind {
+            RecursiveKind::Shortest => BfsMode::Parents,
+            _ => BfsMode::Lengths,
+        };
+        let engine = &ctx.settings.engine;
+        let bfs = match self.spare_bfs.take() {
+            Some(bfs) => bfs,
+            None => {
+                ctx.memory.reserve(
+                    Bfs::bytes(graph.num_nodes(), mode),
+                    "a shortest-path search",
+                )?;
+                let config = BfsConfig {
+                    mode,
+                    upper: self.plan.upper,
+                    direction_optimizing: engine.direction_optimizing,
+                    morsel_size: engine.morsel_size,
+                    prefetch_distance: engine.prefetch_distance,
+                };
+                Box::new(Bfs::new(graph.num_nodes(), config))
+            }
+        };
+        let recorder = self.recorder(ctx);
+        recorder.describe(
+            &format!("BFS for paths ({mode:?})"),
+            ctx.threads(),
+            1,
+            "paths stream one source at a time; every thread works on it",
+        );
+        let search = BfsSearch {
+            bfs: &bfs,
+            graph,
+            masks,
+            recorder: Some(&recorder),
+            counting: None,
+        };
+        let started = std::time::Instant::now();
+        run_tasks(
+            std::slice::from_ref(&search),
+            &[(source, None)],
+            ctx.threads(),
+            &ctx.interrupt,
+        )?;
+        recorder.add_time(started.elapsed());
+        Ok(bfs)
     }
 
     /// The next path of the current stream: (destination, intermediate nodes, edges, cost).
@@ -310,6 +483,9 @@ impl RecursiveJoin {
                 Ok(enumerator
                     .next_path(graph, masks, distance, &ctx.interrupt)?
                     .map(|(d, n, e)| (d, n, e, None)))
+            }
+            PathStream::LevelWalks { paths, stream } => {
+                Ok(stream.next_path(paths).map(|(d, n, e)| (d, n, e, None)))
             }
             PathStream::Shortest { bfs, targets } => Ok(targets.pop_front().map(|target| {
                 let (nodes, edges) = bfs.path_to(target);
@@ -430,12 +606,13 @@ impl RecursiveJoin {
                         self.path_row(&prepared, row, target, nodes, edges, cost),
                     ));
                 }
-                if let Some((
-                    _,
-                    PathStream::Shortest { bfs, .. } | PathStream::AllShortest { bfs, .. },
-                )) = self.current.take()
-                {
-                    self.spare_bfs = Some(bfs);
+                match self.current.take() {
+                    Some((
+                        _,
+                        PathStream::Shortest { bfs, .. } | PathStream::AllShortest { bfs, .. },
+                    )) => self.spare_bfs = Some(bfs),
+                    Some((_, PathStream::LevelWalks { paths, .. })) => release(&paths, &ctx.memory),
+                    _ => {}
                 }
             }
             let Some(row) = self.input.next(ctx)? else {
@@ -495,12 +672,20 @@ impl RecursiveJoin {
             .collect();
         tasks.sort_unstable();
         tasks.dedup();
-        let per_node = per_destination;
-        let results = run_parallel(&tasks, ctx, |&(source, target), interrupt, bfs| {
-            count_paths(
-                &self.plan, prepared, source, target, per_node, interrupt, bfs,
-            )
-        })?;
+        let recorder = self.recorder(ctx);
+        let request = CountRequest {
+            plan: &self.plan,
+            graph: &prepared.graph,
+            masks: &prepared.masks,
+            distance: prepared.distance.as_deref(),
+            engine: &ctx.settings.engine,
+            threads: ctx.threads(),
+            interrupt: &ctx.interrupt,
+            memory: &ctx.memory,
+            recorder: &recorder,
+            per_destination,
+        };
+        let results = count_tasks(&request, &tasks, &mut self.backward)?;
         for row in rows {
             let Some(key) = self.endpoints(prepared, &row) else {
                 continue;
@@ -568,140 +753,6 @@ fn graph_bytes(graph: &Graph) -> u64 {
         }
         _ => 0,
     }
-}
-
-type CountResult = (PathStats, Vec<(u32, PathStats)>);
-
-/// Counts the paths of one (source, bound destination) pair.
-fn count_paths(
-    plan: &RecursivePlan,
-    prepared: &Prepared,
-    source: u32,
-    target: Option<u32>,
-    per_destination: bool,
-    interrupt: &Interrupt,
-    bfs: &mut Option<Bfs>,
-) -> Result<CountResult> {
-    let graph = &prepared.graph;
-    let single = target.map(|t| Masks {
-        destination: DestinationMask::Single(t),
-        ..prepared.masks.clone()
-    });
-    let masks = single.as_ref().unwrap_or(&prepared.masks);
-    let (lower, upper) = (plan.lower, plan.upper);
-    let mut by_destination = Vec::new();
-    let total = match &plan.kind {
-        RecursiveKind::Walk => {
-            let out = per_destination.then_some(&mut by_destination);
-            count_walks(graph, masks, source, lower, upper, out, interrupt)?
-        }
-        RecursiveKind::Trail | RecursiveKind::Acyclic => {
-            let semantic = if matches!(plan.kind, RecursiveKind::Trail) {
-                Semantic::Trail
-            } else {
-                Semantic::Acyclic
-            };
-            let own_distance;
-            let distance = match (&prepared.distance, target) {
-                (Some(d), None) => d.as_slice(),
-                _ => {
-                    own_distance = distance_to_destinations(graph, masks, upper, interrupt)?;
-                    own_distance.as_slice()
-                }
-            };
-            let mut enumerator = PathEnumerator::new(graph, semantic, source, lower, upper);
-            let mut total = PathStats::default();
-            let mut per_node: std::collections::BTreeMap<u32, PathStats> = Default::default();
-            while let Some((node, _, edges)) =
-                enumerator.next_path(graph, masks, distance, interrupt)?
-            {
-                total.add(edges.len() as u32, 1)?;
-                if per_destination {
-                    per_node
-                        .entry(node)
-                        .or_default()
-                        .add(edges.len() as u32, 1)?;
-                }
-            }
-            by_destination.extend(per_node);
-            total
-        }
-        RecursiveKind::Shortest | RecursiveKind::AllShortest => {
-            let all = matches!(plan.kind, RecursiveKind::AllShortest);
-            let bfs = bfs.get_or_insert_with(|| Bfs::new(graph.num_nodes()));
-            bfs.run(graph, masks, source, upper, all, interrupt)?;
-            let mut total = PathStats::default();
-            for &v in &bfs.reached {
-                let dist = bfs.dist[v as usize];
-                if !masks.is_destination(v) || dist < lower || dist > upper {
-                    continue;
-                }
-                let paths = if all { bfs.paths[v as usize] } else { 1 };
-                total.add(dist, paths)?;
-                if per_destination {
-                    let mut stats = PathStats::default();
-                    stats.add(dist, paths)?;
-                    by_destination.push((v, stats));
-                }
-            }
-            total
-        }
-        RecursiveKind::WeightedShortest { .. } | RecursiveKind::AllWeightedShortest { .. } => {
-            return Err(Error::internal("weighted paths are not counted"));
-        }
-    };
-    by_destination.sort_unstable_by_key(|(v, _)| *v);
-    Ok((total, by_destination))
-}
-
-/// Runs `work` for every task on the query's worker threads, each with its own BFS state.
-fn run_parallel<T: Sync, R: Send>(
-    tasks: &[T],
-    ctx: &ExecContext,
-    work: impl Fn(&T, &Interrupt, &mut Option<Bfs>) -> Result<R> + Sync,
-) -> Result<Vec<R>> {
-    let threads = ctx
-        .settings
-        .threads
-        .clamp(1, warren_common::limits::THREADS_MAX)
-        .min(tasks.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<R>>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
-    let interrupt = ctx.interrupt.clone();
-    let run = || {
-        let mut bfs = None;
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some(task) = tasks.get(index) else { break };
-            let result = work(task, &interrupt, &mut bfs);
-            let failed = result.is_err();
-            *results[index].lock().expect("result lock") = Some(result);
-            if failed {
-                next.store(tasks.len(), Ordering::Relaxed);
-                break;
-            }
-        }
-    };
-    if threads <= 1 {
-        run();
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(run);
-            }
-        });
-    }
-    let results: Vec<Option<Result<R>>> = results
-        .into_iter()
-        .map(|slot| slot.into_inner().expect("result lock"))
-        .collect();
-    if let Some(Some(Err(error))) = results.iter().find(|r| matches!(r, Some(Err(_)))) {
-        return Err(error.clone());
-    }
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::internal("a counting task did not run"))))
-        .collect()
 }
 
 impl Operator for RecursiveJoin {

@@ -93,18 +93,7 @@ impl Binder<'_> {
             ExprKind::AllProperties(name) => Err(Error::binder(format!(
                 "{name}.* is only allowed in a projection."
             ))),
-            ExprKind::List(items) => {
-                let mut bound = Vec::with_capacity(items.len());
-                let mut element = LogicalType::Any;
-                for item in items {
-                    let (e, ty) = self.bind_expr_with(item, scope, sink)?;
-                    if element == LogicalType::Any {
-                        element = ty;
-                    }
-                    bound.push(e);
-                }
-                Ok((Expr::List(bound), LogicalType::list(element)))
-            }
+            ExprKind::List(items) => self.bind_list_literal(items, scope, sink),
             ExprKind::Map(entries) => {
                 let mut fields = Vec::with_capacity(entries.len());
                 let mut types = Vec::with_capacity(entries.len());
@@ -325,6 +314,9 @@ impl Binder<'_> {
     ) -> Result<(Expr, LogicalType)> {
         let (l, l_ty) = self.bind_expr_with(left, scope, sink)?;
         let (r, r_ty) = self.bind_expr_with(right, scope, sink)?;
+        if op == BinaryOp::In {
+            self.check_in((left, &l_ty), (right, &r_ty))?;
+        }
         let ty = match op {
             BinaryOp::Or
             | BinaryOp::Xor
@@ -574,6 +566,9 @@ impl Binder<'_> {
                 vec!["ANY"; args.len()].join(",")
             )));
         }
+        if function == ScalarFunction::UnionValue {
+            return self.bind_union_value(&args[0], scope, sink);
+        }
         let mut bound = Vec::with_capacity(args.len());
         let mut types = Vec::with_capacity(args.len());
         for (i, arg) in args.iter().enumerate() {
@@ -614,6 +609,32 @@ impl Binder<'_> {
                 args: bound,
             },
             ty,
+        ))
+    }
+
+    /// `union_value(tag := value)`: a union with one member named `tag` (unnamed: empty).
+    fn bind_union_value(
+        &mut self,
+        arg: &ast::Expr,
+        scope: &Scope,
+        sink: &mut Option<&mut AggregateSink>,
+    ) -> Result<(Expr, LogicalType)> {
+        let (tag, value) = match &arg.kind {
+            ExprKind::NamedArgument(name, value) => (name.clone(), &**value),
+            _ => (String::new(), arg),
+        };
+        let (value, ty) = self.bind_expr_with(value, scope, sink)?;
+        let union = LogicalType::Union(Arc::new(vec![warren_common::types::Field {
+            name: tag.clone(),
+            ty,
+        }]));
+        let args = vec![Expr::Literal(Value::string(tag)), value];
+        Ok((
+            Expr::Function {
+                function: ScalarFunction::UnionValue,
+                args,
+            },
+            union,
         ))
     }
 
@@ -730,7 +751,8 @@ impl Binder<'_> {
             ))),
             ("length", VariableKind::RecursiveRel { .. })
             | ("length", VariableKind::Path)
-            | ("cost", VariableKind::RecursiveRel { .. }) => {
+            | ("cost", VariableKind::RecursiveRel { .. })
+            | ("start_node" | "end_node", VariableKind::Rel { .. }) => {
                 let key = format!("{lower}\u{0}{var}");
                 match scope.get(&key) {
                     Some(derived) => Ok(Some((

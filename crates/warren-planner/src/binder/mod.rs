@@ -2,11 +2,15 @@
 //! slots and table ids, types are checked, recursive-pattern semantics are resolved, and queries
 //! are planned clause by clause into a [`crate::plan::Plan`].
 
+mod coercion;
 mod expression;
 mod pattern;
+pub mod projected_graph;
 mod projection;
 mod query;
 pub mod scope;
+pub mod session;
+mod table_function;
 mod update;
 
 use std::collections::HashMap;
@@ -20,6 +24,8 @@ use warren_storage::import::CsvOptions;
 use warren_storage::{Catalog, Property};
 
 use crate::plan::QueryPlan;
+pub use projected_graph::{ProjectedGraph, ProjectedGraphCommand, ProjectedGraphs, ProjectedTable};
+pub use session::{NoSession, Session};
 
 /// Settings that change how statements bind.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,6 +94,9 @@ pub enum BoundStatement {
         name: String,
         value: Value,
     },
+    /// A standalone `CALL PROJECT_GRAPH(...)`, `PROJECT_GRAPH_CYPHER(...)` or
+    /// `drop_projected_graph(...)`: changes the connection's projected graphs.
+    ProjectedGraph(ProjectedGraphCommand),
     Explain(Box<BoundStatement>),
     Profile(Box<BoundStatement>),
     Transaction(ast::TransactionCommand),
@@ -111,14 +120,15 @@ pub enum AlterTable {
     },
 }
 
-/// Binds one statement.
+/// Binds one statement; `session` is what table functions read of the connection.
 pub fn bind_statement(
     statement: &ast::Statement,
     catalog: &Catalog,
     parameters: &HashMap<String, Value>,
     settings: &BindSettings,
+    session: &dyn Session,
 ) -> Result<BoundStatement> {
-    let mut binder = Binder::new(catalog, parameters, settings);
+    let mut binder = Binder::new(catalog, parameters, settings, session);
     binder.bind_statement(statement)
 }
 
@@ -126,6 +136,7 @@ pub(crate) struct Binder<'a> {
     catalog: &'a Catalog,
     parameters: &'a HashMap<String, Value>,
     settings: &'a BindSettings,
+    session: &'a dyn Session,
     /// Slots allocated so far (the row width).
     slots: usize,
     /// Counter for names of anonymous pattern elements.
@@ -137,11 +148,13 @@ impl<'a> Binder<'a> {
         catalog: &'a Catalog,
         parameters: &'a HashMap<String, Value>,
         settings: &'a BindSettings,
+        session: &'a dyn Session,
     ) -> Self {
         Self {
             catalog,
             parameters,
             settings,
+            session,
             slots: 0,
             anonymous: 0,
         }
@@ -159,7 +172,10 @@ impl<'a> Binder<'a> {
 
     fn bind_statement(&mut self, statement: &ast::Statement) -> Result<BoundStatement> {
         Ok(match statement {
-            ast::Statement::Query(query) => BoundStatement::Query(self.bind_query(query)?),
+            ast::Statement::Query(query) => match table_function::standalone_call(query) {
+                Some(call) => self.bind_projected_graph_call(call)?,
+                None => BoundStatement::Query(self.bind_query(query)?),
+            },
             ast::Statement::CreateNodeTable(create) => self.bind_create_node_table(create)?,
             ast::Statement::CreateRelTable(create) => self.bind_create_rel_table(create)?,
             ast::Statement::DropTable { name, if_exists } => BoundStatement::DropTable {

@@ -420,6 +420,9 @@ impl Binder<'_> {
             slot,
             kind,
         });
+        if recursive.is_none() {
+            insert_endpoints(scope, &name, pattern.direction, &nodes[left], &nodes[right]);
+        }
         Ok(QueryRel {
             name,
             slot,
@@ -906,4 +909,30 @@ fn projection_names(items: &[ast::Expr]) -> warren_common::value::Projection {
         })
         .collect();
     Arc::new(names)
+}
+
+/// Records the endpoints of rel `name` as hidden variables `start_node\0name` and
+/// `end_node\0name`, which `START_NODE(name)` and `END_NODE(name)` read, as Kùzu rewrites
+/// those functions to the pattern's nodes: the stored source and destination for a directed
+/// pattern, the left and the right node for an undirected one.
+fn insert_endpoints(
+    scope: &mut Scope,
+    name: &str,
+    direction: AstDirection,
+    left: &QueryNode,
+    right: &QueryNode,
+) {
+    let (start, end) = match direction {
+        AstDirection::Left => (right, left),
+        AstDirection::Right | AstDirection::Both => (left, right),
+    };
+    for (function, node) in [("start_node", start), ("end_node", end)] {
+        scope.insert(Variable {
+            name: format!("{function}\0{name}"),
+            slot: node.slot,
+            kind: VariableKind::Node {
+                tables: node.tables.clone(),
+            },
+        });
+    }
 }

@@ -104,16 +104,21 @@ impl Binder<'_> {
                 ast::Clause::Unwind { expr, alias, .. } => {
                     let (expr, ty) = self.bind_expr(expr, &scope)?;
                     let element = match &ty {
-                        warren_common::LogicalType::RecursiveRel => {
-                            return Err(Error::binder(format!(
-                                "{} has data type RECURSIVE_REL but LIST was expected.",
-                                unwind_name(clause)
-                            )))
-                        }
-                        other => other
+                        warren_common::LogicalType::List(_)
+                        | warren_common::LogicalType::Array(..)
+                        | warren_common::LogicalType::Any => ty
                             .element()
                             .cloned()
                             .unwrap_or(warren_common::LogicalType::Any),
+                        other => {
+                            let ast::Clause::Unwind { expr, .. } = clause else {
+                                unreachable!("an UNWIND clause")
+                            };
+                            return Err(Error::binder(format!(
+                                "{} has data type {other} but LIST was expected.",
+                                crate::explain::kuzu_text(expr)
+                            )));
+                        }
                     };
                     let slot = self.new_slot();
                     scope.insert(super::scope::Variable {
@@ -158,10 +163,7 @@ impl Binder<'_> {
                     plan = self.bind_delete(plan, *detach, exprs, &scope)?;
                 }
                 ast::Clause::Call(call) => {
-                    return Err(Error::binder(format!(
-                        "Table function {} is not supported.",
-                        call.name.to_ascii_uppercase()
-                    )));
+                    plan = self.bind_call(plan, call, &mut scope, index == last)?;
                 }
                 ast::Clause::LoadFrom(load) => {
                     plan = self.bind_load_from(plan, load, &mut scope)?;
@@ -251,20 +253,6 @@ impl Binder<'_> {
         };
         let mut inner = scope.clone();
         self.bind_match(Plan::Argument, &clause, &mut inner)
-    }
-}
-
-fn unwind_name(clause: &ast::Clause) -> String {
-    match clause {
-        ast::Clause::Unwind {
-            expr:
-                ast::Expr {
-                    kind: ast::ExprKind::Variable(name),
-                    ..
-                },
-            ..
-        } => name.clone(),
-        _ => String::new(),
     }
 }
 

@@ -37,7 +37,7 @@ pub fn count_paths(plan: Plan, slots: &mut usize) -> Plan {
 fn classify(
     aggregate: &AggregateExpr,
     recursive: &RecursivePlan,
-    length_slot: Option<usize>,
+    (rel_slot, length_slot): (Option<usize>, Option<usize>),
 ) -> Option<Stat> {
     if aggregate.distinct {
         return None;
@@ -49,6 +49,10 @@ fn classify(
     match (aggregate.function, &aggregate.arg) {
         (AggregateFunction::CountStar, _) => Some(Stat::Count),
         (AggregateFunction::Count, Some(Expr::Slot(s))) if endpoint(*s) => Some(Stat::Count),
+        // The path value itself is never NULL: counting it counts paths.
+        (AggregateFunction::Count, Some(Expr::Slot(s))) if Some(*s) == rel_slot => {
+            Some(Stat::Count)
+        }
         (function, Some(Expr::Slot(s))) if Some(*s) == length_slot => match function {
             AggregateFunction::Sum => Some(Stat::LengthSum),
             AggregateFunction::Min => Some(Stat::LengthMin),
@@ -66,7 +70,7 @@ fn rewrite(
     slots: &mut usize,
 ) -> Plan {
     let RecursiveOutput::Paths {
-        rel_slot: None,
+        rel_slot,
         length_slot,
         cost_slot: None,
     } = recursive.output
@@ -78,14 +82,15 @@ fn rewrite(
     }
     let stats: Option<Vec<Stat>> = aggregates
         .iter()
-        .map(|(_, a)| classify(a, &recursive, length_slot))
+        .map(|(_, a)| classify(a, &recursive, (rel_slot, length_slot)))
         .collect();
     let Some(stats) = stats else {
         return unchanged(recursive, keys, aggregates);
     };
+    let path_slots = [rel_slot, length_slot];
     if keys
         .iter()
-        .any(|(_, e)| length_slot.is_some_and(|l| e.slots().contains(&l)))
+        .any(|(_, e)| path_slots.iter().flatten().any(|s| e.slots().contains(s)))
     {
         return unchanged(recursive, keys, aggregates);
     }

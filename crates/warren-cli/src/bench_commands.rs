@@ -1,0 +1,160 @@
+//! `warren bench` and `warren compare`: flags in, calls into `warren_bench`, text out. The
+//! workloads, checks, statistics, reports and plots live in the warren-bench crate.
+
+use std::path::PathBuf;
+
+use warren_bench::compare::{compare, render};
+use warren_bench::report::{KSetting, Report};
+use warren_bench::workload::{parse_setting, REPEAT_DEFAULT};
+use warren_bench::{BenchError, BenchOptions, VarlenOptions, Workload};
+
+/// The flags of `warren bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// sp64, sp1, allsp, varlen, ksweep or load.
+    pub workload: Workload,
+    /// The database directory (ksweep: repeat the flag, one per dataset; load: temporary
+    /// databases are made beside it).
+    #[arg(long = "db", value_name = "DB", required = true)]
+    pub db: Vec<PathBuf>,
+    /// A `warren generate` folder, loaded into DB first when DB has no Person table (one per
+    /// --db, in the same order).
+    #[arg(long = "dataset", value_name = "DIR")]
+    pub dataset: Vec<PathBuf>,
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Sources traversed at once: `auto` (the default) or a positive integer.
+    #[arg(long)]
+    pub k: Option<String>,
+    /// Timed runs, after one untimed warm-up run (load: no warm-up).
+    #[arg(long, default_value_t = REPEAT_DEFAULT)]
+    pub repeat: usize,
+    /// An engine setting `name=value` applied with `CALL name=value` and recorded in the
+    /// report, e.g. `--set prefetch_distance=8` (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Where to write the JSON report.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// Skip the reference implementation (for huge graphs); the report says `answer_checked:
+    /// false`.
+    #[arg(long)]
+    pub no_check: bool,
+    /// varlen: the hop upper bound H of `*1..H` (default 3).
+    #[arg(long)]
+    pub hops: Option<u32>,
+    /// varlen: sources `a.ID < S` (default 5).
+    #[arg(long)]
+    pub sources: Option<i64>,
+    /// varlen: destinations `b.ID < D` (default 500).
+    #[arg(long)]
+    pub destinations: Option<i64>,
+    /// varlen: `RETURN r` with every path streamed, instead of `RETURN count(*)`.
+    #[arg(long)]
+    pub paths: bool,
+    /// ksweep: the fixed k values, comma-separated (default 1,2,4,8,16,32,64); `auto` runs too.
+    #[arg(long = "k-values", value_delimiter = ',', value_name = "K,K,...")]
+    pub k_values: Option<Vec<usize>>,
+    /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+/// The flags of `warren compare`.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    pub baseline: PathBuf,
+    pub after: PathBuf,
+    /// Exit with status 1 when a figure got significantly slower.
+    #[arg(long)]
+    pub fail_on_slower: bool,
+}
+
+fn to_warren_error(error: BenchError) -> warren::Error {
+    match error {
+        BenchError::Engine(error) => error,
+        BenchError::Io { .. } => warren::Error::Io(error.to_string()),
+        BenchError::Result(_) => warren::Error::Internal(error.to_string()),
+        BenchError::Usage(_) | BenchError::Dataset(_) | BenchError::Plot(_) => {
+            warren::Error::Runtime(format!("bench: {error}"))
+        }
+    }
+}
+
+fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
+    let usage = |message: String| warren::Error::Runtime(format!("bench: {message}"));
+    let db = args.db.first().cloned().expect("clap requires --db");
+    let mut options = BenchOptions::new(args.workload, db, args.output);
+    options.databases = args.db;
+    options.dataset_dirs = args.dataset;
+    options.threads = args.threads;
+    if let Some(k) = args.k {
+        options.k = KSetting::parse(&k).map_err(usage)?;
+    }
+    options.repeat = args.repeat;
+    options.engine_settings = args
+        .set
+        .iter()
+        .map(|text| parse_setting(text))
+        .collect::<Result<_, _>>()
+        .map_err(usage)?;
+    options.check = !args.no_check;
+    let defaults = VarlenOptions::default();
+    options.varlen = VarlenOptions {
+        hops: args.hops.unwrap_or(defaults.hops),
+        sources: args.sources.unwrap_or(defaults.sources),
+        destinations: args.destinations.unwrap_or(defaults.destinations),
+        paths: args.paths,
+    };
+    if let Some(k_values) = args.k_values {
+        options.k_values = k_values;
+    }
+    options.plot = args.plot;
+    Ok(options)
+}
+
+/// `warren bench`: runs the workload, prints the report, and fails (after writing the JSON)
+/// when the answer is wrong or unstable.
+pub fn run_bench(args: BenchArgs) -> warren::Result<()> {
+    let options = options(args)?;
+    let outcome = warren_bench::run(&options).map_err(to_warren_error)?;
+    print!("{}", warren_bench::print::report_text(&outcome.report));
+    for note in &outcome.notes {
+        println!("{note}");
+    }
+    match outcome.mismatch {
+        None => Ok(()),
+        Some(mismatch) => Err(warren::Error::Runtime(format!(
+            "bench: answer check failed: {mismatch} (report written to {})",
+            options.output.display()
+        ))),
+    }
+}
+
+/// `warren compare`: prints the comparison; with `--fail-on-slower`, a significant slowdown
+/// is an error.
+pub fn run_compare(args: &CompareArgs) -> warren::Result<()> {
+    let baseline = Report::read(&args.baseline).map_err(to_warren_error)?;
+    let after = Report::read(&args.after).map_err(to_warren_error)?;
+    let comparison = compare(&baseline, &after);
+    print!("{}", render(&comparison));
+    if args.fail_on_slower && comparison.any_slower() {
+        let slower: Vec<String> = comparison
+            .rows
+            .iter()
+            .filter(|row| row.verdict == warren_bench::compare::Verdict::Slower)
+            .map(|row| {
+                if row.scope.is_empty() {
+                    row.figure.to_string()
+                } else {
+                    format!("{} {}", row.scope, row.figure)
+                }
+            })
+            .collect();
+        return Err(warren::Error::Runtime(format!(
+            "compare: significantly slower: {}",
+            slower.join(", ")
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! Counting mode: the number of paths per source (and per destination, when grouped), with
+//! their summed, smallest and largest lengths, without materializing paths. Chooses the
+//! algorithm and k per batch of sources:
+//! - SHORTEST lengths from many sources: bit-parallel multi-source BFS sweeps of k lanes;
+//! - SHORTEST from one source, or ALL SHORTEST (path counts): one BFS per source, k searches
+//!   at once under the nTkS scheduler, each parallel inside its levels;
+//! - walks: forward sweeps per source meeting shared backward vectors (or forward only);
+//! - TRAIL and ACYCLIC: bounded-memory depth-first enumeration, one source per thread.
+
+use std::time::Instant;
+
+use warren_common::{Error, Result};
+use warren_planner::plan::{RecursiveKind, RecursivePlan};
+
+use super::auto_k::{choose_k, DegreeProfile, Traversal};
+use super::bfs::{Bfs, BfsConfig, BfsMode, BfsSearch, CountOutput};
+use super::counters::TraversalRecorder;
+use super::graph::Graph;
+use super::masks::{DestinationMask, Masks};
+use super::morsels::for_each_morsel;
+use super::multi_source_bfs::{MultiSourceBfs, SweepConfig, LANES};
+use super::scheduler::run_tasks;
+use super::stats::PathStats;
+use super::walk_counts::{count_walks_meeting, BackwardCounts};
+use super::walks::{count_walks, distance_to_destinations, PathEnumerator, Semantic};
+use crate::context::{EngineSettings, Interrupt, MemoryTracker};
+
+/// One (source, bound destination) pair to count.
+pub type CountTask = (u32, Option<u32>);
+
+/// Everything a batch of counts needs.
+pub struct CountRequest<'a> {
+    pub plan: &'a RecursivePlan,
+    pub graph: &'a Graph,
+    pub masks: &'a Masks,
+    /// Distance to the nearest destination, for pruning TRAIL and ACYCLIC enumeration.
+    pub distance: Option<&'a [u32]>,
+    pub engine: &'a EngineSettings,
+    pub threads: usize,
+    pub interrupt: &'a Interrupt,
+    pub memory: &'a MemoryTracker,
+    pub recorder: &'a TraversalRecorder,
+    pub per_destination: bool,
+}
+
+impl CountRequest<'_> {
+    fn bounds(&self) -> (u32, u32) {
+        (self.plan.lower, self.plan.upper)
+    }
+
+    fn morsel_size(&self) -> usize {
+        self.engine.morsel_size.max(1)
+    }
+}
+
+/// Counts every task; outputs in task order. `backward` caches the shared walk-count vectors
+/// across batches of one query.
+pub fn count_tasks(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+    backward: &mut Option<BackwardCounts>,
+) -> Result<Vec<CountOutput>> {
+    let started = Instant::now();
+    let bound_destination = tasks.iter().any(|(_, target)| target.is_some());
+    let outputs = match &request.plan.kind {
+        RecursiveKind::Shortest
+            if request.engine.multi_source_bfs && !bound_destination && tasks.len() > 1 =>
+        {
+            count_shortest_sweeps(request, tasks)?
+        }
+        RecursiveKind::Shortest => count_bfs(request, tasks, BfsMode::Lengths)?,
+        RecursiveKind::AllShortest => count_bfs(request, tasks, BfsMode::PathCounts)?,
+        RecursiveKind::Walk if !bound_destination && !request.per_destination => {
+            count_walks_by_meeting(request, tasks, backward)?
+        }
+        RecursiveKind::Walk => count_walks_forward(request, tasks)?,
+        RecursiveKind::Trail | RecursiveKind::Acyclic => count_by_enumeration(request, tasks)?,
+        RecursiveKind::WeightedShortest { .. } | RecursiveKind::AllWeightedShortest { .. } => {
+            return Err(Error::internal("weighted paths are not counted"));
+        }
+    };
+    request.recorder.add_time(started.elapsed());
+    Ok(outputs)
+}
+
+/// Bit-parallel sweeps of up to 64 sources; k sources active at once (in ceil(k / 64) sweeps).
+fn count_shortest_sweeps(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+) -> Result<Vec<CountOutput>> {
+    let choice = choose_k(
+        request.engine.max_active_sources,
+        DegreeProfile::of(request.graph),
+        tasks.len(),
+        request.threads,
+        Traversal::MultiSource,
+    );
+    let lanes = choice.k.clamp(1, LANES);
+    let sweeps = choice
+        .k
+        .div_ceil(LANES)
+        .clamp(1, tasks.len().div_ceil(lanes));
+    request.recorder.describe(
+        &format!("multi-source BFS ({lanes} lanes per sweep, {sweeps} sweep(s) at once)"),
+        request.threads,
+        choice.k,
+        &choice.reason,
+    );
+    request.memory.reserve(
+        MultiSourceBfs::bytes(request.graph.num_nodes()) * sweeps as u64,
+        "multi-source BFS sweeps",
+    )?;
+    let config = SweepConfig {
+        lower: request.plan.lower,
+        upper: request.plan.upper,
+        direction_optimizing: request.engine.direction_optimizing,
+        morsel_size: request.morsel_size(),
+        per_destination: request.per_destination,
+    };
+    let slots: Vec<MultiSourceBfs<'_>> = (0..sweeps)
+        .map(|_| MultiSourceBfs::new(request.graph, request.masks, config, Some(request.recorder)))
+        .collect();
+    let batches: Vec<Vec<u32>> = tasks
+        .chunks(lanes)
+        .map(|chunk| chunk.iter().map(|(source, _)| *source).collect())
+        .collect();
+    let outputs = run_tasks(&slots, &batches, request.threads, request.interrupt);
+    request
+        .memory
+        .release(MultiSourceBfs::bytes(request.graph.num_nodes()) * sweeps as u64);
+    Ok(outputs?.into_iter().flatten().collect())
+}
+
+/// One BFS per source, k at once under the nTkS scheduler.
+fn count_bfs(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+    mode: BfsMode,
+) -> Result<Vec<CountOutput>> {
+    let choice = choose_k(
+        request.engine.max_active_sources,
+        DegreeProfile::of(request.graph),
+        tasks.len(),
+        request.threads,
+        Traversal::PerSource,
+    );
+    let k = choice.k.min(tasks.len()).max(1);
+    let what = match mode {
+        BfsMode::PathCounts => "BFS with shortest-path counts",
+        _ => "BFS",
+    };
+    let direction = if request.engine.direction_optimizing {
+        "direction-optimizing"
+    } else {
+        "top-down"
+    };
+    request.recorder.describe(
+        &format!("{what}, {direction}, nTkS ({k} source(s) at once)"),
+        request.threads,
+        choice.k,
+        &choice.reason,
+    );
+    let bytes = Bfs::bytes(request.graph.num_nodes(), mode) * k as u64;
+    request.memory.reserve(bytes, "shortest-path searches")?;
+    let config = BfsConfig {
+        mode,
+        upper: request.plan.upper,
+        direction_optimizing: request.engine.direction_optimizing,
+        morsel_size: request.morsel_size(),
+        prefetch_distance: request.engine.prefetch_distance,
+    };
+    let states: Vec<Bfs> = (0..k)
+        .map(|_| Bfs::new(request.graph.num_nodes(), config))
+        .collect();
+    let searches: Vec<BfsSearch<'_>> = states
+        .iter()
+        .map(|bfs| BfsSearch {
+            bfs,
+            graph: request.graph,
+            masks: request.masks,
+            recorder: Some(request.recorder),
+            counting: Some((request.plan.lower, request.per_destination)),
+        })
+        .collect();
+    let outputs = run_tasks(&searches, tasks, request.threads, request.interrupt);
+    request.memory.release(bytes);
+    outputs?
+        .into_iter()
+        .map(|output| output.ok_or_else(|| Error::internal("a counting search kept no counts")))
+        .collect()
+}
+
+/// Walk counts through shared backward vectors (see `walk_counts`).
+fn count_walks_by_meeting(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+    backward: &mut Option<BackwardCounts>,
+) -> Result<Vec<CountOutput>> {
+    let sources: Vec<u32> = tasks.iter().map(|(source, _)| *source).collect();
+    request.recorder.describe(
+        "walk counts: forward per source, meeting shared backward levels",
+        request.threads,
+        request.threads,
+        "one source per thread; the backward levels use every thread",
+    );
+    request.recorder.add_sources(sources.len() as u64);
+    let backward =
+        backward.get_or_insert_with(|| BackwardCounts::new(request.graph, request.masks));
+    let (stats, scanned) = count_walks_meeting(
+        request.graph,
+        request.masks,
+        &sources,
+        request.bounds(),
+        backward,
+        request.engine.walk_count_meet,
+        (request.threads, request.morsel_size()),
+        request.interrupt,
+        request.memory,
+    )?;
+    request.recorder.merge(
+        1,
+        super::counters::LevelCounters {
+            edges_scanned: scanned,
+            cas_failures: 0,
+        },
+    );
+    Ok(stats.into_iter().map(|total| (total, Vec::new())).collect())
+}
+
+/// Walk counts by one forward dynamic-programming sweep per task, a task per thread.
+fn count_walks_forward(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+) -> Result<Vec<CountOutput>> {
+    request.recorder.describe(
+        "walk counts: forward dynamic programming per source",
+        request.threads,
+        request.threads,
+        "one source per thread",
+    );
+    request.recorder.add_sources(tasks.len() as u64);
+    let (lower, upper) = request.bounds();
+    per_task(request, tasks, |&(source, target)| {
+        let single = target.map(|t| single_destination(request.masks, t));
+        let masks = single.as_ref().unwrap_or(request.masks);
+        let mut by_destination = Vec::new();
+        let out = request.per_destination.then_some(&mut by_destination);
+        let total = count_walks(
+            request.graph,
+            masks,
+            source,
+            lower,
+            upper,
+            out,
+            request.interrupt,
+        )?;
+        by_destination.sort_unstable_by_key(|(v, _)| *v);
+        Ok((total, by_destination))
+    })
+}
+
+/// TRAIL and ACYCLIC: paths enumerated depth-first and counted, a task per thread.
+fn count_by_enumeration(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+) -> Result<Vec<CountOutput>> {
+    let semantic = if matches!(request.plan.kind, RecursiveKind::Trail) {
+        Semantic::Trail
+    } else {
+        Semantic::Acyclic
+    };
+    request.recorder.describe(
+        &format!("{semantic:?} paths: depth-first enumeration per source"),
+        request.threads,
+        request.threads,
+        "one source per thread",
+    );
+    request.recorder.add_sources(tasks.len() as u64);
+    let (lower, upper) = request.bounds();
+    per_task(request, tasks, |&(source, target)| {
+        let single = target.map(|t| single_destination(request.masks, t));
+        let masks = single.as_ref().unwrap_or(request.masks);
+        let own_distance;
+        let distance = match (request.distance, target) {
+            (Some(distance), None) => distance,
+            _ => {
+                own_distance =
+                    distance_to_destinations(request.graph, masks, upper, request.interrupt)?;
+                own_distance.as_slice()
+            }
+        };
+        let mut enumerator = PathEnumerator::new(request.graph, semantic, source, lower, upper);
+        let mut total = PathStats::default();
+        let mut per_node: std::collections::BTreeMap<u32, PathStats> = Default::default();
+        while let Some((node, _, edges)) =
+            enumerator.next_path(request.graph, masks, distance, request.interrupt)?
+        {
+            total.add(edges.len() as u32, 1)?;
+            if request.per_destination {
+                per_node
+                    .entry(node)
+                    .or_default()
+                    .add(edges.len() as u32, 1)?;
+            }
+        }
+        Ok((total, per_node.into_iter().collect()))
+    })
+}
+
+fn single_destination(masks: &Masks, target: u32) -> Masks {
+    Masks {
+        destination: DestinationMask::Single(target),
+        ..masks.clone()
+    }
+}
+
+/// Runs `work` for every task on the request's threads; results in task order.
+fn per_task(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+    work: impl Fn(&CountTask) -> Result<CountOutput> + Sync,
+) -> Result<Vec<CountOutput>> {
+    let mut results: Vec<(usize, CountOutput)> = Vec::with_capacity(tasks.len());
+    for_each_morsel(
+        tasks.len(),
+        1,
+        request.threads,
+        request.interrupt,
+        |range| Ok((range.start, work(&tasks[range.start])?)),
+        |result| results.push(result),
+    )?;
+    results.sort_unstable_by_key(|(index, _)| *index);
+    Ok(results.into_iter().map(|(_, output)| output).collect())
+}

@@ -1,0 +1,537 @@
+//! Bit-parallel multi-source BFS: up to 64 sources (lanes) share one sweep over the adjacency.
+//! Every node has three 64-bit words — `seen` (lanes that reached it), `frontier` (lanes that
+//! reached it at the previous level) and `next` — so one edge visit moves the frontier of all
+//! lanes at once, and sources whose searches overlap (most sources, on small-world graphs) pay
+//! for the shared part once. It answers SHORTEST path lengths and counts (one path per
+//! destination), the common "how far is everyone from these sources" question.
+//!
+//! Each level runs in two phases of morsels: *expand* (top-down over the frontier's out-edges
+//! with `fetch_or`, or bottom-up: each node not yet seen by every lane ORs its in-neighbours'
+//! frontier words and stops once all lanes are covered) and *commit* (the new words join
+//! `seen`, destinations are counted per lane, and the old frontier words are cleared). The
+//! frontier words are double-buffered, so a level's frontier is read while the next is built.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::Instant;
+
+use warren_common::Result;
+
+use super::bfs::CountOutput;
+use super::counters::{LevelCounters, TraversalRecorder};
+use super::graph::Graph;
+use super::masks::Masks;
+use super::scheduler::PhasedSearch;
+use super::stats::PathStats;
+
+/// Sources one sweep carries: the bits of a word.
+pub const LANES: usize = 64;
+/// Top-down switches to bottom-up when the frontier's out-edges exceed the unsettled nodes'
+/// in-edges divided by this. Smaller than single-source BFS's 15: a bottom-up scan stops early
+/// only once every live lane is found, and a top-down edge costs an atomic `fetch_or`.
+const TOP_DOWN_TO_BOTTOM_UP: u64 = 4;
+const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
+const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
+
+/// How a sweep runs.
+#[derive(Clone, Copy, Debug)]
+pub struct SweepConfig {
+    pub lower: u32,
+    pub upper: u32,
+    pub direction_optimizing: bool,
+    pub morsel_size: usize,
+    pub per_destination: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Expand,
+    Commit,
+}
+
+#[derive(Debug, Default)]
+struct SweepState {
+    lanes: usize,
+    /// The word with a bit for every lane.
+    full: u64,
+    /// Lanes whose frontier is not empty: a lane that found nothing new is finished, and
+    /// counts as having seen every node (bottom-up stops looking for it).
+    alive: u64,
+    level: u32,
+    phase: Phase,
+    /// Which of the two frontier buffers holds the current frontier.
+    active: usize,
+    /// Nodes with a non-zero word in the current frontier buffer.
+    frontier: Vec<u32>,
+    /// Nodes with a non-zero word in the next buffer (after expand).
+    next: Vec<u32>,
+    /// Every node whose `seen` word is non-zero (to reset).
+    touched: Vec<u32>,
+    bottom_up: bool,
+    frontier_out_edges: u64,
+    unsettled_in_edges: u64,
+    morsels: usize,
+    totals: Vec<PathStats>,
+    by_destination: Vec<Vec<(u32, PathStats)>>,
+    started: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Piece {
+    morsel: usize,
+    nodes: Vec<u32>,
+    lane_counts: [u64; LANES],
+    /// Lanes with a bit in the words this morsel committed.
+    alive: u64,
+    pairs: Vec<(u8, u32)>,
+    out_edges: u64,
+    settled_in_edges: u64,
+    counters: LevelCounters,
+}
+
+impl Piece {
+    fn new(morsel: usize) -> Self {
+        Self {
+            morsel,
+            nodes: Vec::new(),
+            lane_counts: [0; LANES],
+            alive: 0,
+            pairs: Vec::new(),
+            out_edges: 0,
+            settled_in_edges: 0,
+            counters: LevelCounters::default(),
+        }
+    }
+}
+
+/// A reusable sweep over one graph; its words are sized to the graph once.
+pub struct MultiSourceBfs<'g> {
+    graph: &'g Graph,
+    masks: &'g Masks,
+    config: SweepConfig,
+    recorder: Option<&'g TraversalRecorder>,
+    seen: Vec<AtomicU64>,
+    buffers: [Vec<AtomicU64>; 2],
+    state: RwLock<SweepState>,
+    pieces: Mutex<Vec<Piece>>,
+}
+
+fn words(n: usize) -> Vec<AtomicU64> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
+}
+
+impl<'g> MultiSourceBfs<'g> {
+    pub fn new(
+        graph: &'g Graph,
+        masks: &'g Masks,
+        config: SweepConfig,
+        recorder: Option<&'g TraversalRecorder>,
+    ) -> Self {
+        let n = graph.num_nodes() as usize;
+        Self {
+            graph,
+            masks,
+            config,
+            recorder,
+            seen: words(n),
+            buffers: [words(n), words(n)],
+            state: RwLock::new(SweepState::default()),
+            pieces: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Bytes one sweep holds for a graph of `nodes` nodes.
+    pub fn bytes(nodes: u32) -> u64 {
+        u64::from(nodes) * 24
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, SweepState> {
+        self.state.read().expect("sweep state lock")
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, SweepState> {
+        self.state.write().expect("sweep state lock")
+    }
+
+    fn reset(&self, state: &mut SweepState) {
+        for &v in &state.touched {
+            self.seen[v as usize].store(0, Ordering::Relaxed);
+        }
+        for &v in &state.frontier {
+            self.buffers[state.active][v as usize].store(0, Ordering::Relaxed);
+        }
+        state.touched.clear();
+        state.frontier.clear();
+        state.next.clear();
+        self.pieces.lock().expect("pieces lock").clear();
+    }
+
+    /// Morsels of the phase about to run (0: the sweep is over).
+    fn plan_phase(&self, state: &mut SweepState) -> usize {
+        let morsel = self.config.morsel_size.max(1);
+        state.morsels = match state.phase {
+            Phase::Expand => {
+                if state.frontier.is_empty() || state.level > self.config.upper {
+                    return 0;
+                }
+                self.choose_direction(state);
+                state.started = Some(Instant::now());
+                if state.bottom_up {
+                    (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
+                } else {
+                    state.frontier.len().div_ceil(morsel)
+                }
+            }
+            Phase::Commit => {
+                state.next.len().div_ceil(morsel) + state.frontier.len().div_ceil(morsel)
+            }
+        };
+        state.morsels
+    }
+
+    fn choose_direction(&self, state: &mut SweepState) {
+        if !self.config.direction_optimizing {
+            return;
+        }
+        let n = u64::from(self.graph.num_nodes());
+        // A bottom-up level visits every node: worth it only for a large frontier.
+        let large = (state.frontier.len() as u64) >= n / BOTTOM_UP_TO_TOP_DOWN;
+        state.bottom_up = large
+            && (state.bottom_up
+                || state.frontier_out_edges > state.unsettled_in_edges / TOP_DOWN_TO_BOTTOM_UP);
+    }
+
+    fn expand(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
+        let current = &self.buffers[state.active][..];
+        let next = &self.buffers[1 - state.active][..];
+        let size = self.config.morsel_size.max(1);
+        if state.bottom_up {
+            let size = size * BOTTOM_UP_MORSEL_FACTOR;
+            let start = morsel * size;
+            let end = (start + size).min(self.graph.num_nodes() as usize);
+            let backward = &self.graph.backward;
+            let scan = Scan {
+                offsets: backward.offsets(),
+                neighbours: backward.targets(),
+                edges: backward.edges(),
+                masks: self.masks,
+                level: state.level,
+            };
+            let settled = state.full & !state.alive;
+            scan.bottom_up(
+                start as u32..end as u32,
+                (state.full, settled),
+                &self.seen,
+                current,
+                next,
+                piece,
+            );
+        } else {
+            let start = morsel * size;
+            let end = (start + size).min(state.frontier.len());
+            let forward = &self.graph.forward;
+            let scan = Scan {
+                offsets: forward.offsets(),
+                neighbours: forward.targets(),
+                edges: forward.edges(),
+                masks: self.masks,
+                level: state.level,
+            };
+            scan.top_down(
+                &state.frontier[start..end],
+                &self.seen,
+                current,
+                next,
+                piece,
+            );
+        }
+        self.degrees(piece);
+    }
+
+    /// Out-degrees of the nodes a morsel added to the next frontier (direction choice).
+    fn degrees(&self, piece: &mut Piece) {
+        if !self.config.direction_optimizing {
+            return;
+        }
+        let offsets = self.graph.forward.offsets();
+        piece.out_edges = piece
+            .nodes
+            .iter()
+            .map(|&v| offsets[v as usize + 1] - offsets[v as usize])
+            .sum();
+    }
+
+    /// Commits new words into `seen` and counts destinations per lane, or clears old frontier
+    /// words (morsels past the new list's).
+    fn commit(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
+        let size = self.config.morsel_size.max(1);
+        let next_morsels = state.next.len().div_ceil(size);
+        if morsel >= next_morsels {
+            let start = (morsel - next_morsels) * size;
+            let end = (start + size).min(state.frontier.len());
+            let current = &self.buffers[state.active];
+            for &u in &state.frontier[start..end] {
+                current[u as usize].store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        let start = morsel * size;
+        let end = (start + size).min(state.next.len());
+        let next = &self.buffers[1 - state.active];
+        let counting = state.level >= self.config.lower;
+        let in_offsets = self.graph.backward.offsets();
+        for &v in &state.next[start..end] {
+            let bits = next[v as usize].load(Ordering::Relaxed);
+            piece.alive |= bits;
+            let seen = self.seen[v as usize].load(Ordering::Relaxed) | bits;
+            self.seen[v as usize].store(seen, Ordering::Relaxed);
+            if seen | !state.alive == u64::MAX {
+                piece.settled_in_edges += in_offsets[v as usize + 1] - in_offsets[v as usize];
+            }
+            if counting && self.masks.is_destination(v) {
+                count_lanes(bits, v, self.config.per_destination, piece);
+            }
+        }
+    }
+}
+
+/// Adds one to each lane set in `bits`; records (lane, node) pairs when asked.
+#[inline]
+fn count_lanes(mut bits: u64, node: u32, pairs: bool, piece: &mut Piece) {
+    while bits != 0 {
+        let lane = bits.trailing_zeros() as usize;
+        piece.lane_counts[lane] += 1;
+        if pairs {
+            piece.pairs.push((lane as u8, node));
+        }
+        bits &= bits - 1;
+    }
+}
+
+impl PhasedSearch for MultiSourceBfs<'_> {
+    /// The sources of one sweep, one per lane.
+    type Task = Vec<u32>;
+    /// Per lane: totals and per-destination stats.
+    type Output = Vec<CountOutput>;
+
+    fn start(&self, sources: &Vec<u32>) -> Result<usize> {
+        assert!(
+            !sources.is_empty() && sources.len() <= LANES,
+            "a sweep has 1 to 64 lanes"
+        );
+        let mut state = self.write();
+        self.reset(&mut state);
+        state.lanes = sources.len();
+        state.full = if sources.len() == LANES {
+            u64::MAX
+        } else {
+            (1u64 << sources.len()) - 1
+        };
+        state.alive = state.full;
+        state.level = 1;
+        state.phase = Phase::Expand;
+        state.active = 0;
+        state.bottom_up = false;
+        state.totals = vec![PathStats::default(); sources.len()];
+        state.by_destination = vec![Vec::new(); sources.len()];
+        let forward = self.graph.forward.offsets();
+        state.frontier_out_edges = 0;
+        state.unsettled_in_edges = self.graph.backward.targets().len() as u64;
+        for (lane, &source) in sources.iter().enumerate() {
+            assert!(
+                source < self.graph.num_nodes(),
+                "a source is a node of the graph"
+            );
+            let bit = 1u64 << lane;
+            let before = self.seen[source as usize].fetch_or(bit, Ordering::Relaxed);
+            self.buffers[0][source as usize].fetch_or(bit, Ordering::Relaxed);
+            if before == 0 {
+                state.touched.push(source);
+                state.frontier.push(source);
+                let s = source as usize;
+                state.frontier_out_edges += forward[s + 1] - forward[s];
+            }
+        }
+        if let Some(recorder) = self.recorder {
+            recorder.add_sources(sources.len() as u64);
+        }
+        Ok(self.plan_phase(&mut state))
+    }
+
+    fn process(&self, morsel: usize) -> Result<()> {
+        let state = self.read();
+        let mut piece = Piece::new(morsel);
+        match state.phase {
+            Phase::Expand => self.expand(&state, morsel, &mut piece),
+            Phase::Commit => self.commit(&state, morsel, &mut piece),
+        }
+        if let Some(recorder) = self.recorder {
+            recorder.merge(state.level, piece.counters);
+        }
+        drop(state);
+        self.pieces.lock().expect("pieces lock").push(piece);
+        Ok(())
+    }
+
+    fn advance(&self) -> Result<usize> {
+        let mut state = self.write();
+        let mut pieces = std::mem::take(&mut *self.pieces.lock().expect("pieces lock"));
+        pieces.sort_unstable_by_key(|p| p.morsel);
+        match state.phase {
+            Phase::Expand => {
+                let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
+                for piece in &pieces {
+                    next.extend_from_slice(&piece.nodes);
+                }
+                state.frontier_out_edges = pieces.iter().map(|p| p.out_edges).sum();
+                state.next = next;
+                state.phase = Phase::Commit;
+            }
+            Phase::Commit => {
+                self.end_level(&mut state, &pieces)?;
+                state.phase = Phase::Expand;
+            }
+        }
+        Ok(self.plan_phase(&mut state))
+    }
+
+    fn finish(&self) -> Result<Vec<CountOutput>> {
+        let mut state = self.write();
+        let totals = std::mem::take(&mut state.totals);
+        let mut by_destination = std::mem::take(&mut state.by_destination);
+        for list in &mut by_destination {
+            list.sort_unstable_by_key(|(v, _)| *v);
+        }
+        Ok(totals.into_iter().zip(by_destination).collect())
+    }
+}
+
+impl MultiSourceBfs<'_> {
+    /// Books a committed level: per-lane stats, the new frontier, the direction inputs.
+    fn end_level(&self, state: &mut SweepState, pieces: &[Piece]) -> Result<()> {
+        let level = state.level;
+        let mut lane_counts = [0u64; LANES];
+        state.alive = pieces.iter().fold(0, |alive, piece| alive | piece.alive);
+        for piece in pieces {
+            for (total, count) in lane_counts.iter_mut().zip(piece.lane_counts) {
+                *total += count;
+            }
+            for &(lane, node) in &piece.pairs {
+                let mut stats = PathStats::default();
+                stats.add(level, 1)?;
+                state.by_destination[lane as usize].push((node, stats));
+            }
+            state.unsettled_in_edges = state
+                .unsettled_in_edges
+                .saturating_sub(piece.settled_in_edges);
+        }
+        for (total, &count) in state.totals.iter_mut().zip(&lane_counts[..state.lanes]) {
+            if count > 0 {
+                total.add(level, count)?;
+            }
+        }
+        if let Some(recorder) = self.recorder {
+            let elapsed = state.started.map(|s| s.elapsed()).unwrap_or_default();
+            recorder.level(level, state.frontier.len() as u64, state.bottom_up, elapsed);
+        }
+        let next = std::mem::take(&mut state.next);
+        state.touched.extend(
+            next.iter()
+                .copied()
+                .filter(|&v| self.seen[v as usize].load(Ordering::Relaxed) != 0),
+        );
+        state.frontier = next;
+        state.active = 1 - state.active;
+        state.level += 1;
+        Ok(())
+    }
+}
+
+/// The expand kernels over one adjacency (forward for top-down, backward for bottom-up).
+struct Scan<'a> {
+    offsets: &'a [u64],
+    neighbours: &'a [u32],
+    edges: &'a [u32],
+    masks: &'a Masks,
+    level: u32,
+}
+
+impl Scan<'_> {
+    #[inline]
+    fn expands(&self, u: u32) -> bool {
+        self.level == 1 || self.masks.expandable(u)
+    }
+
+    /// Pushes each frontier node's word to its out-neighbours' next words.
+    fn top_down(
+        &self,
+        frontier: &[u32],
+        seen: &[AtomicU64],
+        current: &[AtomicU64],
+        next: &[AtomicU64],
+        piece: &mut Piece,
+    ) {
+        for &u in frontier {
+            if !self.expands(u) {
+                continue;
+            }
+            let word = current[u as usize].load(Ordering::Relaxed);
+            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
+            piece.counters.edges_scanned += range.len() as u64;
+            for i in range {
+                if !self.masks.follows(self.edges[i]) {
+                    continue;
+                }
+                let v = self.neighbours[i] as usize;
+                let bits = word & !seen[v].load(Ordering::Relaxed);
+                if bits == 0 || next[v].load(Ordering::Relaxed) & bits == bits {
+                    continue;
+                }
+                if next[v].fetch_or(bits, Ordering::Relaxed) == 0 {
+                    piece.nodes.push(v as u32);
+                }
+            }
+        }
+    }
+
+    /// Each node not yet seen by every lane ORs its in-neighbours' frontier words, stopping
+    /// once every lane is covered.
+    fn bottom_up(
+        &self,
+        nodes: std::ops::Range<u32>,
+        (full, settled): (u64, u64),
+        seen: &[AtomicU64],
+        current: &[AtomicU64],
+        next: &[AtomicU64],
+        piece: &mut Piece,
+    ) {
+        for v in nodes {
+            // Lanes that are finished count as seen.
+            let seen_v = seen[v as usize].load(Ordering::Relaxed) | settled;
+            if seen_v == full {
+                continue;
+            }
+            let mut reached = 0u64;
+            let range = self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize;
+            for i in range {
+                piece.counters.edges_scanned += 1;
+                let u = self.neighbours[i];
+                let word = current[u as usize].load(Ordering::Relaxed);
+                if word == 0 || !self.masks.follows(self.edges[i]) || !self.expands(u) {
+                    continue;
+                }
+                reached |= word;
+                if reached | seen_v == full {
+                    break;
+                }
+            }
+            let bits = reached & !seen_v;
+            if bits != 0 {
+                // Only this thread writes v's next word in a bottom-up level.
+                next[v as usize].store(bits, Ordering::Relaxed);
+                piece.nodes.push(v);
+            }
+        }
+    }
+}

@@ -1,0 +1,625 @@
+//! Walk counting by meeting in the middle. The number of walks of length L from a source s to
+//! the destinations is `sum over v of F_a(v) * B_(L-a)(v)`, where `F_a(v)` counts the walks of
+//! a hops from s to v and `B_j(v)` the walks of j hops from v to a destination. Each source
+//! runs forward only while its frontier is small (a few sparse levels); the backward vectors
+//! are computed once per query, shared by every source, sparse (pushed from the destinations)
+//! while their support is small and dense (pulled in parallel over all nodes) after. A query
+//! counting the walks of 1..5 hops from a few sources to a few hundred destinations thus costs a
+//! few sweeps over the graph in total, instead of five per source.
+//!
+//! Masks: a node strictly inside a walk must pass the intermediate-node filter; every rel must
+//! pass the rel filter. `B_j(u) = sum over u->v of [j-1 = 0 or v may be intermediate] B_(j-1)(v)`
+//! leaves u's own check to the caller, who knows whether u is the source. Backward values
+//! saturate at `u64::MAX`; a saturated value that contributes to a count is an overflow error,
+//! which is exact because a walk count is at least every term it sums.
+
+use std::sync::Mutex;
+
+use warren_common::{Error, Result};
+
+use super::graph::Graph;
+use super::masks::Masks;
+use super::morsels::for_each_morsel;
+use super::stats::PathStats;
+use crate::context::{Interrupt, MemoryTracker};
+
+/// A sparse backward level is pushed while its support's in-edges are below edges / this.
+const SPARSE_PUSH_FRACTION: u64 = 16;
+
+fn overflow() -> Error {
+    Error::LimitExceeded("the number of paths exceeds the INT64 range".into())
+}
+
+/// One source's forward side: the walks counted directly so far, and its frontier.
+#[derive(Clone, Debug, Default)]
+pub struct ForwardPart {
+    /// The length of the walks in `frontier`.
+    pub depth: u32,
+    /// Walks of length `lower..=depth` to destinations.
+    pub direct: PathStats,
+    /// `F_depth`: (node, walks) for every node with walks; emptied once `depth` reaches the
+    /// upper bound (nothing is left to combine).
+    pub frontier: Vec<(u32, u64)>,
+    /// Edges the last forward level scanned.
+    pub last_cost: u64,
+}
+
+impl ForwardPart {
+    /// The source alone, at depth 0 (the zero-length walk counts when `lower` is 0).
+    pub fn new(masks: &Masks, source: u32, lower: u32) -> Result<Self> {
+        let mut part = ForwardPart {
+            frontier: vec![(source, 1)],
+            ..ForwardPart::default()
+        };
+        if lower == 0 && masks.is_destination(source) {
+            part.direct.add(0, 1)?;
+        }
+        Ok(part)
+    }
+
+    /// Whether the walks in the frontier continue from `v` (the source always does).
+    #[inline]
+    fn continues(&self, masks: &Masks, v: u32) -> bool {
+        self.depth == 0 || masks.expandable(v)
+    }
+
+    /// Edges the next level would scan.
+    pub fn next_cost(&self, graph: &Graph, masks: &Masks) -> u64 {
+        let offsets = graph.forward.offsets();
+        self.frontier
+            .iter()
+            .filter(|(v, _)| self.continues(masks, *v))
+            .map(|&(v, _)| offsets[v as usize + 1] - offsets[v as usize])
+            .sum()
+    }
+
+    /// Moves the frontier one hop forward, counting the walks that end at destinations.
+    pub fn advance(
+        &mut self,
+        graph: &Graph,
+        masks: &Masks,
+        (lower, upper): (u32, u32),
+        scratch: &mut ForwardScratch,
+    ) -> Result<()> {
+        assert!(self.depth < upper, "a frontier below the upper bound");
+        self.last_cost = self.next_cost(graph, masks);
+        let n = graph.num_nodes() as usize;
+        if scratch.counts.len() != n {
+            scratch.counts = vec![0; n];
+        }
+        let offsets = graph.forward.offsets();
+        let targets = graph.forward.targets();
+        let edges = graph.forward.edges();
+        let mut next = Vec::new();
+        for &(v, walks) in &self.frontier {
+            if !self.continues(masks, v) {
+                continue;
+            }
+            for i in offsets[v as usize] as usize..offsets[v as usize + 1] as usize {
+                if !masks.follows(edges[i]) {
+                    continue;
+                }
+                let w = targets[i] as usize;
+                if scratch.counts[w] == 0 {
+                    next.push(w as u32);
+                }
+                scratch.counts[w] = scratch.counts[w].checked_add(walks).ok_or_else(overflow)?;
+            }
+        }
+        self.depth += 1;
+        self.frontier.clear();
+        for &w in &next {
+            let walks = std::mem::take(&mut scratch.counts[w as usize]);
+            if self.depth >= lower && masks.is_destination(w) {
+                self.direct.add(self.depth, walks)?;
+            }
+            self.frontier.push((w, walks));
+        }
+        if self.depth == upper {
+            self.frontier = Vec::new();
+        }
+        Ok(())
+    }
+}
+
+/// Dense per-thread scratch for forward levels.
+#[derive(Debug, Default)]
+pub struct ForwardScratch {
+    counts: Vec<u64>,
+}
+
+/// The backward walk-count vectors `B_0..=B_depth`, shared by every source of a query.
+#[derive(Debug)]
+pub struct BackwardCounts {
+    levels: Vec<Vec<u64>>,
+    /// Nodes with a non-zero value, per level.
+    support: Vec<Vec<u32>>,
+    /// Whether the last level holds every node's value, or only those of the nodes it was
+    /// restricted to (the last level a group of sources needed).
+    last_complete: bool,
+}
+
+impl BackwardCounts {
+    /// `B_0`: one walk (of no hops) from each destination.
+    pub fn new(graph: &Graph, masks: &Masks) -> Self {
+        let n = graph.num_nodes();
+        let support = masks.destinations(n);
+        let mut level = vec![0u64; n as usize];
+        for &v in &support {
+            level[v as usize] = 1;
+        }
+        Self {
+            levels: vec![level],
+            support: vec![support],
+            last_complete: true,
+        }
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.levels.len() as u32 - 1
+    }
+
+    /// Drops a restricted last level (computed only for one group's frontier nodes), so that
+    /// other sources never read it; true when there was one.
+    pub fn discard_restricted(&mut self) -> bool {
+        if self.last_complete {
+            return false;
+        }
+        self.levels.pop();
+        self.support.pop();
+        self.last_complete = true;
+        true
+    }
+
+    /// Bytes one more level takes.
+    pub fn level_bytes(graph: &Graph) -> u64 {
+        u64::from(graph.num_nodes()) * 12
+    }
+
+    #[inline]
+    pub fn at(&self, hops: u32, node: u32) -> u64 {
+        self.levels[hops as usize][node as usize]
+    }
+
+    /// In-edges of the last level's support: the cost of pushing the next level.
+    fn push_edges(&self, graph: &Graph) -> u64 {
+        let in_offsets = graph.backward.offsets();
+        self.support[self.depth() as usize]
+            .iter()
+            .map(|&v| in_offsets[v as usize + 1] - in_offsets[v as usize])
+            .sum()
+    }
+
+    /// Edges the next level scans: pushed from a small support, else pulled over every node.
+    pub fn next_cost(&self, graph: &Graph) -> u64 {
+        let all_edges = graph.backward.targets().len() as u64;
+        if !self.last_complete {
+            // The restricted last level is computed again in full first.
+            return all_edges.saturating_mul(2);
+        }
+        let push_edges = self.push_edges(graph);
+        if push_edges < all_edges / SPARSE_PUSH_FRACTION {
+            push_edges
+        } else {
+            all_edges
+        }
+    }
+
+    /// Computes one more level over every node; returns the edges scanned. A last level
+    /// computed for a few nodes only is completed first.
+    pub fn extend(
+        &mut self,
+        graph: &Graph,
+        masks: &Masks,
+        parallel: (usize, usize),
+        interrupt: &Interrupt,
+    ) -> Result<u64> {
+        let mut scanned = 0;
+        if !self.last_complete {
+            self.levels.pop();
+            self.support.pop();
+            self.last_complete = true;
+            scanned += self.extend(graph, masks, parallel, interrupt)?;
+        }
+        let previous = self.depth() as usize;
+        let all_edges = graph.backward.targets().len() as u64;
+        let cost = self.next_cost(graph);
+        let (level, support) = if cost < all_edges {
+            self.push(previous, graph, masks)
+        } else {
+            let (threads, morsel_size) = parallel;
+            self.pull(
+                previous,
+                None,
+                graph,
+                masks,
+                threads,
+                morsel_size,
+                interrupt,
+            )?
+        };
+        self.levels.push(level);
+        self.support.push(support);
+        interrupt.check()?;
+        Ok(scanned + cost)
+    }
+
+    /// Edges a level restricted to `nodes` scans.
+    pub fn restricted_cost(graph: &Graph, nodes: &[u32]) -> u64 {
+        let offsets = graph.forward.offsets();
+        nodes
+            .iter()
+            .map(|&v| offsets[v as usize + 1] - offsets[v as usize])
+            .sum()
+    }
+
+    /// Computes one more level for `nodes` only (the last level a group of sources needs);
+    /// returns the edges scanned.
+    pub fn extend_restricted(
+        &mut self,
+        nodes: &[u32],
+        graph: &Graph,
+        masks: &Masks,
+        (threads, morsel_size): (usize, usize),
+        interrupt: &Interrupt,
+    ) -> Result<u64> {
+        assert!(
+            self.last_complete,
+            "a restricted level extends a complete one"
+        );
+        let previous = self.depth() as usize;
+        let (level, support) = self.pull(
+            previous,
+            Some(nodes),
+            graph,
+            masks,
+            threads,
+            morsel_size,
+            interrupt,
+        )?;
+        self.levels.push(level);
+        self.support.push(support);
+        self.last_complete = false;
+        interrupt.check()?;
+        Ok(Self::restricted_cost(graph, nodes))
+    }
+
+    /// Whether `v` may continue a walk backwards from level `previous` (it is intermediate
+    /// unless it is the destination itself, at level 0).
+    #[inline]
+    fn gate(previous: usize, masks: &Masks, v: u32) -> bool {
+        previous == 0 || masks.expandable(v)
+    }
+
+    /// The next level from a small support: each node pushes its value to its in-neighbours.
+    fn push(&self, previous: usize, graph: &Graph, masks: &Masks) -> (Vec<u64>, Vec<u32>) {
+        let mut level = vec![0u64; graph.num_nodes() as usize];
+        let mut support = Vec::new();
+        let sources = graph.backward.targets();
+        let edges = graph.backward.edges();
+        for &v in &self.support[previous] {
+            if !Self::gate(previous, masks, v) {
+                continue;
+            }
+            let value = self.levels[previous][v as usize];
+            for i in graph.backward.range(v) {
+                if !masks.follows(edges[i]) {
+                    continue;
+                }
+                let u = sources[i] as usize;
+                if level[u] == 0 {
+                    support.push(u as u32);
+                }
+                level[u] = level[u].saturating_add(value);
+            }
+        }
+        (level, support)
+    }
+
+    /// The next level, in parallel: each node (of `nodes`, or every node) sums its
+    /// out-neighbours' values.
+    #[allow(clippy::too_many_arguments)]
+    fn pull(
+        &self,
+        previous: usize,
+        nodes: Option<&[u32]>,
+        graph: &Graph,
+        masks: &Masks,
+        threads: usize,
+        morsel_size: usize,
+        interrupt: &Interrupt,
+    ) -> Result<(Vec<u64>, Vec<u32>)> {
+        let n = graph.num_nodes() as usize;
+        let values = &self.levels[previous];
+        let offsets = graph.forward.offsets();
+        let targets = graph.forward.targets();
+        let edges = graph.forward.edges();
+        let node_at = |i: usize| nodes.map_or(i, |list| list[i] as usize);
+        let mut pieces: Vec<(usize, Vec<u64>, Vec<u32>)> = Vec::new();
+        for_each_morsel(
+            nodes.map_or(n, <[u32]>::len),
+            morsel_size.max(1) * 8,
+            threads,
+            interrupt,
+            |range| {
+                let mut out = Vec::with_capacity(range.len());
+                let mut support = Vec::new();
+                for i in range.clone() {
+                    let u = node_at(i);
+                    let mut sum = 0u64;
+                    for j in offsets[u] as usize..offsets[u + 1] as usize {
+                        let v = targets[j];
+                        let value = values[v as usize];
+                        if value != 0 && masks.follows(edges[j]) && Self::gate(previous, masks, v) {
+                            sum = sum.saturating_add(value);
+                        }
+                    }
+                    if sum != 0 {
+                        support.push(u as u32);
+                    }
+                    out.push(sum);
+                }
+                Ok((range.start, out, support))
+            },
+            |piece| pieces.push(piece),
+        )?;
+        pieces.sort_unstable_by_key(|(start, ..)| *start);
+        let mut level = vec![0u64; n];
+        let mut support = Vec::new();
+        for (start, out, piece_support) in pieces {
+            match nodes {
+                None => level[start..start + out.len()].copy_from_slice(&out),
+                Some(list) => {
+                    for (offset, value) in out.into_iter().enumerate() {
+                        level[list[start + offset] as usize] = value;
+                    }
+                }
+            }
+            support.extend(piece_support);
+        }
+        Ok((level, support))
+    }
+}
+
+/// The walks of `depth+1..=upper` hops (and at least `lower`) of a source whose forward sweep
+/// stopped at `part.depth`, through the backward vectors.
+pub fn combine(
+    part: &ForwardPart,
+    backward: &BackwardCounts,
+    masks: &Masks,
+    (lower, upper): (u32, u32),
+) -> Result<PathStats> {
+    let mut stats = part.direct;
+    if part.frontier.is_empty() {
+        return Ok(stats);
+    }
+    assert!(
+        backward.depth() >= upper - part.depth,
+        "backward levels meet the frontier"
+    );
+    let first = (part.depth + 1).max(lower);
+    for length in first..=upper {
+        let hops = length - part.depth;
+        let mut sum: u128 = 0;
+        for &(v, walks) in &part.frontier {
+            if part.depth > 0 && !masks.expandable(v) {
+                continue;
+            }
+            let value = backward.at(hops, v);
+            if value == u64::MAX {
+                return Err(overflow());
+            }
+            sum += u128::from(walks) * u128::from(value);
+        }
+        let sum = u64::try_from(sum).map_err(|_| overflow())?;
+        stats.add(length, sum)?;
+    }
+    Ok(stats)
+}
+
+/// Counts the walks of many sources. Each round either moves the sources that are furthest
+/// behind one level forward, or computes one more shared backward level, whichever scans fewer
+/// edges, until every source's frontier meets the backward levels (or reaches the upper
+/// bound). With `meet` off, or when the backward levels do not fit in memory, sources only go
+/// forward. Returns the stats per source and the edges scanned.
+#[allow(clippy::too_many_arguments)]
+pub fn count_walks_meeting(
+    graph: &Graph,
+    masks: &Masks,
+    sources: &[u32],
+    (lower, upper): (u32, u32),
+    backward: &mut BackwardCounts,
+    meet: bool,
+    (threads, morsel_size): (usize, usize),
+    interrupt: &Interrupt,
+    memory: &MemoryTracker,
+) -> Result<(Vec<PathStats>, u64)> {
+    let mut parts = sources
+        .iter()
+        .map(|&source| ForwardPart::new(masks, source, lower))
+        .collect::<Result<Vec<_>>>()?;
+    // A restricted level left by an earlier batch of sources holds values for that batch's
+    // frontier nodes only.
+    if backward.discard_restricted() {
+        memory.release(BackwardCounts::level_bytes(graph));
+    }
+    let mut scanned = 0u64;
+    let mut meet = meet;
+    let scratch_pool: Mutex<Vec<ForwardScratch>> = Mutex::new(Vec::new());
+    let parallel = (threads, morsel_size);
+    loop {
+        let open: Vec<usize> = (0..parts.len())
+            .filter(|&i| !parts[i].frontier.is_empty())
+            .filter(|&i| !meet || backward.depth() < upper - parts[i].depth)
+            .collect();
+        let Some(behind) = open.iter().map(|&i| parts[i].depth).min() else {
+            break;
+        };
+        let group: Vec<usize> = open
+            .into_iter()
+            .filter(|&i| parts[i].depth == behind)
+            .collect();
+        let step = if meet {
+            plan_step(graph, masks, &parts, &group, backward, upper - behind)
+        } else {
+            Step::Forward
+        };
+        let level_bytes = BackwardCounts::level_bytes(graph);
+        match step {
+            Step::Forward => {
+                scanned += group
+                    .iter()
+                    .map(|&i| parts[i].next_cost(graph, masks))
+                    .sum::<u64>();
+                advance_group(
+                    graph,
+                    masks,
+                    &mut parts,
+                    &group,
+                    (lower, upper),
+                    threads,
+                    interrupt,
+                    &scratch_pool,
+                )?;
+            }
+            Step::Backward | Step::Restricted(_)
+                if memory.reserve(level_bytes, "backward walk counts").is_err() =>
+            {
+                // No memory for another shared level: every source goes forward to the end.
+                meet = false;
+            }
+            Step::Backward => scanned += backward.extend(graph, masks, parallel, interrupt)?,
+            Step::Restricted(nodes) => {
+                scanned += backward.extend_restricted(&nodes, graph, masks, parallel, interrupt)?;
+            }
+        }
+    }
+    let stats = parts
+        .iter()
+        .map(|part| combine(part, backward, masks, (lower, upper)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((stats, scanned))
+}
+
+/// The next round of walk counting for the `group` of sources furthest behind, which needs
+/// `meeting_depth` backward levels.
+enum Step {
+    /// Move the group one level forward.
+    Forward,
+    /// Compute one more backward level over every node.
+    Backward,
+    /// Compute the last backward level the group needs, only for the group's frontier nodes.
+    Restricted(Vec<u32>),
+}
+
+/// Chooses the round that scans fewer edges: with one backward level left, the cheapest of
+/// going forward, a full level and a level restricted to the group's frontier; with two left,
+/// it compares the two-round plans (a full level then a restricted one, or forward then a
+/// restricted one whose cost grows as the forward levels have grown); else the cheaper of one
+/// forward and one backward level.
+fn plan_step(
+    graph: &Graph,
+    masks: &Masks,
+    parts: &[ForwardPart],
+    group: &[usize],
+    backward: &BackwardCounts,
+    meeting_depth: u32,
+) -> Step {
+    let remaining = meeting_depth - backward.depth();
+    let forward: u64 = group
+        .iter()
+        .map(|&i| parts[i].next_cost(graph, masks))
+        .sum();
+    let full = backward.next_cost(graph);
+    if remaining >= 3 {
+        return if forward < full {
+            Step::Forward
+        } else {
+            Step::Backward
+        };
+    }
+    let union = group_frontier(graph, masks, parts, group);
+    let restricted = BackwardCounts::restricted_cost(graph, &union);
+    if remaining == 1 {
+        return if forward < restricted.min(full) {
+            Step::Forward
+        } else if restricted < full {
+            Step::Restricted(union)
+        } else {
+            Step::Backward
+        };
+    }
+    let previous: u64 = group.iter().map(|&i| parts[i].last_cost).sum();
+    let growth = if previous > 0 {
+        forward.div_ceil(previous)
+    } else {
+        (graph.forward.targets().len() as u64 / u64::from(graph.num_nodes()).max(1)).max(1)
+    };
+    let plan_forward = forward.saturating_add(full.min(forward.saturating_mul(growth)));
+    let plan_backward = full.saturating_add(restricted);
+    if plan_forward < plan_backward {
+        Step::Forward
+    } else {
+        Step::Backward
+    }
+}
+
+/// The distinct frontier nodes of the group from which walks continue.
+fn group_frontier(
+    graph: &Graph,
+    masks: &Masks,
+    parts: &[ForwardPart],
+    group: &[usize],
+) -> Vec<u32> {
+    let mut seen = super::masks::Bitset::new(graph.num_nodes() as usize);
+    let mut nodes = Vec::new();
+    for &i in group {
+        for &(v, _) in &parts[i].frontier {
+            if parts[i].continues(masks, v) && !seen.get(v) {
+                seen.set(v);
+                nodes.push(v);
+            }
+        }
+    }
+    nodes
+}
+
+/// Moves the sources of `group` one level forward, one source per thread.
+#[allow(clippy::too_many_arguments)]
+fn advance_group(
+    graph: &Graph,
+    masks: &Masks,
+    parts: &mut [ForwardPart],
+    group: &[usize],
+    bounds: (u32, u32),
+    threads: usize,
+    interrupt: &Interrupt,
+    scratch_pool: &Mutex<Vec<ForwardScratch>>,
+) -> Result<()> {
+    let moving: Vec<Mutex<ForwardPart>> = group
+        .iter()
+        .map(|&i| Mutex::new(std::mem::take(&mut parts[i])))
+        .collect();
+    for_each_morsel(
+        moving.len(),
+        1,
+        threads,
+        interrupt,
+        |range| {
+            let mut scratch = scratch_pool
+                .lock()
+                .expect("scratch lock")
+                .pop()
+                .unwrap_or_default();
+            let mut part = moving[range.start].lock().expect("part lock");
+            let result = part.advance(graph, masks, bounds, &mut scratch);
+            scratch_pool.lock().expect("scratch lock").push(scratch);
+            result
+        },
+        |()| {},
+    )?;
+    for (&i, part) in group.iter().zip(moving) {
+        parts[i] = part.into_inner().expect("part lock");
+    }
+    Ok(())
+}
