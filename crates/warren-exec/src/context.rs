@@ -137,7 +137,7 @@ impl Default for EngineSettings {
     fn default() -> Self {
         Self {
             max_active_sources: None,
-            prefetch_distance: 0,
+            prefetch_distance: 16,
             morsel_size: 2048,
             direction_optimizing: true,
             multi_source_bfs: true,

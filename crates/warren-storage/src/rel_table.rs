@@ -66,8 +66,15 @@ impl RelTable {
             return Err("rel endpoint out of range".into());
         }
         let live = |rel: usize| !deleted.as_ref().is_some_and(|d| d.get(rel));
-        let forward = Csr::build(from_rows as usize, &sources, &targets, live);
-        let backward = Csr::build(to_rows as usize, &targets, &sources, live);
+        // The two directions are independent: build them on two threads.
+        let (forward, backward) = std::thread::scope(|scope| {
+            let backward = scope.spawn(|| Csr::build(to_rows as usize, &targets, &sources, live));
+            let forward = Csr::build(from_rows as usize, &sources, &targets, live);
+            (
+                forward,
+                backward.join().expect("the backward CSR build panicked"),
+            )
+        });
         Ok(Self {
             num_rows: num_rows as u64,
             sources: Bytes::from_slice(&sources),

@@ -287,7 +287,7 @@ mod tests {
                 Value::string("auto"),
                 Value::string("AUTO"),
             ),
-            ("prefetch_distance", Value::Int64(16), Value::Int64(16)),
+            ("prefetch_distance", Value::Int64(8), Value::Int64(8)),
             ("morsel_size", Value::Int64(64), Value::Int64(64)),
             (
                 "bfs_direction",

@@ -228,7 +228,7 @@ fn pattern(kind: Kind, lower: u32, upper: u32, direction: Direction, filter: Fil
 /// morsels of one or two nodes, so that even these small graphs are cut into many morsels that
 /// threads race on; direction-optimizing and top-down BFS; bit-parallel multi-source BFS and
 /// walk counting by meeting in the middle, on and off.
-const CONFIGS: [[(&str, &str); 7]; 6] = [
+const CONFIGS: [[(&str, &str); 8]; 6] = [
     [
         ("threads", "1"),
         ("k", "auto"),
@@ -237,6 +237,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "true"),
         ("walk_count_meet", "true"),
         ("varlen_paths", "dfs"),
+        ("prefetch_distance", "16"),
     ],
     [
         ("threads", "2"),
@@ -246,6 +247,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "true"),
         ("walk_count_meet", "true"),
         ("varlen_paths", "levels"),
+        ("prefetch_distance", "0"),
     ],
     [
         ("threads", "8"),
@@ -255,6 +257,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "true"),
         ("walk_count_meet", "true"),
         ("varlen_paths", "dfs"),
+        ("prefetch_distance", "1"),
     ],
     [
         ("threads", "8"),
@@ -264,6 +267,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "false"),
         ("walk_count_meet", "false"),
         ("varlen_paths", "levels"),
+        ("prefetch_distance", "3"),
     ],
     [
         ("threads", "2"),
@@ -273,6 +277,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "false"),
         ("walk_count_meet", "true"),
         ("varlen_paths", "dfs"),
+        ("prefetch_distance", "16"),
     ],
     [
         ("threads", "8"),
@@ -282,6 +287,7 @@ const CONFIGS: [[(&str, &str); 7]; 6] = [
         ("multi_source_bfs", "true"),
         ("walk_count_meet", "false"),
         ("varlen_paths", "levels"),
+        ("prefetch_distance", "64"),
     ],
 ];
 

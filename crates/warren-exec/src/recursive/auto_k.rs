@@ -70,10 +70,10 @@ pub fn choose_k(
             ),
         },
         Traversal::PerSource if degree >= DENSE_DEGREE => KChoice {
-            k: 1,
+            k: dense_k(threads).min(sources),
             reason: format!(
-                "auto: dense graph (average degree {degree}): every thread works on one source, \
-                 whose frontier alone fills the cores and whose state stays in cache"
+                "auto: dense graph (average degree {degree}): about 4 threads share each source, \
+                 whose frontier alone keeps them busy, so fewer level arrays compete for cache"
             ),
         },
         Traversal::PerSource => KChoice {
@@ -84,6 +84,15 @@ pub fn choose_k(
             ),
         },
     }
+}
+
+/// k on a dense graph: a quarter of the threads, so that each source's frontier (most of the
+/// graph after one or two levels) is shared by about four threads, but never below two where
+/// there are two threads: the k-sweep on two cores measured one shared source 2.5x slower
+/// than two (docs/OPTIMIZATION_LOG.md, "auto-k on dense graphs").
+fn dense_k(threads: usize) -> usize {
+    let threads = threads.max(1);
+    (threads / 4).max(2).min(threads)
 }
 
 #[cfg(test)]
@@ -115,7 +124,19 @@ mod tests {
             3
         );
         assert_eq!(
+            choose_k(None, profile(20_000, 500), 64, 2, Traversal::PerSource).k,
+            2
+        );
+        assert_eq!(
             choose_k(None, profile(20_000, 500), 64, 8, Traversal::PerSource).k,
+            2
+        );
+        assert_eq!(
+            choose_k(None, profile(20_000, 500), 64, 32, Traversal::PerSource).k,
+            8
+        );
+        assert_eq!(
+            choose_k(None, profile(20_000, 500), 64, 1, Traversal::PerSource).k,
             1
         );
     }

@@ -498,6 +498,23 @@ impl TopDownScan<'_> {
         self.level == 1 || self.masks.expandable(u)
     }
 
+    /// Two-stage software prefetch for frontier position `i`: the offsets of the node two
+    /// distances ahead, then the first neighbours of the node one distance ahead (whose offsets
+    /// the first stage fetched one distance ago).
+    #[inline]
+    fn prefetch_ahead(&self, frontier: &[u32], i: usize) {
+        let distance = self.prefetch_distance;
+        if let Some(&far) = frontier.get(i + 2 * distance) {
+            prefetch(&self.offsets[far as usize]);
+        }
+        if let Some(&near) = frontier.get(i + distance) {
+            let start = self.offsets[near as usize] as usize;
+            if let Some(first) = self.targets.get(start) {
+                prefetch(first);
+            }
+        }
+    }
+
     /// Claims unvisited out-neighbours with compare-and-swap (first writer wins); adds path
     /// counts when `paths` is given. Returns whether a path count overflowed.
     fn claim_nodes(
@@ -510,9 +527,7 @@ impl TopDownScan<'_> {
         let mut overflow = false;
         for (i, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
-                if let Some(&ahead) = frontier.get(i + self.prefetch_distance) {
-                    prefetch(&self.offsets[ahead as usize]);
-                }
+                self.prefetch_ahead(frontier, i);
             }
             if !self.expands(u) {
                 continue;

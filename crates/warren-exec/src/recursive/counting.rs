@@ -116,6 +116,7 @@ fn count_shortest_sweeps(
         direction_optimizing: request.engine.direction_optimizing,
         morsel_size: request.morsel_size(),
         per_destination: request.per_destination,
+        prefetch_distance: request.engine.prefetch_distance,
     };
     let slots: Vec<MultiSourceBfs<'_>> = (0..sweeps)
         .map(|_| MultiSourceBfs::new(request.graph, request.masks, config, Some(request.recorder)))

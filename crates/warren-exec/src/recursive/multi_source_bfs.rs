@@ -21,6 +21,7 @@ use super::bfs::CountOutput;
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::graph::Graph;
 use super::masks::Masks;
+use super::prefetch::prefetch;
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 
@@ -41,6 +42,8 @@ pub struct SweepConfig {
     pub direction_optimizing: bool,
     pub morsel_size: usize,
     pub per_destination: bool,
+    /// Frontier entries ahead that the top-down kernel prefetches (0: off).
+    pub prefetch_distance: usize,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -217,6 +220,7 @@ impl<'g> MultiSourceBfs<'g> {
                 edges: backward.edges(),
                 masks: self.masks,
                 level: state.level,
+                prefetch_distance: self.config.prefetch_distance,
             };
             let settled = state.full & !state.alive;
             scan.bottom_up(
@@ -237,6 +241,7 @@ impl<'g> MultiSourceBfs<'g> {
                 edges: forward.edges(),
                 masks: self.masks,
                 level: state.level,
+                prefetch_distance: self.config.prefetch_distance,
             };
             scan.top_down(
                 &state.frontier[start..end],
@@ -455,9 +460,26 @@ struct Scan<'a> {
     edges: &'a [u32],
     masks: &'a Masks,
     level: u32,
+    prefetch_distance: usize,
 }
 
 impl Scan<'_> {
+    /// Two-stage software prefetch for frontier position `i`: the offsets of the node two
+    /// distances ahead, then the first neighbours of the node one distance ahead.
+    #[inline]
+    fn prefetch_ahead(&self, frontier: &[u32], i: usize) {
+        let distance = self.prefetch_distance;
+        if let Some(&far) = frontier.get(i + 2 * distance) {
+            prefetch(&self.offsets[far as usize]);
+        }
+        if let Some(&near) = frontier.get(i + distance) {
+            let start = self.offsets[near as usize] as usize;
+            if let Some(first) = self.neighbours.get(start) {
+                prefetch(first);
+            }
+        }
+    }
+
     #[inline]
     fn expands(&self, u: u32) -> bool {
         self.level == 1 || self.masks.expandable(u)
@@ -472,7 +494,10 @@ impl Scan<'_> {
         next: &[AtomicU64],
         piece: &mut Piece,
     ) {
-        for &u in frontier {
+        for (position, &u) in frontier.iter().enumerate() {
+            if self.prefetch_distance > 0 {
+                self.prefetch_ahead(frontier, position);
+            }
             if !self.expands(u) {
                 continue;
             }

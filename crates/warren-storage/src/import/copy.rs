@@ -31,7 +31,49 @@ trait InputRow {
     /// Converts value `index` to the builder's type and appends it.
     fn push_value(&self, index: usize, builder: &mut ColumnBuilder) -> Result<()>;
     /// The node of `table` whose primary key (of type `ty`) is value `index`.
-    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32>;
+    fn endpoint(
+        &self,
+        index: usize,
+        table: &NodeTable,
+        ty: &LogicalType,
+        lookup: &KeyLookup,
+    ) -> Result<u32>;
+}
+
+/// How COPY finds a rel endpoint's row from its key, decided once per COPY: INT64 keys that are
+/// exactly `first, first + 1, ...` in row order (generated and most exported graphs) map by a
+/// subtraction; other INT64 keys go through the primary-key hash index, and other types through
+/// the generic lookup. The subtraction avoids two random memory accesses per endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyLookup {
+    Dense { first: i64, rows: u64 },
+    HashedInt64,
+    Generic,
+}
+
+impl KeyLookup {
+    pub fn of(table: &NodeTable) -> Self {
+        let Some(keys) = table.column(table.primary_key()).int64_values() else {
+            return KeyLookup::Generic;
+        };
+        if table.deleted().is_some_and(|d| d.count_ones() > 0) {
+            return KeyLookup::Generic;
+        }
+        match keys.first() {
+            Some(&first)
+                if keys
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &k)| (k as i128) == first as i128 + i as i128) =>
+            {
+                KeyLookup::Dense {
+                    first,
+                    rows: keys.len() as u64,
+                }
+            }
+            _ => KeyLookup::HashedInt64,
+        }
+    }
 }
 
 /// Where COPY reads its rows.
@@ -111,18 +153,38 @@ impl InputRow for CsvRow<'_, '_> {
         self.row.push_field(index, builder)
     }
 
-    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32> {
+    fn endpoint(
+        &self,
+        index: usize,
+        table: &NodeTable,
+        ty: &LogicalType,
+        lookup: &KeyLookup,
+    ) -> Result<u32> {
         let raw = &self.row.record[index];
-        if let (Some(keys), Some(key)) = (
-            table.column(table.primary_key()).int64_values(),
-            parse_i64(raw),
-        ) {
-            if table.deleted().is_none_or(|d| d.count_ones() == 0) {
+        let parsed = match lookup {
+            KeyLookup::Generic => None,
+            _ => parse_i64(raw),
+        };
+        match (lookup, parsed) {
+            (KeyLookup::Dense { first, rows }, Some(key)) => {
+                let offset = (key as i128) - (*first as i128);
+                return if (0..*rows as i128).contains(&offset) {
+                    Ok(offset as u32)
+                } else {
+                    Err(self.error(format!("Unable to find primary key value {key}.")))
+                };
+            }
+            (KeyLookup::HashedInt64, Some(key)) => {
+                let keys = table
+                    .column(table.primary_key())
+                    .int64_values()
+                    .expect("an INT64 key column");
                 return table
                     .pk_index()
                     .lookup_i64(keys, key)
                     .ok_or_else(|| self.error(format!("Unable to find primary key value {key}.")));
             }
+            _ => {}
         }
         let text = self.row.field(index)?;
         let ty = if *ty == LogicalType::Serial {
@@ -164,7 +226,13 @@ impl InputRow for ValueRow<'_> {
         builder.push(&value).map_err(|e| self.error(e))
     }
 
-    fn endpoint(&self, index: usize, table: &NodeTable, ty: &LogicalType) -> Result<u32> {
+    fn endpoint(
+        &self,
+        index: usize,
+        table: &NodeTable,
+        ty: &LogicalType,
+        _lookup: &KeyLookup,
+    ) -> Result<u32> {
         let ty = if *ty == LogicalType::Serial {
             &LogicalType::Int64
         } else {
@@ -375,9 +443,10 @@ fn copy_rel_table(
         .map(ColumnBuilder::from_column)
         .collect();
     let first_new = sources.len();
+    let (from_lookup, to_lookup) = (KeyLookup::of(&from), KeyLookup::of(&to));
     source.for_each(&types, |row| {
-        let from_node = row.endpoint(0, &from, &from_key)?;
-        let to_node = row.endpoint(1, &to, &to_key)?;
+        let from_node = row.endpoint(0, &from, &from_key, &from_lookup)?;
+        let to_node = row.endpoint(1, &to, &to_key, &to_lookup)?;
         for (i, builder) in builders.iter_mut().enumerate() {
             row.push_value(i + 2, builder)?;
         }
