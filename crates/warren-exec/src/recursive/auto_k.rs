@@ -14,8 +14,8 @@ pub const DENSE_DEGREE: u64 = 64;
 pub enum Traversal {
     /// Bit-parallel sweeps: k sources share each sweep (lanes), up to 64 per sweep.
     MultiSource,
-    /// One search per source, each with its own level array.
-    PerSource,
+    /// One search per source, each with its own level array of `state_bytes`.
+    PerSource { state_bytes: u64 },
 }
 
 /// The k a query runs with, and why.
@@ -69,30 +69,50 @@ pub fn choose_k(
                 "auto: one bit-parallel sweep carries up to {LANES} sources (average degree {degree})"
             ),
         },
-        Traversal::PerSource if degree >= DENSE_DEGREE => KChoice {
-            k: dense_k(threads).min(sources),
-            reason: format!(
-                "auto: dense graph (average degree {degree}): about 4 threads share each source, \
-                 whose frontier alone keeps them busy, so fewer level arrays compete for cache"
-            ),
-        },
-        Traversal::PerSource => KChoice {
-            k: threads.max(1).min(sources),
-            reason: format!(
-                "auto: sparse graph (average degree {degree}): one source per thread, no \
-                 synchronization inside a search"
-            ),
-        },
+        Traversal::PerSource { state_bytes } => {
+            let dense = degree >= DENSE_DEGREE;
+            let wanted = if dense {
+                dense_k(threads)
+            } else {
+                SPARSE_SOURCES_PER_THREAD * threads.max(1)
+            };
+            let k = within_cache(wanted, threads, state_bytes).min(sources);
+            let shape = if dense { "dense" } else { "sparse" };
+            KChoice {
+                k,
+                reason: format!(
+                    "auto: {shape} graph (average degree {degree}), {k} search state(s) of \
+                     {} KiB; more sources than threads only while their states fit in {} MiB",
+                    state_bytes / 1024,
+                    CACHED_STATES_BYTES >> 20
+                ),
+            }
+        }
     }
 }
 
-/// k on a dense graph: a quarter of the threads, so that each source's frontier (most of the
-/// graph after one or two levels) is shared by about four threads, but never below two where
-/// there are two threads: the k-sweep on two cores measured one shared source 2.5x slower
-/// than two (docs/OPTIMIZATION_LOG.md, "auto-k on dense graphs").
+/// Sources per thread on a sparse graph: a thread whose source waits at a level barrier, or
+/// ends, finds another source with work at once. The k-sweeps on two cores (graph500, social,
+/// dense; docs/OPTIMIZATION_LOG.md, entry 10) measured k = 8 best or within noise of the best.
+const SPARSE_SOURCES_PER_THREAD: usize = 4;
+
+/// Search states beyond one per thread are allowed only while they all fit in this many bytes
+/// (a typical last-level cache), the seed's memory-traffic argument against large k.
+pub const CACHED_STATES_BYTES: u64 = 32 << 20;
+
+/// k on a dense graph: a quarter of the threads share each source (its frontier is most of the
+/// graph after one level), and at least 4 sources: on two cores one shared source measured
+/// 2.5x slower than two, and k from 4 to 16 within noise of each other.
 fn dense_k(threads: usize) -> usize {
-    let threads = threads.max(1);
-    (threads / 4).max(2).min(threads)
+    (threads.max(1) / 4).max(4)
+}
+
+/// `wanted` cut down so that the states beyond one per thread fit in [`CACHED_STATES_BYTES`]
+/// (never below one per thread, or `wanted` when that is smaller).
+fn within_cache(wanted: usize, threads: usize, state_bytes: u64) -> usize {
+    let floor = wanted.min(threads.max(1));
+    let cached = (CACHED_STATES_BYTES / state_bytes.max(1)).min(usize::MAX as u64) as usize;
+    wanted.min(cached).max(floor).max(1)
 }
 
 #[cfg(test)]
@@ -106,39 +126,54 @@ mod tests {
         }
     }
 
+    /// One search state of a graph with `nodes` nodes (8 bytes per node).
+    fn per_source(nodes: u64) -> Traversal {
+        Traversal::PerSource {
+            state_bytes: nodes * 8,
+        }
+    }
+
     #[test]
     fn a_setting_wins() {
-        let choice = choose_k(Some(3), profile(100, 2), 64, 8, Traversal::PerSource);
+        let choice = choose_k(Some(3), profile(100, 2), 64, 8, per_source(100));
         assert_eq!(choice.k, 3);
         assert!(choice.reason.starts_with("set"));
     }
 
     #[test]
-    fn sparse_graphs_get_one_source_per_thread_and_dense_graphs_few() {
+    fn sparse_graphs_get_four_sources_per_thread_while_states_fit_in_cache() {
+        let g18 = 1 << 18;
         assert_eq!(
-            choose_k(None, profile(1 << 18, 15), 64, 8, Traversal::PerSource).k,
+            choose_k(None, profile(g18, 15), 64, 2, per_source(g18)).k,
+            8
+        );
+        assert_eq!(choose_k(None, profile(g18, 15), 3, 8, per_source(g18)).k, 3);
+        // 2 MiB states: 16 fit in the cache budget, so 8 threads get 16, not 32.
+        assert_eq!(
+            choose_k(None, profile(g18, 15), 64, 8, per_source(g18)).k,
+            16
+        );
+        // Huge states: one per thread, never fewer.
+        let huge = 1 << 28;
+        assert_eq!(
+            choose_k(None, profile(huge, 15), 64, 8, per_source(huge)).k,
             8
         );
         assert_eq!(
-            choose_k(None, profile(1 << 18, 15), 3, 8, Traversal::PerSource).k,
-            3
-        );
-        assert_eq!(
-            choose_k(None, profile(20_000, 500), 64, 2, Traversal::PerSource).k,
-            2
-        );
-        assert_eq!(
-            choose_k(None, profile(20_000, 500), 64, 8, Traversal::PerSource).k,
-            2
-        );
-        assert_eq!(
-            choose_k(None, profile(20_000, 500), 64, 32, Traversal::PerSource).k,
-            8
-        );
-        assert_eq!(
-            choose_k(None, profile(20_000, 500), 64, 1, Traversal::PerSource).k,
+            choose_k(None, profile(huge, 15), 64, 1, per_source(huge)).k,
             1
         );
+    }
+
+    #[test]
+    fn dense_graphs_share_sources_between_threads() {
+        let nodes = 20_000;
+        let dense = |threads| choose_k(None, profile(nodes, 500), 64, threads, per_source(nodes)).k;
+        assert_eq!(dense(1), 4);
+        assert_eq!(dense(2), 4);
+        assert_eq!(dense(16), 4);
+        assert_eq!(dense(32), 8);
+        assert!(dense(64) < choose_k(None, profile(nodes, 15), 64, 64, per_source(nodes)).k);
     }
 
     #[test]

@@ -143,7 +143,9 @@ fn count_bfs(
         DegreeProfile::of(request.graph),
         tasks.len(),
         request.threads,
-        Traversal::PerSource,
+        Traversal::PerSource {
+            state_bytes: Bfs::bytes(request.graph.num_nodes(), mode),
+        },
     );
     let k = choice.k.min(tasks.len()).max(1);
     let what = match mode {
