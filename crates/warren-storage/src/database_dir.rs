@@ -69,6 +69,28 @@ fn lock_file(file: &File, exclusive: bool) -> std::io::Result<()> {
     }
 }
 
+/// How long opening waits for a lock that is held, before calling the database in use.
+const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the lock, retrying for [`LOCK_GRACE`]: a child process that another thread of this
+/// process is spawning holds a copy of every descriptor from fork to exec (close-on-exec closes
+/// them only then), so a database closed and reopened at that moment finds its own lock
+/// briefly held. A lock held by another process for longer still fails.
+fn lock_with_grace(file: &File, exclusive: bool) -> std::io::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match lock_file(file, exclusive) {
+            Err(error)
+                if error.kind() == std::io::ErrorKind::WouldBlock
+                    && started.elapsed() < LOCK_GRACE =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
+}
+
 fn sync_dir(path: &Path) -> Result<()> {
     File::open(path)
         .and_then(|d| d.sync_all())
@@ -97,7 +119,7 @@ impl DatabaseDir {
             .truncate(false)
             .open(path.join(LOCK))
             .map_err(|e| Error::io(path.join(LOCK).display(), e))?;
-        lock_file(&lock, !read_only).map_err(|_| {
+        lock_with_grace(&lock, !read_only).map_err(|_| {
             Error::Io(format!(
                 "database {} is in use by another process (could not take its lock)",
                 path.display()
@@ -267,5 +289,36 @@ impl DatabaseDir {
             fs::remove_file(&temp).map_err(|e| Error::io(temp.display(), e))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_keeps_others_out_and_a_released_one_does_not() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("db");
+        let (first, _) = DatabaseDir::open(&path, false).unwrap();
+        let started = std::time::Instant::now();
+        let error = DatabaseDir::open(&path, false).unwrap_err().to_string();
+        assert!(error.contains("is in use by another process"), "{error}");
+        assert!(started.elapsed() >= LOCK_GRACE);
+        drop(first);
+        DatabaseDir::open(&path, false).unwrap();
+    }
+
+    #[test]
+    fn a_lock_released_within_the_grace_period_is_taken() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("db");
+        let (first, _) = DatabaseDir::open(&path, false).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(LOCK_GRACE / 5);
+            drop(first);
+        });
+        DatabaseDir::open(&path, false).unwrap();
+        release.join().unwrap();
     }
 }
