@@ -160,24 +160,7 @@ pub fn summarize(runs: &[Run]) -> Vec<KSweepSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Figures;
-    use crate::stats::Summary;
-
-    fn run(dataset: &str, k: KSetting, k_chosen: Option<usize>, time_s: f64) -> Run {
-        Run {
-            dataset: dataset.into(),
-            k,
-            k_chosen,
-            answer: Json::Null,
-            answer_checked: true,
-            figures: Figures {
-                time_s: Some(Summary::of(&[time_s])),
-                ..Figures::default()
-            },
-            traversal: None,
-            hardware_counts: None,
-        }
-    }
+    use crate::report::tests::sample_run as run;
 
     #[test]
     fn sweep_ends_with_auto() {

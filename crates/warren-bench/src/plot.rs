@@ -291,25 +291,7 @@ fn sans_family(fonts: &resvg::usvg::fontdb::Database) -> Option<String> {
 mod tests {
     use super::*;
     use crate::report::tests::sample_report;
-    use crate::report::Figures;
-    use crate::stats::Summary;
-
-    fn run(dataset: &str, k: KSetting, k_chosen: Option<usize>, time_s: f64) -> Run {
-        Run {
-            dataset: dataset.into(),
-            k,
-            k_chosen,
-            answer: serde_json::Value::Null,
-            answer_checked: true,
-            figures: Figures {
-                time_s: Some(Summary::of(&[time_s])),
-                edges_per_s: Some(Summary::of(&[1e6 / time_s])),
-                ..Figures::default()
-            },
-            traversal: None,
-            hardware_counts: None,
-        }
-    }
+    use crate::report::tests::sample_run as run;
 
     fn sweep() -> Report {
         let mut report = sample_report(&[1.0]);

@@ -278,6 +278,29 @@ impl Report {
 pub(crate) mod tests {
     use super::*;
 
+    /// One ksweep point for tests of this crate: one sample of `time_s` (and 1e6 edges).
+    pub(crate) fn sample_run(
+        dataset: &str,
+        k: KSetting,
+        k_chosen: Option<usize>,
+        time_s: f64,
+    ) -> Run {
+        Run {
+            dataset: dataset.into(),
+            k,
+            k_chosen,
+            answer: serde_json::Value::Null,
+            answer_checked: true,
+            figures: Figures {
+                time_s: Some(Summary::of(&[time_s])),
+                edges_per_s: Some(Summary::of(&[1e6 / time_s])),
+                ..Figures::default()
+            },
+            traversal: None,
+            hardware_counts: None,
+        }
+    }
+
     /// A small, complete report for tests of this crate.
     pub(crate) fn sample_report(times_s: &[f64]) -> Report {
         let dataset = DatasetInfo {

@@ -262,14 +262,7 @@ impl Connection {
                 let mut editor = Editor::new(self.current_snapshot());
                 let summary = warren_storage::import::copy_from_rows(&mut editor, &table, &rows)?;
                 self.commit_editor(editor)?;
-                Ok(QueryResult::message(
-                    format!(
-                        "{} tuples have been copied to the {} table.",
-                        summary.rows, summary.table
-                    ),
-                    self.current_snapshot(),
-                    started.elapsed(),
-                ))
+                Ok(self.copied(&summary, started))
             }
             BoundStatement::Copy {
                 table,
@@ -287,14 +280,7 @@ impl Connection {
                     &mut progress,
                 )?;
                 self.commit_editor(editor)?;
-                Ok(QueryResult::message(
-                    format!(
-                        "{} tuples have been copied to the {} table.",
-                        summary.rows, summary.table
-                    ),
-                    self.current_snapshot(),
-                    started.elapsed(),
-                ))
+                Ok(self.copied(&summary, started))
             }
             BoundStatement::Setting { name, value } => {
                 self.settings.set(&name, &value)?;
@@ -497,6 +483,22 @@ impl Connection {
         drop(ctx);
         let snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
         self.commit_snapshot(base, snapshot, changed)
+    }
+
+    /// The message of a committed COPY, as Kùzu words it.
+    fn copied(
+        &self,
+        summary: &warren_storage::import::CopySummary,
+        started: Instant,
+    ) -> QueryResult {
+        QueryResult::message(
+            format!(
+                "{} tuples have been copied to the {} table.",
+                summary.rows, summary.table
+            ),
+            self.current_snapshot(),
+            started.elapsed(),
+        )
     }
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {

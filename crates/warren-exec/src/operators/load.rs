@@ -8,6 +8,7 @@ use warren_common::value::Value;
 use warren_common::Result;
 use warren_storage::import::CsvOptions;
 
+use super::extend_each::ExtendEach;
 use super::{row_bytes, BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 
@@ -15,10 +16,11 @@ pub struct LoadCsv {
     input: BoxedOperator,
     files: Vec<PathBuf>,
     options: CsvOptions,
-    columns: Vec<(usize, LogicalType)>,
+    types: Vec<LogicalType>,
+    slots: Vec<usize>,
     /// The file rows, read on first use.
     rows: Option<Vec<Vec<Value>>>,
-    current: Option<(Row, usize)>,
+    extend: ExtendEach,
 }
 
 impl LoadCsv {
@@ -28,20 +30,21 @@ impl LoadCsv {
         options: CsvOptions,
         columns: Vec<(usize, LogicalType)>,
     ) -> Self {
+        let (slots, types) = columns.into_iter().unzip();
         Self {
             input,
             files,
             options,
-            columns,
+            types,
+            slots,
             rows: None,
-            current: None,
+            extend: ExtendEach::default(),
         }
     }
 
     fn load(&mut self, ctx: &ExecContext) -> Result<()> {
         if self.rows.is_none() {
-            let types: Vec<LogicalType> = self.columns.iter().map(|(_, ty)| ty.clone()).collect();
-            let rows = warren_storage::import::read_rows(&self.files, &self.options, &types)?;
+            let rows = warren_storage::import::read_rows(&self.files, &self.options, &self.types)?;
             let bytes: u64 = rows.iter().map(row_bytes).sum();
             ctx.memory.reserve(bytes, "LOAD FROM")?;
             self.rows = Some(rows);
@@ -53,23 +56,7 @@ impl LoadCsv {
 impl Operator for LoadCsv {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
         self.load(ctx)?;
-        loop {
-            if let Some((row, index)) = self.current.take() {
-                let rows = self.rows.as_deref().unwrap_or_default();
-                if let Some(values) = rows.get(index) {
-                    let mut out = row.clone();
-                    for ((slot, _), value) in self.columns.iter().zip(values) {
-                        out[*slot] = value.clone();
-                    }
-                    self.current = Some((row, index + 1));
-                    ctx.tick()?;
-                    return Ok(Some(out));
-                }
-            }
-            let Some(row) = self.input.next(ctx)? else {
-                return Ok(None);
-            };
-            self.current = Some((row, 0));
-        }
+        let rows = self.rows.as_deref().unwrap_or_default();
+        self.extend.next(&mut self.input, rows, &self.slots, ctx)
     }
 }

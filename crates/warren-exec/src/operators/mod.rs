@@ -4,6 +4,7 @@
 
 mod aggregate;
 mod expand;
+mod extend_each;
 mod load;
 mod order;
 pub mod profiled;

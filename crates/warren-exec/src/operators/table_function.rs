@@ -6,6 +6,7 @@ use std::sync::Arc;
 use warren_common::value::Value;
 use warren_common::Result;
 
+use super::extend_each::ExtendEach;
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 
@@ -13,8 +14,7 @@ pub struct TableFunctionScan {
     input: BoxedOperator,
     rows: Arc<[Vec<Value>]>,
     columns: Vec<usize>,
-    /// The input row being extended and the index of the next function row.
-    current: Option<(Row, usize)>,
+    extend: ExtendEach,
 }
 
 impl TableFunctionScan {
@@ -27,30 +27,15 @@ impl TableFunctionScan {
             input,
             rows,
             columns,
-            current: None,
+            extend: ExtendEach::default(),
         }
     }
 }
 
 impl Operator for TableFunctionScan {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
-        loop {
-            if let Some((row, index)) = self.current.take() {
-                if let Some(values) = self.rows.get(index) {
-                    let mut out = row.clone();
-                    for (slot, value) in self.columns.iter().zip(values) {
-                        out[*slot] = value.clone();
-                    }
-                    self.current = Some((row, index + 1));
-                    ctx.tick()?;
-                    return Ok(Some(out));
-                }
-            }
-            let Some(row) = self.input.next(ctx)? else {
-                return Ok(None);
-            };
-            self.current = Some((row, 0));
-        }
+        self.extend
+            .next(&mut self.input, &self.rows, &self.columns, ctx)
     }
 }
 

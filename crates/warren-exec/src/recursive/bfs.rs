@@ -21,7 +21,7 @@ use warren_common::{Error, Result};
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::graph::{Adjacency, Graph};
 use super::masks::Masks;
-use super::prefetch::prefetch;
+use super::prefetch::prefetch_adjacency;
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 
@@ -498,23 +498,6 @@ impl TopDownScan<'_> {
         self.level == 1 || self.masks.expandable(u)
     }
 
-    /// Two-stage software prefetch for frontier position `i`: the offsets of the node two
-    /// distances ahead, then the first neighbours of the node one distance ahead (whose offsets
-    /// the first stage fetched one distance ago).
-    #[inline]
-    fn prefetch_ahead(&self, frontier: &[u32], i: usize) {
-        let distance = self.prefetch_distance;
-        if let Some(&far) = frontier.get(i + 2 * distance) {
-            prefetch(&self.offsets[far as usize]);
-        }
-        if let Some(&near) = frontier.get(i + distance) {
-            let start = self.offsets[near as usize] as usize;
-            if let Some(first) = self.targets.get(start) {
-                prefetch(first);
-            }
-        }
-    }
-
     /// Claims unvisited out-neighbours with compare-and-swap (first writer wins); adds path
     /// counts when `paths` is given. Returns whether a path count overflowed.
     fn claim_nodes(
@@ -527,7 +510,13 @@ impl TopDownScan<'_> {
         let mut overflow = false;
         for (i, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
-                self.prefetch_ahead(frontier, i);
+                prefetch_adjacency(
+                    self.offsets,
+                    self.targets,
+                    frontier,
+                    i,
+                    self.prefetch_distance,
+                );
             }
             if !self.expands(u) {
                 continue;

@@ -21,7 +21,7 @@ use super::bfs::CountOutput;
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::graph::Graph;
 use super::masks::Masks;
-use super::prefetch::prefetch;
+use super::prefetch::prefetch_adjacency;
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 
@@ -464,22 +464,6 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// Two-stage software prefetch for frontier position `i`: the offsets of the node two
-    /// distances ahead, then the first neighbours of the node one distance ahead.
-    #[inline]
-    fn prefetch_ahead(&self, frontier: &[u32], i: usize) {
-        let distance = self.prefetch_distance;
-        if let Some(&far) = frontier.get(i + 2 * distance) {
-            prefetch(&self.offsets[far as usize]);
-        }
-        if let Some(&near) = frontier.get(i + distance) {
-            let start = self.offsets[near as usize] as usize;
-            if let Some(first) = self.neighbours.get(start) {
-                prefetch(first);
-            }
-        }
-    }
-
     #[inline]
     fn expands(&self, u: u32) -> bool {
         self.level == 1 || self.masks.expandable(u)
@@ -496,7 +480,13 @@ impl Scan<'_> {
     ) {
         for (position, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
-                self.prefetch_ahead(frontier, position);
+                prefetch_adjacency(
+                    self.offsets,
+                    self.neighbours,
+                    frontier,
+                    position,
+                    self.prefetch_distance,
+                );
             }
             if !self.expands(u) {
                 continue;

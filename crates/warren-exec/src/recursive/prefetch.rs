@@ -21,6 +21,28 @@ pub fn prefetch<T>(value: &T) {
     }
 }
 
+/// Two-stage prefetch for position `i` of a frontier walked over the adjacency
+/// (`offsets`, `neighbours`): the offsets of the node `2 * distance` ahead, then the first
+/// neighbours of the node `distance` ahead, whose offsets the first stage fetched one distance
+/// ago. Positions past the frontier's end are skipped.
+#[inline]
+pub fn prefetch_adjacency(
+    offsets: &[u64],
+    neighbours: &[u32],
+    frontier: &[u32],
+    i: usize,
+    distance: usize,
+) {
+    if let Some(&far) = frontier.get(i + 2 * distance) {
+        prefetch(&offsets[far as usize]);
+    }
+    if let Some(&near) = frontier.get(i + distance) {
+        if let Some(first) = neighbours.get(offsets[near as usize] as usize) {
+            prefetch(first);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -30,5 +52,18 @@ mod tests {
             super::prefetch(value);
         }
         super::prefetch(&values);
+    }
+
+    #[test]
+    fn adjacency_prefetch_stays_in_bounds() {
+        // Node 1 has no neighbours and is last: its offset equals the neighbours' length.
+        let offsets = [0u64, 2, 2];
+        let neighbours = [1u32, 0];
+        let frontier = [0u32, 1, 1, 0];
+        for distance in 0..6 {
+            for i in 0..frontier.len() {
+                super::prefetch_adjacency(&offsets, &neighbours, &frontier, i, distance);
+            }
+        }
     }
 }

@@ -34,6 +34,18 @@ pub fn edge_weights(
     Ok(weights)
 }
 
+/// Kùzu's error for a negative rel weight met by `algorithm`.
+fn negative_weight(weight: f64, algorithm: &str) -> Error {
+    let shown = warren_common::format::to_kuzu_string(
+        &Value::Double(weight),
+        &warren_common::value::NoGraph,
+    );
+    Error::runtime(format!(
+        "Found negative weight {}. This is not a supported weight for {algorithm}",
+        shown.trim_end_matches('0').trim_end_matches('.')
+    ))
+}
+
 #[derive(PartialEq)]
 struct Entry {
     distance: f64,
@@ -113,15 +125,7 @@ pub fn dijkstra(
                 continue;
             }
             if weight < 0.0 {
-                return Err(Error::runtime(format!(
-                    "Found negative weight {}. This is not a supported weight for {algorithm}",
-                    warren_common::format::to_kuzu_string(
-                        &Value::Double(weight),
-                        &warren_common::value::NoGraph
-                    )
-                    .trim_end_matches('0')
-                    .trim_end_matches('.')
-                )));
+                return Err(negative_weight(weight, algorithm));
             }
             let v = targets[i];
             if v == source {
@@ -266,19 +270,6 @@ impl<'a> ParallelWeighted<'a> {
         false
     }
 
-    fn negative_weight(&self, weight: f64) -> Error {
-        Error::runtime(format!(
-            "Found negative weight {}. This is not a supported weight for {}",
-            warren_common::format::to_kuzu_string(
-                &Value::Double(weight),
-                &warren_common::value::NoGraph
-            )
-            .trim_end_matches('0')
-            .trim_end_matches('.'),
-            self.algorithm
-        ))
-    }
-
     /// Relaxes the out-edges of frontier nodes `nodes`; returns the nodes whose distance
     /// dropped and that were not queued yet.
     fn relax(&self, source: u32, nodes: &[u32]) -> Result<Vec<u32>> {
@@ -298,7 +289,7 @@ impl<'a> ParallelWeighted<'a> {
                     continue;
                 }
                 if weight < 0.0 {
-                    return Err(self.negative_weight(weight));
+                    return Err(negative_weight(weight, self.algorithm));
                 }
                 let v = targets[i];
                 if v != source

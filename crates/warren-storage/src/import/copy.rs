@@ -98,13 +98,9 @@ impl CopySource<'_> {
                 files,
                 options,
                 progress,
-            } => {
-                let files: &[PathBuf] = files;
-                for_each_row(files, options, types, *progress, |row| {
-                    let index = files.iter().position(|f| f == row.path).unwrap_or(0) as u32;
-                    each(&CsvRow { row, file: index })
-                })
-            }
+            } => for_each_row(files, options, types, *progress, |row| {
+                each(&CsvRow { row })
+            }),
             CopySource::Rows(rows) => {
                 for (number, values) in rows.iter().enumerate() {
                     let row = ValueRow {
@@ -137,12 +133,11 @@ impl CopySource<'_> {
 
 struct CsvRow<'r, 'a> {
     row: &'r RowReader<'a>,
-    file: u32,
 }
 
 impl InputRow for CsvRow<'_, '_> {
     fn location(&self) -> (u32, u64) {
-        (self.file, self.row.line)
+        (self.row.file, self.row.line)
     }
 
     fn error(&self, message: String) -> Error {

@@ -79,6 +79,8 @@ fn skip_lines(bytes: &[u8], lines: u64) -> (&[u8], u64) {
 /// One CSV row being converted, with its location for error messages.
 pub(crate) struct RowReader<'a> {
     pub(crate) path: &'a Path,
+    /// The position of `path` among the files read.
+    pub(crate) file: u32,
     pub(crate) record: csv::ByteRecord,
     pub(crate) line: u64,
 }
@@ -154,11 +156,11 @@ pub(crate) fn for_each_row(
         .map(|p| InputFile::open(p))
         .collect::<Result<_>>()?;
     progress.start(inputs.iter().map(|f| f.bytes().len() as u64).sum());
-    for input in &inputs {
+    for (file, input) in inputs.iter().enumerate() {
         let (body, first_line) = skip_lines(input.bytes(), options.skip);
         let dialect = detect_dialect(&body[..body.len().min(SAMPLE_BYTES)], options, types);
         read_file(
-            input,
+            (input, file as u32),
             body,
             first_line,
             &dialect,
@@ -172,7 +174,7 @@ pub(crate) fn for_each_row(
 }
 
 fn read_file(
-    input: &InputFile,
+    (input, file): (&InputFile, u32),
     body: &[u8],
     first_line: u64,
     dialect: &Dialect,
@@ -183,6 +185,7 @@ fn read_file(
     let mut reader = dialect.reader_builder().from_reader(body);
     let mut current = RowReader {
         path: &input.path,
+        file,
         record: csv::ByteRecord::new(),
         line: first_line,
     };
