@@ -215,10 +215,8 @@ impl BackwardCounts {
         interrupt: &Interrupt,
     ) -> Result<u64> {
         let mut scanned = 0;
-        if !self.last_complete {
-            self.levels.pop();
-            self.support.pop();
-            self.last_complete = true;
+        if self.discard_restricted() {
+            // The restricted last level is computed again in full first.
             scanned += self.extend(graph, masks, parallel, interrupt)?;
         }
         let previous = self.depth() as usize;
