@@ -137,8 +137,14 @@ fn parse_params(params: &[String]) -> warren::Result<HashMap<String, Value>> {
     Ok(out)
 }
 
+/// Opens a database for the command line: for writing if no other process writes to it, else
+/// for reading, so that many `warren query` processes can read one database at once.
 fn open(db: &Path, threads: Option<usize>) -> warren::Result<Connection> {
-    let database = Database::open(db)?;
+    let options = warren::DatabaseOptions {
+        write_if_free: true,
+        ..warren::DatabaseOptions::default()
+    };
+    let database = Database::open_with(db, options)?;
     let mut conn = database.connect();
     conn.settings_mut().progress_bar = true;
     if let Some(threads) = threads {

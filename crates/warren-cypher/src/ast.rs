@@ -79,6 +79,8 @@ pub enum TransactionCommand {
     Begin { read_only: bool },
     Commit,
     Rollback,
+    /// `CHECKPOINT`: fold committed changes into the data files and recycle the log.
+    Checkpoint,
 }
 
 #[derive(Clone, Debug, PartialEq)]

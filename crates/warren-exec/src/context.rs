@@ -3,12 +3,12 @@
 //! the number of worker threads.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use warren_common::{Error, Limits, Result, TableId};
+use warren_common::{Error, Limits, Result};
+use warren_storage::editor::Changes;
 use warren_storage::Snapshot;
 
 use crate::recursive::counters::{TraversalRecorder, TraversalSummary};
@@ -154,7 +154,7 @@ const TICKS_PER_CHECK: u64 = 4096;
 pub struct ExecContext {
     snapshot: RefCell<Arc<Snapshot>>,
     ticks: std::cell::Cell<u64>,
-    changed: RefCell<BTreeSet<TableId>>,
+    changes: RefCell<Changes>,
     pub settings: ExecSettings,
     pub memory: Arc<MemoryTracker>,
     pub interrupt: Interrupt,
@@ -170,7 +170,7 @@ impl ExecContext {
         Self {
             snapshot: RefCell::new(snapshot),
             ticks: std::cell::Cell::new(0),
-            changed: RefCell::new(BTreeSet::new()),
+            changes: RefCell::new(Changes::default()),
             settings,
             memory,
             interrupt,
@@ -196,9 +196,9 @@ impl ExecContext {
     }
 
     /// Installs the snapshot an updating clause produced; later reads see it.
-    pub fn install(&self, snapshot: Snapshot, changed: BTreeSet<TableId>) {
+    pub fn install(&self, snapshot: Snapshot, changes: Changes) {
         *self.snapshot.borrow_mut() = Arc::new(snapshot);
-        self.changed.borrow_mut().extend(changed);
+        self.changes.borrow_mut().extend(changes);
     }
 
     /// Worker threads a query may use.
@@ -226,8 +226,8 @@ impl ExecContext {
             .collect()
     }
 
-    /// Tables changed by this query's updating clauses.
-    pub fn changed_tables(&self) -> BTreeSet<TableId> {
-        self.changed.borrow().clone()
+    /// What this query's updating clauses changed.
+    pub fn changes(&self) -> Changes {
+        self.changes.borrow().clone()
     }
 }

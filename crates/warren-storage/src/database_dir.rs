@@ -1,7 +1,13 @@
-//! The database directory: a manifest naming the catalog and one segment file per table, a lock
-//! file, and the `data/` folder. A commit writes new segment files beside the old ones, makes
-//! them durable, then atomically replaces the manifest, so a crash at any moment leaves either
-//! the old or the new database. Files no manifest names are removed when the database opens.
+//! The database directory: a manifest naming the catalog and one segment file per table, the
+//! write-ahead log (`warren.wal`), a lock file, and the `data/` folder. A checkpoint writes new
+//! segment files beside the old ones, makes them durable, then atomically replaces the manifest
+//! (which records the last log sequence number the segments contain), so a crash at any moment
+//! leaves either the old or the new database. Files no manifest names are removed when a
+//! writer opens the database.
+//!
+//! One process writes (it holds the lock file exclusively); any number of processes read
+//! without a lock: they map the files the manifest names, and retry if a concurrent checkpoint
+//! replaced them in between.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
@@ -18,6 +24,8 @@ use crate::snapshot::{Snapshot, TableData};
 use crate::table_files;
 
 const MANIFEST: &str = "warren.manifest";
+/// The write-ahead log's file name in the database directory.
+pub const WAL: &str = "warren.wal";
 const MANIFEST_TEMP: &str = "warren.manifest.tmp";
 const LOCK: &str = "warren.lock";
 const DATA: &str = "data";
@@ -29,6 +37,12 @@ struct Manifest {
     format: String,
     format_version: u32,
     generation: u64,
+    /// Names this database; its write-ahead log carries the same id.
+    #[serde(default)]
+    database_id: String,
+    /// The last log sequence number whose changes the segments contain.
+    #[serde(default)]
+    checkpoint_lsn: u64,
     catalog: Catalog,
     tables: Vec<TableEntry>,
 }
@@ -50,7 +64,27 @@ pub struct DatabaseDir {
     read_only: bool,
     /// Table files of the committed manifest, by table id.
     files: BTreeMap<TableId, TableEntry>,
-    _lock: File,
+    database_id: [u8; 16],
+    checkpoint_lsn: u64,
+    /// Held exclusively by the writing process; readers hold none.
+    _lock: Option<File>,
+}
+
+/// Segment files written by [`DatabaseDir::write_tables`], not yet named by the manifest.
+#[derive(Debug, Default)]
+pub struct PendingTables {
+    files: BTreeMap<TableId, String>,
+}
+
+/// How a process opens a database directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Take the writer lock; fail if another process holds it.
+    Write,
+    /// Read without a lock; writes are refused.
+    Read,
+    /// Take the writer lock if it is free, else open for reading.
+    WriteIfFree,
 }
 
 fn lock_file(file: &File, exclusive: bool) -> std::io::Result<()> {
@@ -71,6 +105,40 @@ fn lock_file(file: &File, exclusive: bool) -> std::io::Result<()> {
 
 /// How long opening waits for a lock that is held, before calling the database in use.
 const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How often a reader retries loading a manifest whose files a checkpoint just replaced.
+const LOAD_ATTEMPTS_MAX: u32 = 100;
+
+/// A fresh random id for a new database (from the OS's random source, else time and pid).
+fn new_database_id() -> [u8; 16] {
+    let mut id = [0u8; 16];
+    let random = File::open("/dev/urandom").and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut id)
+    });
+    if random.is_err() || id == [0; 16] {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos());
+        id = (nanos ^ (u128::from(std::process::id()) << 64) | 1).to_le_bytes();
+    }
+    id
+}
+
+fn id_to_hex(id: &[u8; 16]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn id_from_hex(text: &str) -> Option<[u8; 16]> {
+    if text.len() != 32 {
+        return None;
+    }
+    let mut id = [0u8; 16];
+    for (i, byte) in id.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(id)
+}
 
 /// Takes the lock, retrying for [`LOCK_GRACE`]: a child process that another thread of this
 /// process is spawning holds a copy of every descriptor from fork to exec (close-on-exec closes
@@ -100,8 +168,18 @@ fn sync_dir(path: &Path) -> Result<()> {
 impl DatabaseDir {
     /// Opens (creating if needed) the database at `path` and returns it with its snapshot.
     pub fn open(path: &Path, read_only: bool) -> Result<(Self, Snapshot)> {
+        let mode = if read_only {
+            OpenMode::Read
+        } else {
+            OpenMode::Write
+        };
+        Self::open_mode(path, mode)
+    }
+
+    /// Opens the database at `path` in `mode`. A writer creates it if it does not exist.
+    pub fn open_mode(path: &Path, mode: OpenMode) -> Result<(Self, Snapshot)> {
         if !path.exists() {
-            if read_only {
+            if mode == OpenMode::Read {
                 return Err(Error::Io(format!(
                     "database {} does not exist",
                     path.display()
@@ -112,30 +190,85 @@ impl DatabaseDir {
         if !path.is_dir() {
             return Err(Error::Io(format!("{} is not a directory", path.display())));
         }
+        let lock = match mode {
+            OpenMode::Read => None,
+            OpenMode::Write => Some(Self::writer_lock(path)?),
+            OpenMode::WriteIfFree => Self::writer_lock(path).ok(),
+        };
+        let read_only = lock.is_none();
+        let mut dir = Self {
+            path: path.to_path_buf(),
+            read_only,
+            files: BTreeMap::new(),
+            database_id: [0; 16],
+            checkpoint_lsn: 0,
+            _lock: lock,
+        };
+        let snapshot = dir.load_retrying()?;
+        if !read_only {
+            if dir.database_id == [0; 16] {
+                // A new database (or one from before ids existed): name it durably before any
+                // log is written for it.
+                dir.database_id = new_database_id();
+                let checkpoint_lsn = dir.checkpoint_lsn;
+                dir.commit(&snapshot, &BTreeSet::new(), checkpoint_lsn)?;
+            }
+            dir.remove_unreferenced_files()?;
+        }
+        Ok((dir, snapshot))
+    }
+
+    fn writer_lock(path: &Path) -> Result<File> {
         let lock = OpenOptions::new()
-            .create(!read_only)
+            .create(true)
             .read(true)
-            .write(!read_only)
+            .write(true)
             .truncate(false)
             .open(path.join(LOCK))
             .map_err(|e| Error::io(path.join(LOCK).display(), e))?;
-        lock_with_grace(&lock, !read_only).map_err(|_| {
+        lock_with_grace(&lock, true).map_err(|_| {
             Error::Io(format!(
                 "database {} is in use by another process (could not take its lock)",
                 path.display()
             ))
         })?;
-        let mut dir = Self {
-            path: path.to_path_buf(),
-            read_only,
-            files: BTreeMap::new(),
-            _lock: lock,
-        };
-        let snapshot = dir.load()?;
-        if !read_only {
-            dir.remove_unreferenced_files()?;
+        Ok(lock)
+    }
+
+    /// Loads the manifest and its tables; a reader retries when a concurrent checkpoint
+    /// removed a file between reading the manifest and mapping it.
+    fn load_retrying(&mut self) -> Result<Snapshot> {
+        let mut attempts = 0;
+        loop {
+            match self.load() {
+                Err(Error::Io(message)) if self.read_only && attempts < LOAD_ATTEMPTS_MAX => {
+                    attempts += 1;
+                    let _ = message;
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                result => return result,
+            }
         }
-        Ok((dir, snapshot))
+    }
+
+    /// Whether this process opened the database without the writer lock.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The id naming this database (and its log).
+    pub fn database_id(&self) -> [u8; 16] {
+        self.database_id
+    }
+
+    /// The last log sequence number the segments contain.
+    pub fn checkpoint_lsn(&self) -> u64 {
+        self.checkpoint_lsn
+    }
+
+    /// Re-reads the manifest (a reader whose log no longer continues it).
+    pub fn reload(&mut self) -> Result<Snapshot> {
+        self.load_retrying()
     }
 
     pub fn path(&self) -> &Path {
@@ -163,6 +296,12 @@ impl DatabaseDir {
             manifest.tables.iter().map(|t| (t.id, t.clone())).collect();
         let tables = self.load_tables(&manifest.catalog, &entries)?;
         self.files = entries;
+        self.checkpoint_lsn = manifest.checkpoint_lsn;
+        if !manifest.database_id.is_empty() {
+            self.database_id = id_from_hex(&manifest.database_id).ok_or_else(|| {
+                Error::Corrupt(format!("{}: invalid database id", manifest_path.display()))
+            })?;
+        }
         Ok(Snapshot::new(manifest.catalog, tables, manifest.generation))
     }
 
@@ -208,9 +347,28 @@ impl DatabaseDir {
         Ok(tables)
     }
 
-    /// Persists `snapshot`: writes the tables in `changed` to new segment files, then swaps the
-    /// manifest. On error the directory still holds the previous database.
-    pub fn commit(&mut self, snapshot: &Snapshot, changed: &BTreeSet<TableId>) -> Result<()> {
+    /// Persists `snapshot` (which must hold no deltas): writes the tables in `changed` to new
+    /// segment files, then swaps the manifest, recording that the segments contain every
+    /// change up to log sequence number `checkpoint_lsn`. On error the directory still holds
+    /// the previous database.
+    pub fn commit(
+        &mut self,
+        snapshot: &Snapshot,
+        changed: &BTreeSet<TableId>,
+        checkpoint_lsn: u64,
+    ) -> Result<()> {
+        let pending = self.write_tables(snapshot, changed)?;
+        self.swap_manifest(snapshot, pending, checkpoint_lsn)?;
+        self.remove_unreferenced()
+    }
+
+    /// Writes the tables in `changed` (which must hold no deltas) to new segment files and
+    /// makes them durable; nothing refers to them until [`DatabaseDir::swap_manifest`].
+    pub fn write_tables(
+        &self,
+        snapshot: &Snapshot,
+        changed: &BTreeSet<TableId>,
+    ) -> Result<PendingTables> {
         if self.read_only {
             return Err(Error::runtime(
                 "Cannot execute write operations in a read-only database!",
@@ -218,43 +376,75 @@ impl DatabaseDir {
         }
         let generation = snapshot.generation();
         let mut files = BTreeMap::new();
-        for (&id, data) in snapshot.tables() {
-            let (rows, next_serial) = match data {
-                TableData::Node(t) => (t.num_rows(), t.next_serial()),
-                TableData::Rel(t) => (t.num_rows(), 0),
+        for &id in changed {
+            let Some(data) = snapshot.tables().get(&id) else {
+                continue;
             };
-            let file = match self.files.get(&id) {
-                Some(existing) if !changed.contains(&id) => existing.file.clone(),
-                _ => {
-                    let name = format!("{DATA}/t{id}-g{generation}.seg");
-                    let path = self.path.join(&name);
-                    match data {
-                        TableData::Node(t) => table_files::write_node_table(&path, t)?,
-                        TableData::Rel(t) => table_files::write_rel_table(&path, t)?,
-                    }
-                    name
+            let name = format!("{DATA}/t{id}-g{generation}.seg");
+            let path = self.path.join(&name);
+            match data {
+                TableData::Node(t) => {
+                    assert!(!t.has_delta(), "a checkpoint writes folded tables");
+                    table_files::write_node_table(&path, t)?;
                 }
-            };
-            files.insert(
-                id,
-                TableEntry {
-                    id,
-                    file,
-                    rows,
-                    next_serial,
-                },
-            );
+                TableData::Rel(t) => {
+                    assert!(!t.has_delta(), "a checkpoint writes folded tables");
+                    table_files::write_rel_table(&path, t)?;
+                }
+            }
+            files.insert(id, name);
         }
         sync_dir(&self.path.join(DATA))?;
+        Ok(PendingTables { files })
+    }
+
+    /// Atomically replaces the manifest: `snapshot`'s catalog, the files of `pending` for the
+    /// tables written, the current files for the others (their stored rows are unchanged), and
+    /// `checkpoint_lsn`.
+    pub fn swap_manifest(
+        &mut self,
+        snapshot: &Snapshot,
+        pending: PendingTables,
+        checkpoint_lsn: u64,
+    ) -> Result<()> {
+        let mut files = BTreeMap::new();
+        for (&id, data) in snapshot.tables() {
+            let (rows, next_serial) = match data {
+                TableData::Node(t) => (t.num_stored_rows(), t.next_serial()),
+                TableData::Rel(t) => (t.num_stored_rows(), 0),
+            };
+            let file = match (pending.files.get(&id), self.files.get(&id)) {
+                (Some(name), _) => name.clone(),
+                (None, Some(existing)) => existing.file.clone(),
+                (None, None) => {
+                    return Err(Error::internal(format!("table {id} has no segment file")))
+                }
+            };
+            let entry = TableEntry {
+                id,
+                file,
+                rows,
+                next_serial,
+            };
+            files.insert(id, entry);
+        }
         let manifest = Manifest {
             format: FORMAT.to_string(),
             format_version: FORMAT_VERSION,
-            generation,
+            generation: snapshot.generation(),
+            database_id: id_to_hex(&self.database_id),
+            checkpoint_lsn,
             catalog: snapshot.catalog().clone(),
             tables: files.values().cloned().collect(),
         };
         self.write_manifest(&manifest)?;
         self.files = files;
+        self.checkpoint_lsn = checkpoint_lsn;
+        Ok(())
+    }
+
+    /// Deletes files the manifest no longer names (readers that mapped them keep them alive).
+    pub fn remove_unreferenced(&self) -> Result<()> {
         self.remove_unreferenced_files()
     }
 

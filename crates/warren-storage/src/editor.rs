@@ -1,6 +1,8 @@
 //! Builds the next snapshot from the current one: DDL, COPY results, and row-level changes
 //! (insert, update, delete) collected by one updating clause. Nothing is visible until
-//! [`Editor::finish`] returns the new snapshot; the database then persists it atomically.
+//! [`Editor::finish`] returns the new snapshot and its [`Changes`]: row changes become deltas
+//! (O(change)) that the database logs in its write-ahead log; DDL and COPY replace tables and
+//! are committed by a checkpoint.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -11,11 +13,36 @@ use warren_common::{Error, InternalId, Result, TableId};
 
 use crate::buffer::Bitmap;
 use crate::catalog::{Catalog, Property};
+use crate::changes::{apply_changes, ChangeSet, NodeChange, RelChange};
 use crate::column::{Column, ColumnBuilder};
 use crate::node_table::NodeTable;
 use crate::pk_index::PrimaryKeyIndex;
 use crate::rel_table::{Direction, RelTable};
 use crate::snapshot::{Snapshot, TableData};
+
+/// What one or more finished edits changed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Changes {
+    /// Tables created or replaced wholesale (DDL, COPY, ALTER).
+    pub replaced: BTreeSet<TableId>,
+    /// Whether the catalog or whole tables changed: such a write commits by checkpoint.
+    pub structural: bool,
+    /// Row changes, in the order they were applied.
+    pub rows: ChangeSet,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        !self.structural && self.replaced.is_empty() && self.rows.is_empty()
+    }
+
+    /// Appends the changes of a later edit.
+    pub fn extend(&mut self, other: Changes) {
+        self.replaced.extend(other.replaced);
+        self.structural |= other.structural;
+        self.rows.extend(other.rows);
+    }
+}
 
 #[derive(Debug, Default)]
 struct NodeEdit {
@@ -44,6 +71,8 @@ pub struct Editor {
     rel_edits: BTreeMap<TableId, RelEdit>,
     /// Tables whose data was replaced or created (persisted anew on commit).
     changed: BTreeSet<TableId>,
+    /// Set by DDL and table replacement.
+    structural: bool,
 }
 
 impl Editor {
@@ -55,6 +84,7 @@ impl Editor {
             node_edits: BTreeMap::new(),
             rel_edits: BTreeMap::new(),
             changed: BTreeSet::new(),
+            structural: false,
         }
     }
 
@@ -110,6 +140,7 @@ impl Editor {
         self.tables
             .insert(id, TableData::Node(Arc::new(NodeTable::empty(schema))));
         self.changed.insert(id);
+        self.structural = true;
         Ok(id)
     }
 
@@ -137,6 +168,7 @@ impl Editor {
             self.tables.insert(pair.id, TableData::Rel(Arc::new(table)));
             self.changed.insert(pair.id);
         }
+        self.structural = true;
         Ok(id)
     }
 
@@ -147,6 +179,7 @@ impl Editor {
             self.rel_edits.remove(&id);
             self.changed.remove(&id);
         }
+        self.structural = true;
         Ok(())
     }
 
@@ -163,7 +196,7 @@ impl Editor {
             Ok(builder.finish())
         };
         for id in self.storage_ids(table) {
-            match self.tables.get(&id).cloned() {
+            match self.folded_data(id)? {
                 Some(TableData::Node(data)) => {
                     let mut columns = data.columns().to_vec();
                     columns.push(filled(data.num_rows())?);
@@ -190,7 +223,7 @@ impl Editor {
     pub fn drop_property(&mut self, table: &str, name: &str) -> Result<()> {
         let index = self.catalog.drop_property(table, name)?;
         for id in self.storage_ids(table) {
-            match self.tables.get(&id).cloned() {
+            match self.folded_data(id)? {
                 Some(TableData::Node(data)) => {
                     let mut columns = data.columns().to_vec();
                     columns.remove(index);
@@ -219,11 +252,41 @@ impl Editor {
     }
 
     pub fn rename_property(&mut self, table: &str, from: &str, to: &str) -> Result<()> {
+        self.structural = true;
         self.catalog.rename_property(table, from, to)
     }
 
     pub fn rename_table(&mut self, table: &str, to: &str) -> Result<()> {
+        self.structural = true;
         self.catalog.rename_table(table, to)
+    }
+
+    /// Replaces a table's data by the same data with its delta folded in (COPY and ALTER
+    /// rebuild whole columns from the stored ones).
+    pub fn fold(&mut self, id: TableId) -> Result<()> {
+        assert!(
+            !self.node_edits.contains_key(&id) && !self.rel_edits.contains_key(&id),
+            "fold after row edits in one statement"
+        );
+        if let Some(data) = self.folded_data(id)? {
+            self.tables.insert(id, data);
+            self.changed.insert(id);
+            self.structural = true;
+        }
+        Ok(())
+    }
+
+    /// A table's data with its delta folded in (ALTER rewrites whole columns).
+    fn folded_data(&self, id: TableId) -> Result<Option<TableData>> {
+        Ok(match self.tables.get(&id) {
+            Some(TableData::Node(data)) => Some(TableData::Node(Arc::new(
+                data.folded().map_err(Error::internal)?,
+            ))),
+            Some(TableData::Rel(data)) => Some(TableData::Rel(Arc::new(
+                data.folded().map_err(Error::internal)?,
+            ))),
+            None => None,
+        })
     }
 
     /// The storage ids (node table or rel pairs) of the table called `name`.
@@ -245,6 +308,7 @@ impl Editor {
         );
         self.tables.insert(table, TableData::Node(Arc::new(data)));
         self.changed.insert(table);
+        self.structural = true;
     }
 
     /// Replaces a rel pair's data wholesale (the result of a COPY).
@@ -255,6 +319,7 @@ impl Editor {
         );
         self.tables.insert(pair, TableData::Rel(Arc::new(data)));
         self.changed.insert(pair);
+        self.structural = true;
     }
 
     /// The current data of a node table (as of the last replacement; row edits not applied).
@@ -456,8 +521,7 @@ impl Editor {
                     if endpoint != node.table || node.offset > u64::from(u32::MAX) {
                         continue;
                     }
-                    let csr = table.csr(direction);
-                    for &rel in &csr.rel_ids()[csr.range(node.offset as u32)] {
+                    for (_, rel) in table.entries(node.offset as u32, direction) {
                         rels.push(InternalId::new(pair.id, u64::from(rel)));
                     }
                     if let Some(edit) = self.rel_edits.get(&pair.id) {
@@ -518,116 +582,53 @@ impl Editor {
 
     // ----- finishing -----
 
-    /// Applies every edit and returns the new snapshot and the ids of the tables whose data
-    /// changed (to be persisted).
-    pub fn finish(mut self) -> Result<(Snapshot, BTreeSet<TableId>)> {
-        let node_edits = std::mem::take(&mut self.node_edits);
-        for (table, edit) in node_edits {
-            let data = self.apply_node_edit(table, edit)?;
-            self.tables.insert(table, TableData::Node(Arc::new(data)));
-            self.changed.insert(table);
-        }
-        let rel_edits = std::mem::take(&mut self.rel_edits);
-        for (pair, edit) in rel_edits {
-            let data = self.apply_rel_edit(pair, edit)?;
-            self.tables.insert(pair, TableData::Rel(Arc::new(data)));
-            self.changed.insert(pair);
-        }
-        let generation = self.base.generation() + 1;
-        Ok((
-            Snapshot::new(self.catalog, self.tables, generation),
-            self.changed,
-        ))
-    }
-
-    fn apply_node_edit(&self, table: TableId, edit: NodeEdit) -> Result<NodeTable> {
-        let schema = self.catalog.node_table_by_id(table).expect("edited table");
-        let stored = self.node_data(table);
-        let rows = stored.num_rows() as usize + edit.appended.len();
-        let mut columns = Vec::with_capacity(schema.properties.len());
-        for (index, property) in schema.properties.iter().enumerate() {
-            let column = stored.column(index);
-            let mut builder = if edit.updates.keys().any(|(_, p)| *p == index) {
-                let mut builder = ColumnBuilder::new(property.ty.clone());
-                for row in 0..column.len() {
-                    let value = edit
-                        .updates
-                        .get(&(row as u64, index))
-                        .cloned()
-                        .unwrap_or_else(|| column.get(row));
-                    builder.push(&value).map_err(Error::runtime)?;
-                }
-                builder
-            } else {
-                ColumnBuilder::from_column(column)
-            };
-            for row in &edit.appended {
-                builder.push(&row[index]).map_err(Error::runtime)?;
-            }
-            columns.push(builder.finish());
-        }
-        let deleted = merge_deleted(stored.deleted(), &edit.deleted, rows);
-        let pk_index = build_pk_index(&columns[schema.primary_key], deleted.as_ref())?;
-        NodeTable::from_parts(
-            columns,
-            schema.primary_key,
-            pk_index,
-            deleted,
-            edit.next_serial.max(stored.next_serial()),
-        )
-        .map_err(Error::internal)
-    }
-
-    fn apply_rel_edit(&self, pair: TableId, edit: RelEdit) -> Result<RelTable> {
-        let (schema, pair_schema) = self.catalog.rel_pair(pair).expect("edited pair");
-        let stored = self.rel_data(pair);
-        let rows = stored.num_rows() as usize + edit.appended.len();
-        let mut sources = stored.sources().to_vec();
-        let mut targets = stored.targets().to_vec();
-        for (source, target, _) in &edit.appended {
-            sources.push(*source);
-            targets.push(*target);
-        }
-        let mut columns: Vec<Column> = Vec::with_capacity(schema.properties.len());
-        for (index, property) in schema.properties.iter().enumerate() {
-            let column = &stored.columns()[index];
-            let mut builder = ColumnBuilder::new(property.ty.clone());
-            for row in 0..column.len() {
-                let value = edit
+    /// Applies every edit and returns the new snapshot and what changed. Row edits become
+    /// deltas over the tables (O(change)); replaced tables are already in place.
+    pub fn finish(mut self) -> Result<(Snapshot, Changes)> {
+        let mut rows = ChangeSet::default();
+        for (table, edit) in std::mem::take(&mut self.node_edits) {
+            rows.nodes.push(NodeChange {
+                table,
+                appended: edit.appended,
+                updates: edit
                     .updates
-                    .get(&(row as u64, index))
-                    .cloned()
-                    .unwrap_or_else(|| column.get(row));
-                builder.push(&value).map_err(Error::runtime)?;
-            }
-            for (_, _, values) in &edit.appended {
-                builder.push(&values[index]).map_err(Error::runtime)?;
-            }
-            columns.push(builder.finish());
+                    .into_iter()
+                    .map(|((row, property), value)| (row, property as u32, value))
+                    .collect(),
+                deleted: edit.deleted.into_iter().collect(),
+                next_serial: edit.next_serial,
+            });
         }
-        let deleted = merge_deleted(stored.deleted(), &edit.deleted, rows);
-        let from_rows = self.node_data(pair_schema.from).num_rows();
-        let to_rows = self.node_data(pair_schema.to).num_rows();
-        // Node edits are applied first, so the endpoint tables already have their final size.
-        RelTable::build(sources, targets, columns, deleted, from_rows, to_rows)
-            .map_err(Error::internal)
-    }
-}
-
-fn merge_deleted(stored: Option<&Bitmap>, deleted: &BTreeSet<u64>, rows: usize) -> Option<Bitmap> {
-    if stored.is_none() && deleted.is_empty() {
-        return None;
-    }
-    let mut bits = vec![false; rows];
-    if let Some(stored) = stored {
-        for (row, bit) in bits.iter_mut().enumerate().take(stored.len()) {
-            *bit = stored.get(row);
+        for (pair, edit) in std::mem::take(&mut self.rel_edits) {
+            rows.rels.push(RelChange {
+                pair,
+                appended: edit.appended,
+                updates: edit
+                    .updates
+                    .into_iter()
+                    .map(|((rel, property), value)| (rel, property as u32, value))
+                    .collect(),
+                deleted: edit.deleted.into_iter().collect(),
+            });
         }
+        apply_changes(&self.catalog, &mut self.tables, &rows).map_err(|e| match e {
+            Error::Corrupt(message) => Error::internal(message),
+            other => other,
+        })?;
+        let generation = self.base.generation() + 1;
+        let structural = self.structural || self.catalog != **self.base.catalog_arc();
+        let snapshot = if structural {
+            Snapshot::new(self.catalog, self.tables, generation)
+        } else {
+            Snapshot::from_arc_catalog(self.base.catalog_arc().clone(), self.tables, generation)
+        };
+        let changes = Changes {
+            replaced: self.changed,
+            structural,
+            rows,
+        };
+        Ok((snapshot, changes))
     }
-    for &row in deleted {
-        bits[row as usize] = true;
-    }
-    Some(Bitmap::from_bits(&bits))
 }
 
 /// Builds the primary-key index, turning a duplicate into Kùzu's error.

@@ -4,11 +4,14 @@
 
 pub mod buffer;
 pub mod catalog;
+pub mod changes;
 pub mod column;
 pub mod csr;
 pub mod database_dir;
+pub mod delta;
 pub mod editor;
 pub mod import;
+pub mod io;
 pub mod node_table;
 pub mod pk_index;
 pub mod rel_table;
@@ -16,6 +19,7 @@ pub mod segment;
 pub mod snapshot;
 pub mod table_files;
 pub mod value_codec;
+pub mod wal;
 
 pub use catalog::{Catalog, NodeTableSchema, Property, RelPairSchema, RelTableSchema};
 pub use database_dir::DatabaseDir;

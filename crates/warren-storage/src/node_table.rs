@@ -1,15 +1,19 @@
-//! The stored rows of one node table: one column per property, the primary-key index, and a
-//! deletion bitmap. Rows are addressed by offset; offsets never move (deletion is a tombstone).
+//! The rows of one node table: the stored part (one column per property, the primary-key
+//! index, a deletion bitmap) and the committed [`NodeDelta`] over it. Rows are addressed by
+//! offset; offsets never move (deletion is a tombstone). Every accessor here reads both parts;
+//! the `stored_*` ones read the segment alone.
 
 use warren_common::value::Value;
 
 use crate::buffer::Bitmap;
 use crate::catalog::NodeTableSchema;
-use crate::column::Column;
+use crate::column::{Column, ColumnBuilder};
+use crate::delta::NodeDelta;
 use crate::pk_index::PrimaryKeyIndex;
 
 #[derive(Clone, Debug)]
 pub struct NodeTable {
+    /// Rows in the segment (the columns' length).
     num_rows: u64,
     columns: Vec<Column>,
     primary_key: usize,
@@ -17,6 +21,7 @@ pub struct NodeTable {
     deleted: Option<Bitmap>,
     /// The next value a SERIAL primary key takes.
     next_serial: i64,
+    delta: NodeDelta,
 }
 
 impl NodeTable {
@@ -35,6 +40,7 @@ impl NodeTable {
             pk_index,
             deleted: None,
             next_serial: 0,
+            delta: NodeDelta::default(),
         }
     }
 
@@ -63,12 +69,14 @@ impl NodeTable {
             pk_index,
             deleted,
             next_serial,
+            delta: NodeDelta::default(),
         })
     }
 
     /// The same rows with other property columns (ALTER TABLE); `primary_key` is the key's new
-    /// column index.
+    /// column index. The table must have no delta (fold it first).
     pub fn with_columns(&self, columns: Vec<Column>, primary_key: usize) -> Result<Self, String> {
+        assert!(self.delta.is_empty(), "with_columns on a table with a delta");
         Self::from_parts(
             columns,
             primary_key,
@@ -78,19 +86,34 @@ impl NodeTable {
         )
     }
 
+    /// Rows ever appended, deleted ones included: stored rows and appended ones.
     pub fn num_rows(&self) -> u64 {
+        self.num_rows + self.delta.appended.len() as u64
+    }
+
+    /// Rows in the segment.
+    pub fn num_stored_rows(&self) -> u64 {
         self.num_rows
     }
 
     /// Rows not deleted.
     pub fn num_live_rows(&self) -> u64 {
-        self.num_rows - self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64)
+        let stored_deleted = self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64);
+        let newly_deleted = self
+            .delta
+            .deleted
+            .iter()
+            .filter(|&&row| row >= self.num_rows || !self.stored_is_deleted(row))
+            .count() as u64;
+        self.num_rows() - stored_deleted - newly_deleted
     }
 
+    /// The stored columns (the segment's rows only; see [`NodeTable::has_delta`]).
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
 
+    /// A stored column (the segment's rows only; see [`NodeTable::has_delta`]).
     pub fn column(&self, property: usize) -> &Column {
         &self.columns[property]
     }
@@ -103,6 +126,7 @@ impl NodeTable {
         &self.pk_index
     }
 
+    /// The stored deletion bitmap (the segment's tombstones only).
     pub fn deleted(&self) -> Option<&Bitmap> {
         self.deleted.as_ref()
     }
@@ -111,18 +135,103 @@ impl NodeTable {
         self.next_serial
     }
 
+    pub fn delta(&self) -> &NodeDelta {
+        &self.delta
+    }
+
+    /// Whether committed changes are not yet folded into the segment.
+    pub fn has_delta(&self) -> bool {
+        !self.delta.is_empty()
+    }
+
+    #[inline]
+    fn stored_is_deleted(&self, row: u64) -> bool {
+        self.deleted.as_ref().is_some_and(|d| d.get(row as usize))
+    }
+
     #[inline]
     pub fn is_deleted(&self, row: u64) -> bool {
-        self.deleted.as_ref().is_some_and(|d| d.get(row as usize))
+        self.stored_is_deleted(row)
+            || (!self.delta.deleted.is_empty() && self.delta.deleted.contains(&row))
     }
 
     /// The live row whose primary key equals `key`.
     pub fn lookup(&self, key: &Value) -> Option<u32> {
+        if let Some(&row) = self.delta.keys.get(key) {
+            return Some(row as u32);
+        }
         let row = self.pk_index.lookup(&self.columns[self.primary_key], key)?;
         (!self.is_deleted(u64::from(row))).then_some(row)
     }
 
     pub fn value(&self, row: u64, property: usize) -> Value {
+        if row >= self.num_rows {
+            return self.delta.appended[(row - self.num_rows) as usize][property].clone();
+        }
+        if !self.delta.updates.is_empty() {
+            if let Some(value) = self.delta.updates.get(&(row, property as u32)) {
+                return value.clone();
+            }
+        }
         self.columns[property].get(row as usize)
+    }
+
+    /// A new version with `change` applied to the delta (O(change · log n)).
+    pub fn with_delta(&self, change: impl FnOnce(&mut NodeDelta, &mut i64, u64)) -> Self {
+        let mut next = Self {
+            delta: self.delta.clone(),
+            ..self.clone()
+        };
+        change(&mut next.delta, &mut next.next_serial, self.num_rows);
+        next
+    }
+
+    /// The same rows with the delta folded into new in-memory columns, index and tombstones:
+    /// what a checkpoint writes. O(table).
+    pub fn folded(&self) -> Result<Self, String> {
+        if self.delta.is_empty() {
+            return Ok(self.clone());
+        }
+        let rows = self.num_rows() as usize;
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (index, column) in self.columns.iter().enumerate() {
+            columns.push(self.fold_column(index, column)?);
+        }
+        let mut bits = self
+            .deleted
+            .as_ref()
+            .map_or_else(|| vec![false; rows], Bitmap::to_bits);
+        bits.resize(rows, false);
+        for &row in &self.delta.deleted {
+            bits[row as usize] = true;
+        }
+        let deleted = bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits));
+        let pk_index = PrimaryKeyIndex::build(&columns[self.primary_key], deleted.as_ref())
+            .map_err(|_| "duplicate primary key while folding a delta".to_string())?;
+        Self::from_parts(
+            columns,
+            self.primary_key,
+            pk_index,
+            deleted,
+            self.next_serial,
+        )
+    }
+
+    fn fold_column(&self, index: usize, column: &Column) -> Result<Column, String> {
+        let updated = self.delta.updates.keys().any(|&(_, p)| p as usize == index);
+        let mut builder = if updated {
+            let mut builder = ColumnBuilder::new(column.ty().clone());
+            builder.reserve(self.num_rows() as usize);
+            for row in 0..column.len() {
+                builder.push(&self.value(row as u64, index))?;
+            }
+            builder
+        } else {
+            ColumnBuilder::from_column(column)
+        };
+        for row in &self.delta.appended {
+            builder.push(&row[index])?;
+        }
+        Ok(builder.finish())
     }
 }

@@ -1,11 +1,18 @@
-//! The stored rels of one FROM/TO pair of a rel table: source and destination offsets in rel
-//! order, one column per property, CSR adjacency in both directions, and a deletion bitmap.
+//! The rels of one FROM/TO pair of a rel table: the stored part (source and destination
+//! offsets in rel order, one column per property, CSR adjacency in both directions, a deletion
+//! bitmap) and the committed [`RelDelta`] over it. Traversals read [`RelTable::csr`], which is
+//! the stored CSR when there is no delta and otherwise the CSR merged with the delta, built once
+//! per table version on first use; point lookups ([`RelTable::entries`]) read both parts in
+//! place without building anything.
+
+use std::sync::{Arc, OnceLock};
 
 use warren_common::value::Value;
 
 use crate::buffer::{Bitmap, Bytes};
-use crate::column::Column;
+use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
+use crate::delta::{AppendedRel, RelDelta};
 
 /// The traversal direction of an adjacency lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,6 +32,12 @@ pub struct RelTable {
     forward: Csr,
     backward: Csr,
     deleted: Option<Bitmap>,
+    delta: RelDelta,
+    /// Both CSRs merged with the delta, built on first traversal of this version.
+    merged: OnceLock<Arc<(Csr, Csr)>>,
+    /// Rows of the FROM and TO node tables this version covers.
+    from_rows: u64,
+    to_rows: u64,
 }
 
 impl RelTable {
@@ -44,6 +57,10 @@ impl RelTable {
             forward: Csr::empty(from_rows as usize),
             backward: Csr::empty(to_rows as usize),
             deleted: None,
+            delta: RelDelta::default(),
+            merged: OnceLock::new(),
+            from_rows,
+            to_rows,
         }
     }
 
@@ -83,6 +100,10 @@ impl RelTable {
             forward,
             backward,
             deleted,
+            delta: RelDelta::default(),
+            merged: OnceLock::new(),
+            from_rows,
+            to_rows,
         })
     }
 
@@ -119,11 +140,16 @@ impl RelTable {
             forward,
             backward,
             deleted,
+            delta: RelDelta::default(),
+            merged: OnceLock::new(),
+            from_rows,
+            to_rows,
         })
     }
 
-    /// The same rels with other property columns (ALTER TABLE).
+    /// The same rels with other property columns (ALTER TABLE). The table must have no delta.
     pub fn with_columns(&self, columns: Vec<Column>) -> Result<Self, String> {
+        assert!(self.delta.is_empty(), "with_columns on a table with a delta");
         if columns.iter().any(|c| c.len() as u64 != self.num_rows) {
             return Err("property columns must have one value per rel".into());
         }
@@ -133,14 +159,22 @@ impl RelTable {
         })
     }
 
+    /// Rels ever appended, deleted ones included.
     pub fn num_rows(&self) -> u64 {
+        self.num_rows + self.delta.appended.len() as u64
+    }
+
+    /// Rels in the segment.
+    pub fn num_stored_rows(&self) -> u64 {
         self.num_rows
     }
 
+    /// FROM-node offsets of the stored rels (see [`RelTable::endpoints`] for every rel).
     pub fn sources(&self) -> &[u32] {
         self.sources.cast()
     }
 
+    /// TO-node offsets of the stored rels.
     pub fn targets(&self) -> &[u32] {
         self.targets.cast()
     }
@@ -153,32 +187,254 @@ impl RelTable {
         &self.targets
     }
 
+    /// The FROM and TO node offsets of any rel.
+    pub fn endpoints(&self, rel: u64) -> (u32, u32) {
+        if rel >= self.num_rows {
+            let appended = &self.delta.appended[(rel - self.num_rows) as usize];
+            return (appended.source, appended.target);
+        }
+        (self.sources()[rel as usize], self.targets()[rel as usize])
+    }
+
+    /// The stored property columns (see [`RelTable::has_delta`]).
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
 
+    /// The adjacency a traversal reads: the stored CSR, merged with the delta if there is one.
+    #[inline]
     pub fn csr(&self, direction: Direction) -> &Csr {
+        if self.delta.appended.is_empty() && self.delta.deleted.is_empty() {
+            return self.stored_csr(direction);
+        }
+        let merged = self.merged.get_or_init(|| Arc::new(self.merge_delta()));
+        match direction {
+            Direction::Forward => &merged.0,
+            Direction::Backward => &merged.1,
+        }
+    }
+
+    /// The CSR of the segment alone.
+    pub fn stored_csr(&self, direction: Direction) -> &Csr {
         match direction {
             Direction::Forward => &self.forward,
             Direction::Backward => &self.backward,
         }
     }
 
+    /// Whether the merged CSR of this version has been built (for tests and `PROFILE`).
+    pub fn has_merged_csr(&self) -> bool {
+        self.merged.get().is_some()
+    }
+
+    /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
+    /// segment and the delta in place.
+    pub fn entries(&self, node: u32, direction: Direction) -> Vec<(u32, u32)> {
+        let csr = self.stored_csr(direction);
+        let range = csr.range(node);
+        let mut out: Vec<(u32, u32)> = csr.neighbours()[range.clone()]
+            .iter()
+            .copied()
+            .zip(csr.rel_ids()[range].iter().copied())
+            .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel)))
+            .collect();
+        let forward = direction == Direction::Forward;
+        out.extend(
+            self.delta
+                .appended_entries(node, forward)
+                .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel))),
+        );
+        out
+    }
+
+    fn delta_deleted(&self, rel: u64) -> bool {
+        !self.delta.deleted.is_empty() && self.delta.deleted.contains(&rel)
+    }
+
+    pub fn delta(&self) -> &RelDelta {
+        &self.delta
+    }
+
+    /// Whether committed changes are not yet folded into the segment.
+    pub fn has_delta(&self) -> bool {
+        !self.delta.is_empty()
+    }
+
+    /// The stored deletion bitmap (the segment's tombstones only).
     pub fn deleted(&self) -> Option<&Bitmap> {
         self.deleted.as_ref()
     }
 
     #[inline]
     pub fn is_deleted(&self, rel: u64) -> bool {
-        self.deleted.as_ref().is_some_and(|d| d.get(rel as usize))
+        self.deleted.as_ref().is_some_and(|d| d.get(rel as usize)) || self.delta_deleted(rel)
     }
 
     pub fn value(&self, rel: u64, property: usize) -> Value {
+        if rel >= self.num_rows {
+            return self.delta.appended[(rel - self.num_rows) as usize].values[property].clone();
+        }
+        if !self.delta.updates.is_empty() {
+            if let Some(value) = self.delta.updates.get(&(rel, property as u32)) {
+                return value.clone();
+            }
+        }
         self.columns[property].get(rel as usize)
     }
 
     /// Live rels (not deleted).
     pub fn num_live_rows(&self) -> u64 {
-        self.num_rows - self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64)
+        let stored_deleted = self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64);
+        let stored = |rel: u64| self.deleted.as_ref().is_some_and(|d| d.get(rel as usize));
+        let newly_deleted = self
+            .delta
+            .deleted
+            .iter()
+            .filter(|&&rel| rel >= self.num_rows || !stored(rel))
+            .count() as u64;
+        self.num_rows() - stored_deleted - newly_deleted
     }
+
+    /// A new version with `change` applied to the delta; `from_rows` and `to_rows` are the
+    /// endpoint tables' row counts after the change (O(change · log n)).
+    pub fn with_delta(
+        &self,
+        from_rows: u64,
+        to_rows: u64,
+        change: impl FnOnce(&mut RelDelta, u64),
+    ) -> Self {
+        assert!(from_rows >= self.from_rows && to_rows >= self.to_rows);
+        let mut next = Self {
+            delta: self.delta.clone(),
+            merged: OnceLock::new(),
+            from_rows,
+            to_rows,
+            ..self.clone()
+        };
+        change(&mut next.delta, self.num_rows);
+        next
+    }
+
+    /// Appends one rel to a delta (a helper for [`RelTable::with_delta`]).
+    pub fn append_to(delta: &mut RelDelta, stored_rows: u64, rel: AppendedRel) -> u64 {
+        let id = stored_rows + delta.appended.len() as u64;
+        assert!(id < u64::from(u32::MAX), "rel id beyond u32");
+        delta.append(id as u32, rel);
+        id
+    }
+
+    /// Both CSRs with the delta applied: stored entries minus deleted rels, then appended
+    /// rels, per node in rel order. Built on two threads (one per direction).
+    fn merge_delta(&self) -> (Csr, Csr) {
+        let deleted = self.delta_deleted_bitmap();
+        let live = |rel: u32| !deleted.get(rel as usize);
+        std::thread::scope(|scope| {
+            let backward = scope.spawn(|| {
+                merge_csr(&self.backward, &self.delta, false, self.to_rows, &live)
+            });
+            let forward = merge_csr(&self.forward, &self.delta, true, self.from_rows, &live);
+            (
+                forward,
+                backward.join().expect("the backward merge panicked"),
+            )
+        })
+    }
+
+    fn delta_deleted_bitmap(&self) -> Bitmap {
+        let mut bits = vec![false; self.num_rows() as usize];
+        for &rel in &self.delta.deleted {
+            bits[rel as usize] = true;
+        }
+        Bitmap::from_bits(&bits)
+    }
+
+    /// The same rels with the delta folded into new in-memory arrays, columns and CSRs: what a
+    /// checkpoint writes. O(table).
+    pub fn folded(&self) -> Result<Self, String> {
+        if self.delta.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut sources = self.sources().to_vec();
+        let mut targets = self.targets().to_vec();
+        for rel in &self.delta.appended {
+            sources.push(rel.source);
+            targets.push(rel.target);
+        }
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (index, column) in self.columns.iter().enumerate() {
+            let mut builder = ColumnBuilder::new(column.ty().clone());
+            builder.reserve(self.num_rows() as usize);
+            for rel in 0..self.num_rows() {
+                builder.push(&self.value(rel, index))?;
+            }
+            columns.push(builder.finish());
+        }
+        let rows = self.num_rows() as usize;
+        let mut bits = self
+            .deleted
+            .as_ref()
+            .map_or_else(|| vec![false; rows], Bitmap::to_bits);
+        bits.resize(rows, false);
+        for &rel in &self.delta.deleted {
+            bits[rel as usize] = true;
+        }
+        let deleted = bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits));
+        Self::build(
+            sources,
+            targets,
+            columns,
+            deleted,
+            self.from_rows,
+            self.to_rows,
+        )
+    }
+}
+
+/// One direction's CSR with the delta applied, covering `num_nodes` nodes.
+fn merge_csr(
+    stored: &Csr,
+    delta: &RelDelta,
+    forward: bool,
+    num_nodes: u64,
+    live: &impl Fn(u32) -> bool,
+) -> Csr {
+    let num_nodes = num_nodes as usize;
+    let added = delta.appended.len();
+    let mut offsets = Vec::with_capacity(num_nodes + 1);
+    let mut neighbours = Vec::with_capacity(stored.num_edges() + added);
+    let mut rel_ids = Vec::with_capacity(stored.num_edges() + added);
+    let appended = if forward {
+        &delta.forward
+    } else {
+        &delta.backward
+    };
+    let mut pending = appended.iter().peekable();
+    offsets.push(0u64);
+    let (stored_neighbours, stored_rels) = (stored.neighbours(), stored.rel_ids());
+    for node in 0..num_nodes as u32 {
+        for i in stored.range(node) {
+            let rel = stored_rels[i];
+            if live(rel) {
+                neighbours.push(stored_neighbours[i]);
+                rel_ids.push(rel);
+            }
+        }
+        while let Some((&(owner, rel), &neighbour)) = pending.peek() {
+            if owner != node {
+                break;
+            }
+            if live(rel) {
+                neighbours.push(neighbour);
+                rel_ids.push(rel);
+            }
+            pending.next();
+        }
+        offsets.push(neighbours.len() as u64);
+    }
+    assert!(pending.next().is_none(), "delta entry beyond the node table");
+    Csr::from_parts(
+        Bytes::from_vec(offsets),
+        Bytes::from_slice(&neighbours),
+        Bytes::from_slice(&rel_ids),
+    )
 }

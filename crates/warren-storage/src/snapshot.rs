@@ -37,6 +37,47 @@ impl Snapshot {
         snapshot
     }
 
+    /// A snapshot sharing an existing catalog (a commit that changed rows only).
+    pub fn from_arc_catalog(
+        catalog: Arc<Catalog>,
+        tables: BTreeMap<TableId, TableData>,
+        generation: u64,
+    ) -> Self {
+        let snapshot = Self {
+            catalog,
+            tables,
+            generation,
+        };
+        snapshot.assert_consistent();
+        snapshot
+    }
+
+    /// Whether any table holds committed changes not yet folded into its segment.
+    pub fn has_delta(&self) -> bool {
+        self.tables.values().any(|t| match t {
+            TableData::Node(t) => t.has_delta(),
+            TableData::Rel(t) => t.has_delta(),
+        })
+    }
+
+    /// The same data with every table's delta folded into new in-memory tables (O(data with
+    /// deltas)); also returns the ids of the folded tables.
+    pub fn folded(&self) -> Result<(Snapshot, Vec<TableId>), String> {
+        let mut tables = self.tables.clone();
+        let mut folded = Vec::new();
+        for (&id, data) in &self.tables {
+            let next = match data {
+                TableData::Node(t) if t.has_delta() => TableData::Node(Arc::new(t.folded()?)),
+                TableData::Rel(t) if t.has_delta() => TableData::Rel(Arc::new(t.folded()?)),
+                _ => continue,
+            };
+            tables.insert(id, next);
+            folded.push(id);
+        }
+        let snapshot = Self::from_arc_catalog(self.catalog.clone(), tables, self.generation);
+        Ok((snapshot, folded))
+    }
+
     /// Every catalog table has data and every data entry has a catalog table.
     fn assert_consistent(&self) {
         for table in self.catalog.node_tables() {
@@ -81,6 +122,14 @@ impl Snapshot {
         self.generation
     }
 
+    /// The same data with another generation number.
+    pub fn with_generation(&self, generation: u64) -> Self {
+        Self {
+            generation,
+            ..self.clone()
+        }
+    }
+
     pub fn tables(&self) -> &BTreeMap<TableId, TableData> {
         &self.tables
     }
@@ -118,10 +167,10 @@ impl Snapshot {
     pub fn rel_endpoints(&self, rel: InternalId) -> (InternalId, InternalId) {
         let (_, pair) = self.rel_schema(rel.table);
         let table = self.rel_table(rel.table);
-        let offset = rel.offset as usize;
+        let (source, target) = table.endpoints(rel.offset);
         (
-            InternalId::new(pair.from, u64::from(table.sources()[offset])),
-            InternalId::new(pair.to, u64::from(table.targets()[offset])),
+            InternalId::new(pair.from, u64::from(source)),
+            InternalId::new(pair.to, u64::from(target)),
         )
     }
 }

@@ -58,7 +58,8 @@ fn encode_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-fn encode_nullable(out: &mut Vec<u8>, value: &Value, ty: &LogicalType) -> Result<(), String> {
+/// Appends a NULL flag (0 = NULL) and, for a non-NULL value, its encoding.
+pub fn encode_nullable(out: &mut Vec<u8>, value: &Value, ty: &LogicalType) -> Result<(), String> {
     if value.is_null() {
         out.push(0);
         Ok(())
@@ -141,6 +142,23 @@ impl<'a> Decoder<'a> {
         Ok(out)
     }
 
+    /// Whether every byte was read.
+    pub fn is_at_end(&self) -> bool {
+        self.position == self.bytes.len()
+    }
+
+    pub fn read_u8(&mut self) -> Result<u8, String> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    pub fn read_u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    pub fn read_u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
     fn length(&mut self) -> Result<usize, String> {
         Ok(u32::from_le_bytes(self.array()?) as usize)
     }
@@ -196,7 +214,8 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    fn decode_nullable(&mut self, ty: &LogicalType) -> Result<Value, String> {
+    /// Decodes a NULL flag and, when not NULL, the value after it.
+    pub fn decode_nullable(&mut self, ty: &LogicalType) -> Result<Value, String> {
         match self.array::<1>()?[0] {
             0 => Ok(Value::Null),
             _ => self.decode(ty),

@@ -1,32 +1,35 @@
 //! A connection: runs statements against a database with its own settings. Reading queries
-//! stream their rows; statements that write run to completion and commit atomically (or join
-//! the connection's explicit transaction, which COMMIT persists and ROLLBACK discards).
+//! stream their rows from the published snapshot; a statement that writes takes the database's
+//! writer slot, runs to completion on the latest snapshot and commits (durably, before it
+//! returns), or joins the connection's explicit transaction, which COMMIT persists and
+//! ROLLBACK discards.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use warren_common::value::Value;
-use warren_common::{Error, Result, TableId};
+use warren_common::{Error, Result};
 use warren_cypher::ast::{Statement, TransactionCommand};
 use warren_exec::{ExecContext, ExecSettings, Interrupt};
 use warren_planner::binder::{ProjectedGraphs, Session};
 use warren_planner::{BindSettings, BoundStatement, QueryPlan};
+use warren_storage::editor::Changes;
 use warren_storage::{Editor, Snapshot};
 
-use crate::database::Database;
+use crate::database::{Database, WriteLock};
 use crate::progress::CopyBar;
 use crate::result::QueryResult;
 use crate::settings::Settings;
 
-/// An explicit transaction: the snapshot its statements built so far.
+/// An explicit transaction: the snapshot its statements built so far and their changes.
 #[derive(Debug)]
 struct Transaction {
     base: u64,
     snapshot: Arc<Snapshot>,
-    changed: BTreeSet<TableId>,
+    changes: Changes,
 }
 
 #[derive(Debug)]
@@ -38,6 +41,8 @@ pub struct Connection {
     working_dir: PathBuf,
     /// Graphs defined with `CALL PROJECT_GRAPH(...)`; they live as long as the connection.
     projected_graphs: ProjectedGraphs,
+    /// The writer slot, held while an auto-committing write statement runs.
+    write_lock: Option<WriteLock>,
 }
 
 impl Connection {
@@ -49,6 +54,7 @@ impl Connection {
             interrupt: Arc::new(AtomicBool::new(false)),
             working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             projected_graphs: ProjectedGraphs::default(),
+            write_lock: None,
         }
     }
 
@@ -116,9 +122,10 @@ impl Connection {
     }
 
     fn current_snapshot(&self) -> Arc<Snapshot> {
-        match &self.transaction {
-            Some(transaction) => transaction.snapshot.clone(),
-            None => self.db.snapshot(),
+        match (&self.transaction, &self.write_lock) {
+            (Some(transaction), _) => transaction.snapshot.clone(),
+            (None, Some(lock)) => lock.latest().clone(),
+            (None, None) => self.db.snapshot(),
         }
     }
 
@@ -168,7 +175,16 @@ impl Connection {
             &self.bind_settings(),
             &session,
         )?;
-        self.run(bound, snapshot, started)
+        if self.transaction.is_some() || !writes(&bound) {
+            return self.run(bound, snapshot, started);
+        }
+        // An auto-committing write runs alone, on the latest snapshot.
+        let lock = self.db.begin_write()?;
+        let latest = lock.latest().clone();
+        self.write_lock = Some(lock);
+        let result = self.run(bound, latest, started);
+        self.write_lock = None;
+        result
     }
 
     fn run(
@@ -399,11 +415,11 @@ impl Connection {
                 rows.push(slots.iter().map(|&s| row[s].clone()).collect());
             }
         }
-        let changed = ctx.changed_tables();
+        let changes = ctx.changes();
         let after = ctx.snapshot();
-        if !changed.is_empty() {
+        if !changes.is_empty() {
             let new_snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
-            self.commit_snapshot(snapshot.generation(), new_snapshot, changed)?;
+            self.commit_snapshot(snapshot.generation(), new_snapshot, changes)?;
         }
         Ok(QueryResult::materialized(
             columns,
@@ -475,14 +491,14 @@ impl Connection {
 
     /// Commits what an updating query's clauses installed in `ctx` (based on `base`).
     fn commit_query_edits(&mut self, ctx: ExecContext, base: u64) -> Result<()> {
-        let changed = ctx.changed_tables();
-        if changed.is_empty() {
+        let changes = ctx.changes();
+        if changes.is_empty() {
             return Ok(());
         }
         let after = ctx.snapshot();
         drop(ctx);
         let snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
-        self.commit_snapshot(base, snapshot, changed)
+        self.commit_snapshot(base, snapshot, changes)
     }
 
     /// The message of a committed COPY, as Kùzu words it.
@@ -503,25 +519,28 @@ impl Connection {
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {
         let base = editor.base().generation();
-        let (snapshot, changed) = editor.finish()?;
-        self.commit_snapshot(base, snapshot, changed)
+        let (snapshot, changes) = editor.finish()?;
+        self.commit_snapshot(base, snapshot, changes)
     }
 
-    /// Publishes a new snapshot: into the open transaction, or to the database.
-    fn commit_snapshot(
-        &mut self,
-        base: u64,
-        snapshot: Snapshot,
-        changed: BTreeSet<TableId>,
-    ) -> Result<()> {
-        match &mut self.transaction {
-            Some(transaction) => {
-                transaction.snapshot = Arc::new(snapshot);
-                transaction.changed.extend(changed);
-                Ok(())
-            }
-            None => self.db.commit(base, snapshot, &changed),
+    /// Publishes a new snapshot built on generation `base`: into the open transaction, or to
+    /// the database through the writer slot this statement holds.
+    fn commit_snapshot(&mut self, base: u64, snapshot: Snapshot, changes: Changes) -> Result<()> {
+        if let Some(transaction) = &mut self.transaction {
+            transaction.snapshot = Arc::new(snapshot);
+            transaction.changes.extend(changes);
+            return Ok(());
         }
+        let lock = match self.write_lock.take() {
+            Some(lock) => lock,
+            None => self.db.begin_write()?,
+        };
+        if lock.latest().generation() != base {
+            return Err(Error::runtime(
+                "Write-write conflict: another connection committed a change after this transaction started.",
+            ));
+        }
+        self.db.commit(lock, snapshot, changes)
     }
 
     fn transaction_command(
@@ -537,7 +556,7 @@ impl Connection {
                 self.transaction = Some(Transaction {
                     base: snapshot.generation(),
                     snapshot: snapshot.clone(),
-                    changed: BTreeSet::new(),
+                    changes: Changes::default(),
                 });
             }
             TransactionCommand::Commit => {
@@ -545,11 +564,10 @@ impl Connection {
                     .transaction
                     .take()
                     .ok_or_else(|| Error::runtime("No active transaction for COMMIT."))?;
-                if !transaction.changed.is_empty() {
+                if !transaction.changes.is_empty() {
                     let snapshot = Arc::try_unwrap(transaction.snapshot)
                         .unwrap_or_else(|shared| (*shared).clone());
-                    self.db
-                        .commit(transaction.base, snapshot, &transaction.changed)?;
+                    self.commit_snapshot(transaction.base, snapshot, transaction.changes)?;
                 }
             }
             TransactionCommand::Rollback => {
@@ -557,8 +575,36 @@ impl Connection {
                     .take()
                     .ok_or_else(|| Error::runtime("No active transaction for ROLLBACK."))?;
             }
+            TransactionCommand::Checkpoint => {
+                if self.transaction.is_some() {
+                    return Err(Error::runtime(
+                        "CHECKPOINT cannot run inside an explicit transaction.",
+                    ));
+                }
+                self.db.checkpoint()?;
+            }
         }
         Ok(QueryResult::empty(self.current_snapshot()))
+    }
+}
+
+/// Whether a bound statement writes (and so runs under the writer slot).
+fn writes(bound: &BoundStatement) -> bool {
+    match bound {
+        BoundStatement::Query(plan) => plan.updates,
+        BoundStatement::Profile(inner) | BoundStatement::Explain(inner) => {
+            matches!(&**inner, BoundStatement::Query(plan) if plan.updates)
+                && matches!(bound, BoundStatement::Profile(_))
+        }
+        BoundStatement::CreateNodeTable { .. }
+        | BoundStatement::CreateRelTable { .. }
+        | BoundStatement::DropTable { .. }
+        | BoundStatement::AlterTable { .. }
+        | BoundStatement::CopyFromQuery { .. }
+        | BoundStatement::Copy { .. } => true,
+        BoundStatement::Setting { .. }
+        | BoundStatement::ProjectedGraph(_)
+        | BoundStatement::Transaction(_) => false,
     }
 }
 

@@ -1,35 +1,123 @@
-//! A database: either a directory on disk or in memory. It holds the current snapshot; every
-//! committed change replaces it atomically (and, on disk, is made durable first). Writers are
-//! serialized by a lock; readers never wait.
+//! A database: either a directory on disk or in memory. It publishes immutable snapshots:
+//! readers take the published one and never wait. One writer at a time holds the writer slot
+//! ([`WriteLock`]) and builds on the latest snapshot. A commit of row changes appends one
+//! frame to the write-ahead log under the slot, releases the slot, and waits for the log to be
+//! durable (commits waiting together share one `fdatasync`: group commit); only then is its
+//! snapshot published. DDL and COPY commit by checkpoint. A checkpoint folds the deltas into
+//! new segment files without stopping readers or the writer, then swaps the manifest and
+//! rebases the commits that came in meanwhile. See `docs/format/storage.md`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use warren_common::{Error, Result, TableId};
+use warren_common::{Error, Result};
+use warren_storage::changes::ChangeSet;
+use warren_storage::database_dir::{OpenMode, WAL};
+use warren_storage::editor::Changes;
+use warren_storage::io::{FileSystem, RealFileSystem};
+use warren_storage::wal::Wal;
 use warren_storage::{DatabaseDir, Snapshot};
 
 use crate::connection::Connection;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Kùzu's default `checkpoint_threshold`: a log larger than this is checkpointed.
+pub const CHECKPOINT_THRESHOLD_BYTES_DEFAULT: u64 = 16 << 20;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatabaseOptions {
-    /// Open without writing (a shared lock; several readers may coexist).
+    /// Open without writing: no lock, any number of reading processes may coexist with one
+    /// writing process.
     pub read_only: bool,
+    /// Open for writing if no other process writes, else for reading (the command line's
+    /// mode: many `warren query` processes may read one database at once).
+    pub write_if_free: bool,
+    /// Checkpoint automatically when the log passes `checkpoint_threshold_bytes`.
+    pub auto_checkpoint: bool,
+    pub checkpoint_threshold_bytes: u64,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        Self {
+            read_only: false,
+            write_if_free: false,
+            auto_checkpoint: true,
+            checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
+        }
+    }
+}
+
+/// A commit in the log after the last checkpoint: (LSN, transaction id, payload).
+type LoggedCommit = (u64, u64, Arc<[u8]>);
+
+/// The published (durable) snapshot and the last log sequence number it contains.
+#[derive(Debug)]
+struct Published {
+    snapshot: Arc<Snapshot>,
+    lsn: u64,
+}
+
+#[derive(Debug)]
+struct WriterState {
+    /// Whether a [`WriteLock`] is out.
+    held: bool,
+    /// The snapshot the next write builds on (published, or logged and about to be).
+    latest: Arc<Snapshot>,
+    /// The log sequence number of `latest`.
+    latest_lsn: u64,
+    /// Log records after the last checkpoint, for rebasing a background checkpoint.
+    since_checkpoint: Vec<LoggedCommit>,
 }
 
 #[derive(Debug)]
 pub(crate) struct Inner {
     dir: Option<Mutex<DatabaseDir>>,
-    snapshot: RwLock<Arc<Snapshot>>,
-    /// Held while a change is persisted and published.
-    writer: Mutex<()>,
+    wal: Option<Wal>,
+    published: RwLock<Published>,
+    writer: Mutex<WriterState>,
+    writer_free: Condvar,
+    /// Set when the log could not be made durable: the database refuses writes from then on.
+    failure: Mutex<Option<String>>,
     read_only: bool,
+    /// Why a database opened for writing is read-only (another process writes).
+    read_only_reason: Option<String>,
+    options: DatabaseOptions,
+    checkpoint_running: AtomicBool,
+    /// Serializes checkpoints (explicit ones and background ones).
+    checkpoint_lock: Mutex<()>,
+    next_transaction: AtomicU64,
 }
 
 /// A handle to an open database; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Database {
     inner: Arc<Inner>,
+}
+
+/// The writer slot: while held, no other write starts. Released on drop.
+#[derive(Debug)]
+pub struct WriteLock {
+    inner: Arc<Inner>,
+    latest: Arc<Snapshot>,
+}
+
+impl WriteLock {
+    /// The snapshot this write builds on.
+    pub fn latest(&self) -> &Arc<Snapshot> {
+        &self.latest
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let mut state = self.inner.writer.lock().expect("writer state");
+        assert!(state.held, "writer slot released twice");
+        state.held = false;
+        drop(state);
+        self.inner.writer_free.notify_one();
+    }
 }
 
 impl Database {
@@ -39,25 +127,88 @@ impl Database {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: DatabaseOptions) -> Result<Self> {
-        let (dir, snapshot) = DatabaseDir::open(path.as_ref(), options.read_only)?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                dir: Some(Mutex::new(dir)),
-                snapshot: RwLock::new(Arc::new(snapshot)),
-                writer: Mutex::new(()),
-                read_only: options.read_only,
-            }),
-        })
+        let path = path.as_ref();
+        let mode = match (options.read_only, options.write_if_free) {
+            (true, _) => OpenMode::Read,
+            (false, true) => OpenMode::WriteIfFree,
+            (false, false) => OpenMode::Write,
+        };
+        let (mut dir, snapshot) = DatabaseDir::open_mode(path, mode)?;
+        let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+        let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
+            let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
+            (None, snapshot, lsn, Vec::new())
+        } else {
+            let (wal, snapshot, lsn, frames) = recover(&dir, snapshot, &fs)?;
+            (Some(wal), snapshot, lsn, frames)
+        };
+        let read_only = dir.is_read_only();
+        let read_only_reason = (read_only && !options.read_only).then(|| {
+            format!(
+                "database {} is open for writing in another process; this process reads only",
+                path.display()
+            )
+        });
+        Ok(Self::assemble(
+            Some(dir),
+            wal,
+            snapshot,
+            lsn,
+            since_checkpoint,
+            read_only,
+            read_only_reason,
+            options,
+        ))
     }
 
     /// A database that lives in memory only.
     pub fn in_memory() -> Self {
+        Self::assemble(
+            None,
+            None,
+            Snapshot::default(),
+            0,
+            Vec::new(),
+            false,
+            None,
+            DatabaseOptions::default(),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        dir: Option<DatabaseDir>,
+        wal: Option<Wal>,
+        snapshot: Snapshot,
+        lsn: u64,
+        since_checkpoint: Vec<LoggedCommit>,
+        read_only: bool,
+        read_only_reason: Option<String>,
+        options: DatabaseOptions,
+    ) -> Self {
+        let snapshot = Arc::new(snapshot);
         Self {
             inner: Arc::new(Inner {
-                dir: None,
-                snapshot: RwLock::new(Arc::new(Snapshot::default())),
-                writer: Mutex::new(()),
-                read_only: false,
+                dir: dir.map(Mutex::new),
+                wal,
+                published: RwLock::new(Published {
+                    snapshot: snapshot.clone(),
+                    lsn,
+                }),
+                writer: Mutex::new(WriterState {
+                    held: false,
+                    latest: snapshot,
+                    latest_lsn: lsn,
+                    since_checkpoint,
+                }),
+                writer_free: Condvar::new(),
+                failure: Mutex::new(None),
+                read_only,
+                read_only_reason,
+                options,
+                checkpoint_running: AtomicBool::new(false),
+                checkpoint_lock: Mutex::new(()),
+                next_transaction: AtomicU64::new(1),
             }),
         }
     }
@@ -66,41 +217,311 @@ impl Database {
         Connection::new(self.clone())
     }
 
-    /// The current snapshot.
+    /// The published snapshot: every acknowledged commit, nothing that is not yet durable.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.inner.snapshot.read().expect("snapshot lock").clone()
+        self.inner
+            .published
+            .read()
+            .expect("published snapshot")
+            .snapshot
+            .clone()
     }
 
     pub fn is_read_only(&self) -> bool {
         self.inner.read_only
     }
 
-    /// Publishes `snapshot`, built from the snapshot of generation `base`: persists the changed
-    /// tables (on disk) and swaps it in. Fails if another writer committed since `base`.
-    pub(crate) fn commit(
-        &self,
-        base: u64,
-        snapshot: Snapshot,
-        changed: &BTreeSet<TableId>,
-    ) -> Result<()> {
+    pub fn options(&self) -> &DatabaseOptions {
+        &self.inner.options
+    }
+
+    /// Bytes in the write-ahead log (0 in memory or read-only).
+    pub fn wal_bytes(&self) -> u64 {
+        self.inner.wal.as_ref().map_or(0, Wal::size_bytes)
+    }
+
+    fn check_writable(&self) -> Result<()> {
         if self.inner.read_only {
-            return Err(Error::runtime(
-                "Cannot execute write operations in a read-only database!",
-            ));
+            let message = match &self.inner.read_only_reason {
+                Some(reason) => format!("Cannot execute write operations: {reason}."),
+                None => "Cannot execute write operations in a read-only database!".into(),
+            };
+            return Err(Error::runtime(message));
         }
-        let _writer = self.inner.writer.lock().expect("writer lock");
-        let current = self.snapshot().generation();
-        if current != base {
-            return Err(Error::runtime(
-                "Write-write conflict: another connection committed a change after this transaction started.",
-            ));
+        if let Some(failure) = self.inner.failure.lock().expect("failure state").as_ref() {
+            return Err(Error::runtime(format!(
+                "Cannot execute write operations: the database is read-only after a failed write to its log ({failure})."
+            )));
         }
-        if let Some(dir) = &self.inner.dir {
-            dir.lock()
-                .expect("directory lock")
-                .commit(&snapshot, changed)?;
-        }
-        *self.inner.snapshot.write().expect("snapshot lock") = Arc::new(snapshot);
         Ok(())
     }
+
+    /// Takes the writer slot, waiting for the current writer to finish.
+    pub fn begin_write(&self) -> Result<WriteLock> {
+        self.check_writable()?;
+        let mut state = self.inner.writer.lock().expect("writer state");
+        while state.held {
+            state = self
+                .inner
+                .writer_free
+                .wait(state)
+                .expect("writer state");
+        }
+        state.held = true;
+        Ok(WriteLock {
+            inner: self.inner.clone(),
+            latest: state.latest.clone(),
+        })
+    }
+
+    /// Commits `snapshot`, built on `lock.latest()` with `changes`: row changes through the
+    /// log (durable before this returns), structural changes by checkpoint.
+    pub fn commit(&self, lock: WriteLock, snapshot: Snapshot, changes: Changes) -> Result<()> {
+        assert!(Arc::ptr_eq(&lock.inner, &self.inner), "a lock of another database");
+        self.check_writable()?;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        if changes.structural || !changes.replaced.is_empty() {
+            return self.commit_structural(lock, snapshot, &changes);
+        }
+        let snapshot = Arc::new(snapshot);
+        let Some(wal) = &self.inner.wal else {
+            let mut state = self.inner.writer.lock().expect("writer state");
+            state.latest = snapshot.clone();
+            state.latest_lsn += 1;
+            let lsn = state.latest_lsn;
+            drop(state);
+            drop(lock);
+            self.publish(snapshot, lsn);
+            return Ok(());
+        };
+        let payload: Arc<[u8]> = changes.rows.encode(snapshot.catalog())?.into();
+        let transaction = self.inner.next_transaction.fetch_add(1, Ordering::Relaxed);
+        let lsn = {
+            let mut state = self.inner.writer.lock().expect("writer state");
+            let lsn = wal
+                .append(transaction, &payload)
+                .map_err(|e| self.fail(e))?;
+            state.latest = snapshot.clone();
+            state.latest_lsn = lsn;
+            state.since_checkpoint.push((lsn, transaction, payload));
+            lsn
+        };
+        drop(lock);
+        wal.wait_durable(lsn).map_err(|e| self.fail(e))?;
+        self.publish(snapshot, lsn);
+        self.maybe_checkpoint_in_background();
+        Ok(())
+    }
+
+    /// Records a failed log write: the database refuses writes from now on.
+    fn fail(&self, error: Error) -> Error {
+        let mut failure = self.inner.failure.lock().expect("failure state");
+        if failure.is_none() {
+            *failure = Some(error.to_string());
+        }
+        error
+    }
+
+    /// Makes `snapshot` (containing every change up to `lsn`) visible, unless a later one is.
+    fn publish(&self, snapshot: Arc<Snapshot>, lsn: u64) {
+        let mut published = self.inner.published.write().expect("published snapshot");
+        if lsn >= published.lsn {
+            *published = Published { snapshot, lsn };
+        }
+    }
+
+    /// DDL and COPY: every delta is folded and written with the changed tables, and the
+    /// manifest swap makes it durable at once; the log then starts empty.
+    fn commit_structural(&self, lock: WriteLock, snapshot: Snapshot, changes: &Changes) -> Result<()> {
+        let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
+        let (folded, folded_ids) = snapshot.folded().map_err(Error::internal)?;
+        let mut changed: BTreeSet<_> = changes.replaced.clone();
+        changed.extend(folded_ids);
+        let lsn = self.inner.writer.lock().expect("writer state").latest_lsn;
+        if let (Some(dir), Some(wal)) = (&self.inner.dir, &self.inner.wal) {
+            wal.wait_durable(lsn).map_err(|e| self.fail(e))?;
+            dir.lock()
+                .expect("directory lock")
+                .commit(&folded, &changed, lsn)?;
+            wal.reset(lsn + 1, &[]).map_err(|e| self.fail(e))?;
+        }
+        let folded = Arc::new(folded);
+        let mut state = self.inner.writer.lock().expect("writer state");
+        state.latest = folded.clone();
+        state.since_checkpoint.clear();
+        drop(state);
+        drop(lock);
+        self.publish(folded, lsn);
+        Ok(())
+    }
+
+    /// Starts a background checkpoint when the log has grown past the threshold.
+    fn maybe_checkpoint_in_background(&self) {
+        let options = &self.inner.options;
+        if !options.auto_checkpoint || self.wal_bytes() < options.checkpoint_threshold_bytes {
+            return;
+        }
+        if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let db = self.clone();
+        std::thread::spawn(move || {
+            if let Err(error) = db.checkpoint() {
+                eprintln!("warren: background checkpoint failed: {error}");
+            }
+            db.inner.checkpoint_running.store(false, Ordering::Release);
+        });
+    }
+
+    /// `CHECKPOINT`: folds every delta into new segment files and recycles the log. The fold
+    /// and the file writes run while readers and the writer go on; only the manifest swap and
+    /// the rebase of commits made meanwhile hold the writer slot.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.check_writable()?;
+        let (Some(dir), Some(wal)) = (&self.inner.dir, &self.inner.wal) else {
+            return self.fold_in_memory();
+        };
+        let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
+        let (base, base_lsn) = {
+            let published = self.inner.published.read().expect("published snapshot");
+            (published.snapshot.clone(), published.lsn)
+        };
+        if !base.has_delta() {
+            return Ok(());
+        }
+        let (folded, folded_ids) = base.folded().map_err(Error::internal)?;
+        let changed: BTreeSet<_> = folded_ids.into_iter().collect();
+        let files = dir
+            .lock()
+            .expect("directory lock")
+            .write_tables(&folded, &changed)?;
+        let lock = self.begin_write()?;
+        let mut state = self.inner.writer.lock().expect("writer state");
+        wal.wait_durable(state.latest_lsn)
+            .map_err(|e| self.fail(e))?;
+        let later: Vec<LoggedCommit> = state
+            .since_checkpoint
+            .iter()
+            .filter(|(lsn, ..)| *lsn > base_lsn)
+            .cloned()
+            .collect();
+        let mut rebased = folded;
+        for (_, _, payload) in &later {
+            let changes = ChangeSet::decode(payload, rebased.catalog())?;
+            rebased = changes.apply(&rebased)?;
+        }
+        let rebased = Arc::new(rebased.with_generation(state.latest.generation()));
+        dir.lock()
+            .expect("directory lock")
+            .swap_manifest(&rebased, files, base_lsn)?;
+        let frames: Vec<(u64, u64, &[u8])> =
+            later.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
+        wal.reset(base_lsn + 1, &frames).map_err(|e| self.fail(e))?;
+        state.latest = rebased.clone();
+        state.since_checkpoint = later;
+        let lsn = state.latest_lsn;
+        drop(state);
+        self.publish(rebased, lsn);
+        drop(lock);
+        dir.lock().expect("directory lock").remove_unreferenced()?;
+        Ok(())
+    }
+}
+
+impl Database {
+    /// `CHECKPOINT` of an in-memory database: the deltas are folded into new in-memory tables.
+    fn fold_in_memory(&self) -> Result<()> {
+        let lock = self.begin_write()?;
+        let (folded, _) = lock.latest().folded().map_err(Error::internal)?;
+        let folded = Arc::new(folded);
+        let mut state = self.inner.writer.lock().expect("writer state");
+        state.latest = folded.clone();
+        let lsn = state.latest_lsn;
+        drop(state);
+        self.publish(folded, lsn);
+        drop(lock);
+        Ok(())
+    }
+}
+
+/// Opens (or creates) the log of a database opened for writing and replays the committed
+/// transactions after the manifest's checkpoint: the recovered snapshot, its last log sequence
+/// number, and the replayed records.
+#[allow(clippy::type_complexity)]
+fn recover(
+    dir: &DatabaseDir,
+    snapshot: Snapshot,
+    fs: &Arc<dyn FileSystem>,
+) -> Result<(Wal, Snapshot, u64, Vec<LoggedCommit>)> {
+    let path = dir.path().join(WAL);
+    let checkpoint_lsn = dir.checkpoint_lsn();
+    if !fs.exists(&path)? {
+        let wal = Wal::create(fs.clone(), &path, dir.database_id(), checkpoint_lsn + 1)?;
+        return Ok((wal, snapshot, checkpoint_lsn, Vec::new()));
+    }
+    let (wal, recovered) = Wal::open(fs.clone(), &path, dir.database_id())?;
+    let mut snapshot = snapshot;
+    let mut lsn = checkpoint_lsn;
+    let mut records = Vec::new();
+    for frame in recovered.frames {
+        if frame.lsn <= checkpoint_lsn {
+            continue;
+        }
+        if frame.lsn != lsn + 1 {
+            return Err(Error::Corrupt(format!(
+                "{}: log sequence number {} follows {lsn}: committed transactions are missing",
+                path.display(),
+                frame.lsn
+            )));
+        }
+        let changes = ChangeSet::decode(&frame.payload, snapshot.catalog())?;
+        snapshot = changes.apply(&snapshot)?;
+        lsn = frame.lsn;
+        records.push((frame.lsn, frame.txn_id, Arc::from(frame.payload)));
+    }
+    if wal.last_lsn() < checkpoint_lsn {
+        // The log was recycled before this checkpoint: continue the sequence after it.
+        wal.reset(checkpoint_lsn + 1, &[])?;
+    }
+    Ok((wal, snapshot, lsn, records))
+}
+
+/// A reader's view: the manifest's tables plus the committed transactions in the log, read
+/// without truncating anything (the writing process may be appending right now).
+fn read_committed(
+    dir: &mut DatabaseDir,
+    snapshot: Snapshot,
+    fs: &Arc<dyn FileSystem>,
+) -> Result<(Snapshot, u64)> {
+    const ATTEMPTS_MAX: u32 = 100;
+    let path = dir.path().join(WAL);
+    let mut snapshot = snapshot;
+    for _ in 0..ATTEMPTS_MAX {
+        let checkpoint_lsn = dir.checkpoint_lsn();
+        if !fs.exists(&path)? {
+            return Ok((snapshot, checkpoint_lsn));
+        }
+        let recovered = Wal::read(fs.as_ref(), &path, dir.database_id())?;
+        if recovered.base_lsn > checkpoint_lsn + 1 {
+            // A checkpoint recycled the log after this manifest was read: read the new one.
+            snapshot = dir.reload()?;
+            continue;
+        }
+        let mut lsn = checkpoint_lsn;
+        for frame in recovered.frames {
+            if frame.lsn <= checkpoint_lsn {
+                continue;
+            }
+            let changes = ChangeSet::decode(&frame.payload, snapshot.catalog())?;
+            snapshot = changes.apply(&snapshot)?;
+            lsn = frame.lsn;
+        }
+        return Ok((snapshot, lsn));
+    }
+    Err(Error::Io(format!(
+        "{}: the database kept changing while it was opened for reading",
+        dir.path().display()
+    )))
 }

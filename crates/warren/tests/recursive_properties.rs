@@ -3,6 +3,9 @@
 //! on random small graphs with self loops, parallel edges, cycles and isolated nodes, compared
 //! with a brute-force reference that enumerates every walk. Each graph runs under several engine
 //! configurations (1, 2 and 8 threads, several k, tiny morsels, each optimization on and off).
+//! Each graph is stored in one of several layouts: all in the delta of committed writes, folded
+//! by a checkpoint, or partly folded with more rels, nodes and deletions in the delta (rels and
+//! nodes inserted and deleted again leave tombstones that no answer may show).
 
 use std::collections::BTreeMap;
 
@@ -169,7 +172,20 @@ fn reference(
     rows
 }
 
-fn load(graph: &Graph) -> Connection {
+/// How a graph's rels end up stored: the delta of committed writes over the CSR, the CSR
+/// itself (after a checkpoint), or a mix with tombstones.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    /// Every rel committed after the last checkpoint: read through the delta.
+    Delta,
+    /// Every rel folded into the CSR by a checkpoint.
+    Folded,
+    /// The first `split` rels folded, the rest in the delta; rels and a node inserted and
+    /// deleted again before (`junk_folded`) or after the checkpoint.
+    Mixed { split: usize, junk_folded: bool },
+}
+
+fn load(graph: &Graph, layout: Layout) -> Connection {
     let db = Database::in_memory();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE P(ID INT64, PRIMARY KEY(ID))")
@@ -180,20 +196,74 @@ fn load(graph: &Graph) -> Connection {
         .map(|i| format!("(:P {{ID: {i}}})"))
         .collect();
     conn.query(&format!("CREATE {}", nodes.join(", "))).unwrap();
-    if !graph.rels.is_empty() {
-        let rels: Vec<String> = graph
-            .rels
-            .iter()
-            .enumerate()
-            .map(|(i, (f, t, w))| format!("[{f},{t},{i},{w}]"))
-            .collect();
+    let rels: Vec<(usize, &(u32, u32, i64))> = graph.rels.iter().enumerate().collect();
+    match layout {
+        Layout::Delta => create_rels(&mut conn, &rels),
+        Layout::Folded => {
+            create_rels(&mut conn, &rels);
+            conn.query("CHECKPOINT").unwrap();
+        }
+        Layout::Mixed { split, junk_folded } => {
+            let split = split.min(rels.len());
+            create_rels(&mut conn, &rels[..split]);
+            if junk_folded {
+                add_junk(&mut conn, graph);
+                conn.query("CHECKPOINT").unwrap();
+                create_rels(&mut conn, &rels[split..]);
+                delete_junk(&mut conn);
+            } else {
+                conn.query("CHECKPOINT").unwrap();
+                add_junk(&mut conn, graph);
+                create_rels(&mut conn, &rels[split..]);
+                delete_junk(&mut conn);
+            }
+        }
+    }
+    conn
+}
+
+fn create_rels(conn: &mut Connection, rels: &[(usize, &(u32, u32, i64))]) {
+    if rels.is_empty() {
+        return;
+    }
+    let rels: Vec<String> = rels
+        .iter()
+        .map(|(i, (f, t, w))| format!("[{f},{t},{i},{w}]"))
+        .collect();
+    conn.query(&format!(
+        "UNWIND [{}] AS r MATCH (a:P {{ID: r[1]}}), (b:P {{ID: r[2]}}) CREATE (a)-[:E {{eid: r[3], w: r[4]}}]->(b)",
+        rels.join(",")
+    ))
+    .unwrap();
+}
+
+/// Rels (eid >= 1000) between the graph's nodes and a node (ID 100) linked both ways.
+fn add_junk(conn: &mut Connection, graph: &Graph) {
+    conn.query("CREATE (:P {ID: 100})").unwrap();
+    for node in 0..graph.nodes {
         conn.query(&format!(
-            "UNWIND [{}] AS r MATCH (a:P {{ID: r[1]}}), (b:P {{ID: r[2]}}) CREATE (a)-[:E {{eid: r[3], w: r[4]}}]->(b)",
-            rels.join(",")
+            "MATCH (a:P {{ID: {node}}}), (j:P {{ID: 100}}) CREATE (a)-[:E {{eid: {}, w: 9}}]->(j), (j)-[:E {{eid: {}, w: 9}}]->(a), (a)-[:E {{eid: {}, w: 9}}]->(a)",
+            1000 + 3 * node,
+            1001 + 3 * node,
+            1002 + 3 * node
         ))
         .unwrap();
     }
-    conn
+}
+
+fn delete_junk(conn: &mut Connection) {
+    conn.query("MATCH (a:P)-[r:E]->(b:P) WHERE r.eid >= 1000 AND a.ID <> 100 AND b.ID <> 100 DELETE r")
+        .unwrap();
+    conn.query("MATCH (j:P {ID: 100}) DETACH DELETE j").unwrap();
+}
+
+fn layouts() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        Just(Layout::Delta),
+        Just(Layout::Folded),
+        (0usize..14, proptest::bool::ANY)
+            .prop_map(|(split, junk_folded)| Layout::Mixed { split, junk_folded }),
+    ]
 }
 
 fn pattern(kind: Kind, lower: u32, upper: u32, direction: Direction, filter: Filter) -> String {
@@ -352,13 +422,13 @@ proptest! {
     #[test]
     fn recursive_patterns_match_the_reference(graph in graphs(), kind in kinds(), direction in directions(),
                                               lower in 0u32..3, span in 0u32..3, filter in filters(),
-                                              source_pick in 0u32..100) {
+                                              source_pick in 0u32..100, layout in layouts()) {
         let shortest = matches!(kind, Kind::Shortest | Kind::AllShortest);
         let lower = if shortest { 1 } else { lower };
         let upper = (lower + span).max(1);
         let source = source_pick % graph.nodes;
         let expected = reference(&graph, source, kind, lower, upper, direction, filter);
-        let mut conn = load(&graph);
+        let mut conn = load(&graph, layout);
         let pattern = pattern(kind, lower, upper, direction, filter);
                 for config in &CONFIGS {
             let threads = configure(&mut conn, config);
@@ -428,7 +498,7 @@ proptest! {
     /// Counting grouped by source over every source equals the reference summed per source.
     #[test]
     fn counts_grouped_by_source_match(graph in graphs(), kind in kinds(), direction in directions(),
-                                      lower in 0u32..2, span in 0u32..3) {
+                                      lower in 0u32..2, span in 0u32..3, layout in layouts()) {
         let shortest = matches!(kind, Kind::Shortest | Kind::AllShortest);
         let lower = if shortest { 1 } else { lower };
         let upper = (lower + span).max(1);
@@ -455,7 +525,7 @@ proptest! {
             }
         }
         expected.sort();
-        let mut conn = load(&graph);
+        let mut conn = load(&graph, layout);
         let query = format!("MATCH {} RETURN a.ID, count(*), sum(length(e))", pattern(kind, lower, upper, direction, filter));
         for config in &CONFIGS {
             let threads = configure(&mut conn, config);
@@ -465,7 +535,7 @@ proptest! {
 
     /// Weighted shortest paths: the cost to every destination equals Dijkstra's on the reference.
     #[test]
-    fn weighted_shortest_costs_match(graph in graphs(), direction in directions(), source_pick in 0u32..100) {
+    fn weighted_shortest_costs_match(graph in graphs(), direction in directions(), source_pick in 0u32..100, layout in layouts()) {
         let source = source_pick % graph.nodes;
         let walks = graph.walks(source, 1, graph.nodes.max(1), direction, Filter { min_weight: None, banned: None });
         let mut best: BTreeMap<u32, i64> = BTreeMap::new();
@@ -476,7 +546,7 @@ proptest! {
         }
         let mut expected: Vec<String> = best.iter().map(|(d, c)| format!("{d}|{c}.000000")).collect();
         expected.sort();
-        let mut conn = load(&graph);
+        let mut conn = load(&graph, layout);
         let rel = "[e:E* WSHORTEST(w)]";
         let pattern = match direction {
             Direction::Right => format!("(a:P)-{rel}->(b:P)"),
@@ -494,7 +564,7 @@ proptest! {
     /// thread): the same tied path for WSHORTEST, the same set for ALL WSHORTEST, zero-weight
     /// rels and parallel rels included.
     #[test]
-    fn weighted_paths_are_the_same_in_parallel(graph in graphs(), direction in directions(), source_pick in 0u32..100, all in proptest::bool::ANY) {
+    fn weighted_paths_are_the_same_in_parallel(graph in graphs(), direction in directions(), source_pick in 0u32..100, all in proptest::bool::ANY, layout in layouts()) {
         let source = source_pick % graph.nodes;
         let mode = if all { "ALL WSHORTEST" } else { "WSHORTEST" };
         let rel = format!("[e:E* {mode}(w)]");
@@ -504,7 +574,7 @@ proptest! {
             Direction::Both => format!("(a:P)-{rel}-(b:P)"),
         };
         let query = format!("MATCH {pattern} WHERE a.ID = {source} RETURN b.ID, cost(e), properties(rels(e), 'eid')");
-        let mut conn = load(&graph);
+        let mut conn = load(&graph, layout);
         configure(&mut conn, &[("threads", "1")]);
         let sequential = rows(&mut conn, &query);
         for threads in ["2", "8"] {

@@ -106,6 +106,9 @@ impl Parser<'_> {
         if self.eat_keyword("ROLLBACK") {
             return Ok(Some(TransactionCommand::Rollback));
         }
+        if self.eat_keyword("CHECKPOINT") {
+            return Ok(Some(TransactionCommand::Checkpoint));
+        }
         if !self.eat_keyword("BEGIN") {
             return Ok(None);
         }

@@ -103,6 +103,10 @@ pub fn resolve_prefilters<'a>(
     table_id: TableId,
     table: &'a warren_storage::NodeTable,
 ) -> Vec<ResolvedPrefilter<'a>> {
+    // Prefilters read the stored column in place; rows in a delta get the full filter only.
+    if table.has_delta() {
+        return Vec::new();
+    }
     prefilters
         .iter()
         .filter_map(|p| match p.property.column(table_id) {

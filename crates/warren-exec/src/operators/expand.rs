@@ -50,12 +50,12 @@ impl Expand {
             if start != node.table || node.offset > u64::from(u32::MAX) {
                 continue;
             }
-            let csr = snapshot.rel_table(step.pair).csr(step.direction);
-            let range = csr.range(node.offset as u32);
-            for (&neighbour, &rel) in csr.neighbours()[range.clone()]
-                .iter()
-                .zip(&csr.rel_ids()[range])
-            {
+            // Read in place from the segment and the delta: a one-hop lookup never pays for
+            // merging a whole CSR.
+            let entries = snapshot
+                .rel_table(step.pair)
+                .entries(node.offset as u32, step.direction);
+            for (neighbour, rel) in entries {
                 out.push((
                     InternalId::new(end, u64::from(neighbour)),
                     InternalId::new(step.pair, u64::from(rel)),

@@ -143,8 +143,8 @@ fn commit(editor: Editor, ctx: &ExecContext) -> Result<()> {
     if editor.is_empty() {
         return Ok(());
     }
-    let (snapshot, changed) = editor.finish()?;
-    ctx.install(snapshot, changed);
+    let (snapshot, changes) = editor.finish()?;
+    ctx.install(snapshot, changes);
     Ok(())
 }
 

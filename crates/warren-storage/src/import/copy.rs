@@ -284,6 +284,7 @@ fn copy_into(
 ) -> Result<CopySummary> {
     if let Some(schema) = editor.catalog().node_table(table) {
         let (id, name) = (schema.id, schema.name.clone());
+        editor.fold(id)?;
         let (data, rows) = copy_node_table(editor, id, &mut source)?;
         editor.replace_node_table(id, data);
         return Ok(CopySummary { table: name, rows });
@@ -291,6 +292,11 @@ fn copy_into(
     if let Some(schema) = editor.catalog().rel_table(table) {
         let name = schema.name.clone();
         let pair = select_pair(editor, table, options)?;
+        let (_, ends) = editor.catalog().rel_pair(pair).expect("selected pair");
+        let (from, to) = (ends.from, ends.to);
+        for id in [pair, from, to] {
+            editor.fold(id)?;
+        }
         let (data, rows) = copy_rel_table(editor, pair, &mut source)?;
         editor.replace_rel_table(pair, data);
         return Ok(CopySummary { table: name, rows });

@@ -1,0 +1,75 @@
+//! The faults a [`super::SimulatedFileSystem`] injects, and the seeded random numbers that decide
+//! how a crash tears unsynced writes, so that every failure replays from its seed.
+
+/// How a write fails when the plan says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteFault {
+    /// `EIO`: the device failed.
+    Eio,
+    /// `ENOSPC`: the device is full.
+    NoSpace,
+}
+
+impl WriteFault {
+    pub fn os_error(self) -> std::io::Error {
+        match self {
+            WriteFault::Eio => std::io::Error::from_raw_os_error(libc::EIO),
+            WriteFault::NoSpace => std::io::Error::from_raw_os_error(libc::ENOSPC),
+        }
+    }
+}
+
+/// The faults of one test. Operations are counted from 1 over the whole simulated file system.
+#[derive(Clone, Debug, Default)]
+pub struct FaultPlan {
+    /// Seeds the random choices: short-write lengths and which unsynced sectors a crash keeps.
+    pub seed: u64,
+    /// The `sync_data` call with this number fails with `EIO`, and the writes it was to make
+    /// durable are lost (as on Linux, where the page cache keeps showing them until a restart).
+    pub sync_failure_at: Option<u64>,
+    /// The `write_at` call with this number fails with the given error and writes nothing.
+    pub write_failure_at: Option<(u64, WriteFault)>,
+    /// Every write of more than one byte writes only a random non-empty prefix of its bytes.
+    pub short_writes: bool,
+    /// The mutating operation (write, set_len, sync, create, rename, remove, sync_dir) with this
+    /// number does not happen: the machine crashes instead, as if [`super::SimulatedFileSystem::crash`]
+    /// had been called, and the operation fails.
+    pub crash_at_operation: Option<u64>,
+    /// How long each `sync_data` takes (a real disk's flush takes from microseconds to
+    /// milliseconds); lets tests see concurrent committers queue behind a sync.
+    pub sync_latency: std::time::Duration,
+}
+
+/// SplitMix64: a small, fast, seedable generator (quality is ample for fault injection).
+#[derive(Clone, Debug)]
+pub(crate) struct SeededRng {
+    state: u64,
+}
+
+impl SeededRng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `low..=high`.
+    pub(crate) fn range_inclusive(&mut self, low: u64, high: u64) -> u64 {
+        assert!(low <= high);
+        let span = high - low;
+        if span == u64::MAX {
+            return self.next_u64();
+        }
+        low + self.next_u64() % (span + 1)
+    }
+
+    pub(crate) fn coin(&mut self) -> bool {
+        self.next_u64() & 1 == 1
+    }
+}

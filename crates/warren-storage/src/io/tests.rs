@@ -1,0 +1,187 @@
+//! Tests of the I/O layer: the simulated file system's durability model and its faults, and the
+//! real file system's basic operations.
+
+use std::path::Path;
+
+use super::*;
+
+fn simulated(plan: FaultPlan) -> SimulatedFileSystem {
+    SimulatedFileSystem::new(plan)
+}
+
+fn create_with(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Box<dyn FileHandle> {
+    let file = fs.open(path, OpenMode::CreateNew).unwrap();
+    write_all_at(file.as_ref(), 0, bytes).unwrap();
+    file
+}
+
+#[test]
+fn synced_bytes_survive_a_crash_and_unsynced_names_do_not() {
+    let fs = simulated(FaultPlan::default());
+    let path = Path::new("db/a");
+    let file = create_with(&fs, path, b"hello");
+    file.sync_data().unwrap();
+    fs.crash();
+    // The name was never made durable by sync_dir.
+    assert!(!fs.exists(path).unwrap() || fs.file_bytes(path).unwrap() == b"hello");
+    let fs = simulated(FaultPlan::default());
+    let file = create_with(&fs, path, b"hello");
+    file.sync_data().unwrap();
+    fs.sync_dir(Path::new("db")).unwrap();
+    write_all_at(file.as_ref(), 5, &[7u8; 2000]).unwrap();
+    fs.crash();
+    assert!(file.len().is_err(), "a handle from before the crash fails");
+    let bytes = fs.file_bytes(path).unwrap();
+    assert_eq!(&bytes[..5], b"hello");
+    assert!(bytes.len() <= 2005);
+    assert!(bytes[5..].iter().all(|&b| b == 0 || b == 7));
+}
+
+#[test]
+fn a_crash_tears_unsynced_writes_at_sector_granularity() {
+    for seed in 0..20 {
+        let fs = simulated(FaultPlan {
+            seed,
+            ..FaultPlan::default()
+        });
+        let path = Path::new("f");
+        let file = create_with(&fs, path, &[]);
+        file.sync_data().unwrap();
+        fs.sync_dir(Path::new(".")).unwrap();
+        let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8 + 1).collect();
+        write_all_at(file.as_ref(), 0, &data).unwrap();
+        fs.crash();
+        let bytes = fs.file_bytes(path).unwrap();
+        for (sector, chunk) in bytes.chunks(SECTOR_BYTES as usize).enumerate() {
+            let start = sector * SECTOR_BYTES as usize;
+            let whole = chunk == &data[start..start + chunk.len()];
+            let zeros = chunk.iter().all(|&b| b == 0);
+            assert!(
+                whole || zeros,
+                "seed {seed}: sector {sector} is neither kept nor lost"
+            );
+        }
+    }
+}
+
+#[test]
+fn short_writes_are_completed_by_write_all_at() {
+    let fs = simulated(FaultPlan {
+        seed: 3,
+        short_writes: true,
+        ..FaultPlan::default()
+    });
+    let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+    let file = fs.open(Path::new("f"), OpenMode::CreateNew).unwrap();
+    assert!(file.write_at(0, &data).unwrap() < data.len());
+    write_all_at(file.as_ref(), 0, &data).unwrap();
+    assert!(fs.stats().writes > 2);
+    assert_eq!(read_all(file.as_ref()).unwrap(), data);
+}
+
+#[test]
+fn a_failed_sync_loses_the_unsynced_writes() {
+    let fs = simulated(FaultPlan {
+        sync_failure_at: Some(2),
+        ..FaultPlan::default()
+    });
+    let path = Path::new("f");
+    let file = create_with(&fs, path, b"durable");
+    file.sync_data().unwrap();
+    fs.sync_dir(Path::new(".")).unwrap();
+    write_all_at(file.as_ref(), 7, b" lost").unwrap();
+    let error = file.sync_data().unwrap_err();
+    assert!(error.to_string().contains("os error 5"), "{error}");
+    assert_eq!(fs.file_bytes(path).unwrap(), b"durable lost");
+    assert_eq!(fs.durable_bytes(path).unwrap(), b"durable");
+    fs.crash();
+    assert_eq!(fs.file_bytes(path).unwrap(), b"durable");
+}
+
+#[test]
+fn the_planned_write_fails_with_its_error() {
+    let fs = simulated(FaultPlan {
+        write_failure_at: Some((2, WriteFault::NoSpace)),
+        ..FaultPlan::default()
+    });
+    let file = create_with(&fs, Path::new("f"), b"one");
+    let error = write_all_at(file.as_ref(), 3, b"two").unwrap_err();
+    assert!(error.to_string().contains("os error 28"), "{error}");
+    assert_eq!(fs.file_bytes(Path::new("f")).unwrap(), b"one");
+}
+
+#[test]
+fn the_planned_operation_crashes_the_machine() {
+    let fs = simulated(FaultPlan {
+        crash_at_operation: Some(3),
+        ..FaultPlan::default()
+    });
+    // Operations: create (1), write (2), sync (3: crashes instead).
+    let file = create_with(&fs, Path::new("f"), b"x");
+    assert!(file.sync_data().is_err());
+    assert_eq!(fs.stats().crashes, 1);
+    assert!(file.len().is_err());
+}
+
+#[test]
+fn renames_become_durable_with_sync_dir() {
+    let fs = simulated(FaultPlan::default());
+    let dir = Path::new("d");
+    let (old, new) = (Path::new("d/log"), Path::new("d/log.tmp"));
+    create_with(&fs, old, b"old").sync_data().unwrap();
+    create_with(&fs, new, b"new").sync_data().unwrap();
+    fs.sync_dir(dir).unwrap();
+    fs.rename(new, old).unwrap();
+    assert_eq!(fs.file_bytes(old).unwrap(), b"new");
+    fs.sync_dir(dir).unwrap();
+    fs.crash();
+    assert_eq!(fs.file_bytes(old).unwrap(), b"new");
+    assert!(!fs.exists(new).unwrap());
+}
+
+#[test]
+fn the_real_file_system_reads_writes_and_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = RealFileSystem;
+    let path = dir.path().join("f");
+    let file = create_with(&fs, &path, b"hello world");
+    file.sync_data().unwrap();
+    assert!(fs.open(&path, OpenMode::CreateNew).is_err());
+    file.set_len(5).unwrap();
+    assert_eq!(read_all(file.as_ref()).unwrap(), b"hello");
+    let moved = dir.path().join("g");
+    fs.rename(&path, &moved).unwrap();
+    fs.sync_dir(dir.path()).unwrap();
+    assert!(!fs.exists(&path).unwrap());
+    let reader = fs.open(&moved, OpenMode::Read).unwrap();
+    assert_eq!(read_all(reader.as_ref()).unwrap(), b"hello");
+    assert!(reader.write_at(0, b"x").is_err());
+    fs.remove(&moved).unwrap();
+    assert!(!fs.exists(&moved).unwrap());
+}
+
+#[test]
+fn a_buffered_writer_goes_through_the_layer() {
+    use std::io::Write;
+    let fs = simulated(FaultPlan {
+        seed: 5,
+        short_writes: true,
+        ..FaultPlan::default()
+    });
+    let file = fs.open(Path::new("seg"), OpenMode::CreateNew).unwrap();
+    let data: Vec<u8> = (0..70_000u32).map(|i| (i % 241) as u8).collect();
+    let mut out = std::io::BufWriter::new(FileWriter::new(file.as_ref(), 0));
+    out.write_all(&data).unwrap();
+    let writer = out.into_inner().unwrap();
+    assert_eq!(writer.offset(), data.len() as u64);
+    assert_eq!(read_all(file.as_ref()).unwrap(), data);
+    let failing = simulated(FaultPlan {
+        write_failure_at: Some((1, WriteFault::NoSpace)),
+        ..FaultPlan::default()
+    });
+    let file = failing.open(Path::new("seg"), OpenMode::CreateNew).unwrap();
+    let error = FileWriter::new(file.as_ref(), 0)
+        .write_all(b"x")
+        .unwrap_err();
+    assert!(error.to_string().contains("os error 28"), "{error}");
+}

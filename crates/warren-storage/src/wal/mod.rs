@@ -1,0 +1,363 @@
+//! The write-ahead log: a file of checksummed frames, each an opaque transaction payload with
+//! its LSN and transaction id, appended with group commit and read back by recovery. The byte
+//! layout is in `docs/format/wal.md`; `format.rs` encodes it, `scan.rs` reads it back and
+//! `commit_queue.rs` appends to it.
+//!
+//! Recovery returns the longest valid prefix of frames. A torn tail (an unfinished last write)
+//! is cut off when the log is opened for writing and ignored when it is only read; damage
+//! followed by a later batch's valid frame is corruption, and opening fails rather than drop
+//! committed frames. A log whose header names another database is refused.
+//!
+//! `reset` starts a fresh log after a checkpoint by writing a new file beside the old one and
+//! renaming it over, so a crash leaves one or the other.
+
+mod commit_queue;
+mod format;
+mod scan;
+
+#[cfg(test)]
+mod crash_tests;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, MutexGuard};
+
+use warren_common::{Error, Result};
+
+use crate::io::{parent_dir, read_all, write_all_at, FileHandle, FileSystem, OpenMode};
+pub use commit_queue::WalStats;
+use commit_queue::{CommitQueue, QueueState};
+use format::{decode_header, encode_header, Header};
+pub use format::{
+    DatabaseId, BATCH_FRAMES_MAX, FORMAT_VERSION, FRAME_HEADER_BYTES, HEADER_BYTES, LSN_MIN, MAGIC,
+    PAYLOAD_BYTES_MAX,
+};
+use scan::{scan, Scan, Tail};
+
+/// One committed frame, as recovery returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveredFrame {
+    pub lsn: u64,
+    pub txn_id: u64,
+    pub payload: Vec<u8>,
+}
+
+/// What recovery found in a log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovered {
+    /// The LSN the log's first frame has (or would have).
+    pub base_lsn: u64,
+    /// The committed frames, in LSN order (`base_lsn`, `base_lsn + 1`, ...).
+    pub frames: Vec<RecoveredFrame>,
+    /// Bytes after the last valid frame: cut off by [`Wal::open`], ignored by [`Wal::read`].
+    pub tail_bytes: u64,
+}
+
+impl Recovered {
+    /// The LSN the next frame takes.
+    pub fn next_lsn(&self) -> u64 {
+        self.base_lsn + self.frames.len() as u64
+    }
+}
+
+/// An open write-ahead log, shared by the threads that commit to it.
+pub struct Wal {
+    fs: Arc<dyn FileSystem>,
+    path: PathBuf,
+    database_id: DatabaseId,
+    queue: CommitQueue,
+}
+
+impl fmt::Debug for Wal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wal")
+            .field("path", &self.path)
+            .field("last_lsn", &self.last_lsn())
+            .finish_non_exhaustive()
+    }
+}
+
+fn hex(id: &DatabaseId) -> String {
+    id.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The path a new log is written at before it is renamed over `path`.
+fn new_file_path(path: &Path) -> PathBuf {
+    let mut name = OsString::from(path.as_os_str());
+    name.push(".new");
+    PathBuf::from(name)
+}
+
+/// Writes a log file holding only `header` at `path` and makes its bytes durable.
+fn write_empty_log(fs: &dyn FileSystem, path: &Path, header: &Header) -> Result<()> {
+    write_log(fs, path, header, &[])
+}
+
+/// Writes a log file holding `header` and the encoded `frames` at `path`, durably.
+fn write_log(fs: &dyn FileSystem, path: &Path, header: &Header, frames: &[u8]) -> Result<()> {
+    if fs.exists(path)? {
+        // The remains of an interrupted create or reset: never renamed, so never live.
+        fs.remove(path)?;
+    }
+    let file = fs.open(path, OpenMode::CreateNew)?;
+    write_all_at(file.as_ref(), 0, &encode_header(header))?;
+    write_all_at(file.as_ref(), HEADER_BYTES as u64, frames)?;
+    file.sync_data()
+}
+
+/// Reads and checks a log's header and frames.
+fn read_log(file: &dyn FileHandle, database_id: &DatabaseId) -> Result<(Header, Vec<u8>)> {
+    let bytes = read_all(file)?;
+    let path = file.path().display().to_string();
+    let header = decode_header(&bytes, &path)?;
+    if header.database_id != *database_id {
+        return Err(Error::Corrupt(format!(
+            "write-ahead log {path} belongs to database {}, not to this database ({}); it \
+             will not be replayed",
+            hex(&header.database_id),
+            hex(database_id)
+        )));
+    }
+    Ok((header, bytes))
+}
+
+/// The recovered frames of a scan, or an error when committed frames are damaged.
+fn recovered(
+    path: &Path,
+    header: &Header,
+    scan: &Scan<'_>,
+    file_bytes: usize,
+) -> Result<Recovered> {
+    if let Tail::Damaged {
+        offset,
+        lsn,
+        later_offset,
+        later_lsn,
+    } = scan.tail
+    {
+        return Err(Error::Corrupt(format!(
+            "write-ahead log {}: the frame of LSN {lsn} at byte {offset} is damaged, yet a \
+             later committed frame (LSN {later_lsn} at byte {later_offset}) follows it; \
+             committed transactions would be lost, so the log is not opened",
+            path.display()
+        )));
+    }
+    let frames = scan
+        .frames
+        .iter()
+        .map(|(frame, payload)| RecoveredFrame {
+            lsn: frame.lsn,
+            txn_id: frame.txn_id,
+            payload: payload.to_vec(),
+        })
+        .collect();
+    Ok(Recovered {
+        base_lsn: header.base_lsn,
+        frames,
+        tail_bytes: (file_bytes - scan.valid_end) as u64,
+    })
+}
+
+impl Wal {
+    /// Creates an empty log at `path` (which must not exist) whose first frame will have LSN
+    /// `base_lsn`. The file appears whole or not at all.
+    pub fn create(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        database_id: DatabaseId,
+        base_lsn: u64,
+    ) -> Result<Wal> {
+        if base_lsn < LSN_MIN {
+            return Err(Error::internal(
+                "a write-ahead log's base LSN must be at least 1",
+            ));
+        }
+        if fs.exists(path)? {
+            return Err(Error::Io(format!(
+                "write-ahead log {} already exists",
+                path.display()
+            )));
+        }
+        let header = Header {
+            database_id,
+            base_lsn,
+        };
+        let file = Self::install(fs.as_ref(), path, &header)?;
+        let state = QueueState::new(file, base_lsn, base_lsn, HEADER_BYTES as u64);
+        Ok(Self::from_state(fs, path, database_id, state))
+    }
+
+    /// Opens the log at `path` for appending: returns its committed frames, having cut off a
+    /// torn tail and made the rest durable.
+    pub fn open(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        database_id: DatabaseId,
+    ) -> Result<(Wal, Recovered)> {
+        let file: Arc<dyn FileHandle> = Arc::from(fs.open(path, OpenMode::ReadWrite)?);
+        let (header, bytes) = read_log(file.as_ref(), &database_id)?;
+        let scan = scan(&bytes, header.base_lsn);
+        let recovered = recovered(path, &header, &scan, bytes.len())?;
+        if recovered.tail_bytes > 0 {
+            file.set_len(scan.valid_end as u64)?;
+        }
+        // The frames may have been read from the page cache of a process that died before its
+        // sync: make them durable before anyone acts on them. The cut must be durable too
+        // before frames are appended where the tail was, or a crash could bring old frames
+        // back behind the new ones.
+        file.sync_data()?;
+        let stale = new_file_path(path);
+        if fs.exists(&stale)? {
+            fs.remove(&stale)?;
+        }
+        let next_lsn = recovered.next_lsn();
+        let state = QueueState::new(file, header.base_lsn, next_lsn, scan.valid_end as u64);
+        Ok((Self::from_state(fs, path, database_id, state), recovered))
+    }
+
+    /// Reads the committed frames of the log at `path` without changing the file. A torn tail
+    /// is taken for frames not yet committed (another process may be appending them now).
+    pub fn read(fs: &dyn FileSystem, path: &Path, database_id: DatabaseId) -> Result<Recovered> {
+        let file = fs.open(path, OpenMode::Read)?;
+        let (header, bytes) = read_log(file.as_ref(), &database_id)?;
+        let scan = scan(&bytes, header.base_lsn);
+        recovered(path, &header, &scan, bytes.len())
+    }
+
+    fn from_state(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        database_id: DatabaseId,
+        state: QueueState,
+    ) -> Wal {
+        Wal {
+            fs,
+            path: path.to_path_buf(),
+            database_id,
+            queue: CommitQueue::new(state, path.to_path_buf()),
+        }
+    }
+
+    /// Writes an empty log beside `path`, renames it over `path` and makes the name durable.
+    fn install(fs: &dyn FileSystem, path: &Path, header: &Header) -> Result<Arc<dyn FileHandle>> {
+        let new_path = new_file_path(path);
+        write_empty_log(fs, &new_path, header)?;
+        Self::rename_into_place(fs, &new_path, path)
+    }
+
+    fn rename_into_place(
+        fs: &dyn FileSystem,
+        new_path: &Path,
+        path: &Path,
+    ) -> Result<Arc<dyn FileHandle>> {
+        fs.rename(new_path, path)?;
+        fs.sync_dir(&parent_dir(path))?;
+        Ok(Arc::from(fs.open(path, OpenMode::ReadWrite)?))
+    }
+
+    /// Appends a frame holding `payload` for transaction `txn_id` and returns its LSN once the
+    /// frame is durable. Concurrent commits share one write and one sync. After a failed write
+    /// or sync this and every later commit fails: the database is read-only from then on.
+    pub fn commit(&self, txn_id: u64, payload: &[u8]) -> Result<u64> {
+        self.queue.commit(txn_id, payload)
+    }
+
+    /// Queues a frame and returns its LSN before it is durable; see [`Wal::wait_durable`].
+    /// Frames are written in the order of these calls.
+    pub fn append(&self, txn_id: u64, payload: &[u8]) -> Result<u64> {
+        self.queue.append(txn_id, payload)
+    }
+
+    /// Returns once every frame up to `lsn` is durable (group commit: one committer writes and
+    /// syncs everything queued, the others wait), or an error if the log failed.
+    pub fn wait_durable(&self, lsn: u64) -> Result<()> {
+        self.queue.wait_durable(lsn)
+    }
+
+    /// Replaces the log by one whose first frame has LSN `base_lsn` and that holds `kept`,
+    /// the frames (LSN, transaction id, payload) after a checkpoint's LSN, which must be
+    /// `base_lsn`, `base_lsn + 1`, ... up to the last LSN queued: called once a checkpoint
+    /// holds every earlier frame. Waits for commits in flight; a crash during the reset leaves
+    /// the old log or the new one, each holding every kept frame.
+    pub fn reset(&self, base_lsn: u64, kept: &[(u64, u64, &[u8])]) -> Result<()> {
+        let mut state = self.queue.lock_quiet();
+        state.check_failure()?;
+        let next_lsn = base_lsn + kept.len() as u64;
+        let consecutive = kept
+            .iter()
+            .enumerate()
+            .all(|(i, (lsn, ..))| *lsn == base_lsn + i as u64);
+        let keeps_all = kept.is_empty() || next_lsn == state.next_lsn;
+        if base_lsn < LSN_MIN || !consecutive || !keeps_all || next_lsn < state.next_lsn {
+            return Err(Error::internal(format!(
+                "resetting the write-ahead log to LSN {base_lsn} with {} frames would lose or \
+                 reuse LSNs (next is {})",
+                kept.len(),
+                state.next_lsn
+            )));
+        }
+        let header = Header {
+            database_id: self.database_id,
+            base_lsn,
+        };
+        let mut frames = Vec::new();
+        for (index, (lsn, txn_id, payload)) in kept.iter().enumerate() {
+            let frame = format::FrameHeader {
+                lsn: *lsn,
+                txn_id: *txn_id,
+                batch_index: u32::try_from(index).expect("kept frames fit in a batch"),
+                payload_bytes: u32::try_from(payload.len()).expect("payload was checked"),
+            };
+            format::encode_frame(&mut frames, &frame, payload);
+        }
+        // A failure before the rename leaves the old log whole and in use.
+        let new_path = new_file_path(&self.path);
+        write_log(self.fs.as_ref(), &new_path, &header, &frames)?;
+        match Self::rename_into_place(self.fs.as_ref(), &new_path, &self.path) {
+            Ok(file) => {
+                let stats = state.stats;
+                let end = (HEADER_BYTES + frames.len()) as u64;
+                *state = QueueState::new(file, base_lsn, next_lsn, end);
+                state.stats = stats;
+                Ok(())
+            }
+            // Which file the name holds is unknown now: appending to either could lose frames.
+            Err(cause) => Err(self.queue.fail(&mut state, &cause)),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, QueueState> {
+        self.queue.lock()
+    }
+
+    /// Bytes of the log file that hold its header and durable frames.
+    pub fn size_bytes(&self) -> u64 {
+        self.state().end_bytes
+    }
+
+    /// The LSN of the last durable frame (`base_lsn - 1` when the log holds none).
+    pub fn last_lsn(&self) -> u64 {
+        self.state().durable_lsn
+    }
+
+    /// The LSN the log's first frame has.
+    pub fn base_lsn(&self) -> u64 {
+        self.state().base_lsn
+    }
+
+    pub fn stats(&self) -> WalStats {
+        self.state().stats
+    }
+
+    /// Whether the log has failed and refuses commits.
+    pub fn is_failed(&self) -> bool {
+        self.state().failure.is_some()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

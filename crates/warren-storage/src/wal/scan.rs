@@ -1,0 +1,102 @@
+//! Recovery's reading of a log file: the longest valid prefix of frames, and what follows it.
+//!
+//! Frames are written one group-commit batch at a time, and a batch is written only after the
+//! previous one is durable. So a crash can damage only the last batch, and damage followed by a
+//! valid frame of a *later* batch is damage to committed data. Each frame records its position
+//! in its batch, which tells the two apart: a valid frame after the damage whose batch starts
+//! at or before the damaged LSN was written by the same (unfinished) write; one whose batch
+//! starts after it proves that the damaged frame had been made durable.
+
+use super::format::{decode_frame, peek_lsn, FrameHeader, FRAME_HEADER_BYTES, HEADER_BYTES};
+
+/// What follows the valid prefix of frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// The file ends exactly after the last valid frame.
+    Clean,
+    /// The bytes from `offset` on hold no frame of a later batch: an unfinished write.
+    Torn { offset: usize },
+    /// The frame expected at `offset` (LSN `lsn`) is invalid, yet a valid frame of a later
+    /// batch (LSN `later_lsn`) lies at `later_offset`: committed data is damaged.
+    Damaged {
+        offset: usize,
+        lsn: u64,
+        later_offset: usize,
+        later_lsn: u64,
+    },
+}
+
+/// The valid frames of a log file, in LSN order, and what follows them.
+#[derive(Debug)]
+pub struct Scan<'a> {
+    pub frames: Vec<(FrameHeader, &'a [u8])>,
+    /// The byte offset just past the last valid frame.
+    pub valid_end: usize,
+    pub tail: Tail,
+}
+
+/// Reads the frames of `file` (the whole file, header included) whose first LSN is `base_lsn`.
+pub fn scan(file: &[u8], base_lsn: u64) -> Scan<'_> {
+    assert!(file.len() >= HEADER_BYTES, "the header was checked first");
+    let mut frames: Vec<(FrameHeader, &[u8])> = Vec::new();
+    let mut offset = HEADER_BYTES;
+    let mut expected_lsn = base_lsn;
+    while let Some((header, payload)) = decode_frame(&file[offset..]) {
+        let previous = frames.last().map(|(previous, _)| previous);
+        if !follows(previous, &header, expected_lsn, base_lsn) {
+            break;
+        }
+        frames.push((header, payload));
+        offset += header.frame_bytes();
+        expected_lsn += 1;
+    }
+    let tail = if offset == file.len() {
+        Tail::Clean
+    } else {
+        match later_batch_frame(file, offset, expected_lsn) {
+            None => Tail::Torn { offset },
+            Some((later_offset, later_lsn)) => Tail::Damaged {
+                offset,
+                lsn: expected_lsn,
+                later_offset,
+                later_lsn,
+            },
+        }
+    };
+    Scan {
+        frames,
+        valid_end: offset,
+        tail,
+    }
+}
+
+/// Whether a checksummed frame `header` continues the sequence after `previous`.
+fn follows(
+    previous: Option<&FrameHeader>,
+    header: &FrameHeader,
+    expected_lsn: u64,
+    base_lsn: u64,
+) -> bool {
+    if header.lsn != expected_lsn || header.batch_first_lsn() < base_lsn {
+        return false;
+    }
+    // A frame that is not first in its batch continues the batch of the frame before it.
+    header.batch_index == 0
+        || previous.is_some_and(|p| p.batch_first_lsn() == header.batch_first_lsn())
+}
+
+/// The first valid frame at or after `from` that belongs to a batch starting after
+/// `damaged_lsn`, as (offset, LSN). Only candidates whose LSN could fit in the rest of the
+/// file are checksummed, so this is a linear scan of cheap comparisons.
+fn later_batch_frame(file: &[u8], from: usize, damaged_lsn: u64) -> Option<(usize, u64)> {
+    let frames_max = ((file.len() - from) / FRAME_HEADER_BYTES) as u64;
+    let last_start = file.len().checked_sub(FRAME_HEADER_BYTES)?;
+    (from..=last_start).find_map(|offset| {
+        let lsn = peek_lsn(&file[offset..])?;
+        if lsn <= damaged_lsn || lsn > damaged_lsn.saturating_add(frames_max) {
+            return None;
+        }
+        let (header, _) = decode_frame(&file[offset..])?;
+        (header.batch_first_lsn() > damaged_lsn).then_some((offset, header.lsn))
+    })
+}

@@ -1,0 +1,632 @@
+//! Tests of the write-ahead log on the simulated file system (and one on the real one): round
+//! trips, recovery of torn and damaged logs, faults, group commit, reset, and a measurement.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use warren_common::Error;
+
+use super::*;
+use crate::io::{FaultPlan, RealFileSystem, SimulatedFileSystem, WriteFault};
+
+const DB: DatabaseId = *b"warren-db-id-001";
+const OTHER_DB: DatabaseId = *b"warren-db-id-002";
+const PATH: &str = "db/warren.wal";
+
+fn path() -> &'static Path {
+    Path::new(PATH)
+}
+
+fn simulated() -> (SimulatedFileSystem, Arc<dyn FileSystem>) {
+    simulated_with(FaultPlan::default())
+}
+
+fn simulated_with(plan: FaultPlan) -> (SimulatedFileSystem, Arc<dyn FileSystem>) {
+    let fs = SimulatedFileSystem::new(plan);
+    let shared: Arc<dyn FileSystem> = Arc::new(fs.clone());
+    (fs, shared)
+}
+
+fn payload(index: usize) -> Vec<u8> {
+    (0..(index * 37) % 300).map(|i| (i + index) as u8).collect()
+}
+
+/// A log holding frames `payload(0..count)` for transactions 100, 101, ...
+fn log_with(fs: &Arc<dyn FileSystem>, count: usize) -> Wal {
+    let wal = Wal::create(Arc::clone(fs), path(), DB, 1).unwrap();
+    for index in 0..count {
+        assert_eq!(
+            wal.commit(100 + index as u64, &payload(index)).unwrap(),
+            1 + index as u64
+        );
+    }
+    wal
+}
+
+fn assert_frames(recovered: &Recovered, count: usize) {
+    assert_eq!(recovered.frames.len(), count, "frames recovered");
+    for (index, frame) in recovered.frames.iter().enumerate() {
+        assert_eq!(frame.lsn, recovered.base_lsn + index as u64);
+        assert_eq!(frame.txn_id, 100 + index as u64);
+        assert_eq!(frame.payload, payload(index), "payload of frame {index}");
+    }
+}
+
+/// A fresh simulated file system whose log file holds exactly `bytes`, durably.
+fn fs_holding(bytes: &[u8]) -> Arc<dyn FileSystem> {
+    let (_, fs) = simulated();
+    let file = fs.open(path(), OpenMode::CreateNew).unwrap();
+    write_all_at(file.as_ref(), 0, bytes).unwrap();
+    file.sync_data().unwrap();
+    fs.sync_dir(Path::new("db")).unwrap();
+    fs
+}
+
+/// The bytes of a log of `count` frames and the offset where its last frame starts.
+fn log_bytes(count: usize) -> (Vec<u8>, usize) {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, count);
+    let before_last = wal.size_bytes() as usize - FRAME_HEADER_BYTES - payload(count - 1).len();
+    drop(wal);
+    (sim.file_bytes(path()).unwrap(), before_last)
+}
+
+fn is_corrupt(error: &Error) -> bool {
+    matches!(error, Error::Corrupt(_))
+}
+
+#[test]
+fn frames_round_trip() {
+    let (_, fs) = simulated();
+    let wal = log_with(&fs, 5);
+    assert_eq!(wal.last_lsn(), 5);
+    assert_eq!(wal.stats().frames, 5);
+    let expected: u64 = (0..5)
+        .map(|i| (FRAME_HEADER_BYTES + payload(i).len()) as u64)
+        .sum();
+    assert_eq!(wal.size_bytes(), HEADER_BYTES as u64 + expected);
+    let read = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    assert_frames(&read, 5);
+    assert_eq!(read.tail_bytes, 0);
+}
+
+#[test]
+fn a_reopened_log_continues_its_sequence() {
+    let (sim, fs) = simulated();
+    drop(log_with(&fs, 3));
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert_frames(&recovered, 3);
+    assert_eq!(wal.commit(103, &payload(3)).unwrap(), 4);
+    drop(wal);
+    sim.crash();
+    let (wal, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_frames(&recovered, 4);
+    assert_eq!(wal.last_lsn(), 4);
+    assert_eq!(recovered.next_lsn(), 5);
+}
+
+#[test]
+fn an_empty_log_reopens_empty_and_keeps_its_base() {
+    let (_, fs) = simulated();
+    drop(Wal::create(Arc::clone(&fs), path(), DB, 1000).unwrap());
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert!(recovered.frames.is_empty());
+    assert_eq!((recovered.base_lsn, wal.last_lsn()), (1000, 999));
+    assert_eq!(wal.commit(1, b"x").unwrap(), 1000);
+    assert!(
+        Wal::create(fs, path(), DB, 1).is_err(),
+        "create refuses an existing log"
+    );
+}
+
+#[test]
+fn the_log_of_another_database_is_refused() {
+    let (_, fs) = simulated();
+    drop(log_with(&fs, 2));
+    let error = Wal::open(Arc::clone(&fs), path(), OTHER_DB).unwrap_err();
+    assert!(is_corrupt(&error), "{error}");
+    assert!(error.to_string().contains("belongs to database"), "{error}");
+    assert!(Wal::read(fs.as_ref(), path(), OTHER_DB).is_err());
+}
+
+#[test]
+fn a_damaged_header_is_refused() {
+    let (bytes, _) = log_bytes(2);
+    for at in [0, 9, 20, 33, 45, 61] {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x10;
+        let error = Wal::open(fs_holding(&damaged), path(), DB).unwrap_err();
+        assert!(is_corrupt(&error), "byte {at}: {error}");
+    }
+    let error = Wal::open(fs_holding(&bytes[..40]), path(), DB).unwrap_err();
+    assert!(is_corrupt(&error), "{error}");
+}
+
+#[test]
+fn a_torn_tail_is_cut_off_by_open_and_ignored_by_read() {
+    let (bytes, before_last) = log_bytes(4);
+    let torn = &bytes[..before_last + 10];
+    let fs = fs_holding(torn);
+    let read = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    assert_frames(&read, 3);
+    assert_eq!(read.tail_bytes, 10);
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert_eq!(recovered, read);
+    assert_eq!(wal.size_bytes(), before_last as u64);
+    let file = fs.open(path(), OpenMode::Read).unwrap();
+    assert_eq!(
+        file.len().unwrap(),
+        before_last as u64,
+        "the tail was truncated"
+    );
+    assert_eq!(wal.commit(103, &payload(3)).unwrap(), 4);
+    drop(wal);
+    assert_frames(&Wal::read(fs.as_ref(), path(), DB).unwrap(), 4);
+}
+
+#[test]
+fn every_cut_of_the_last_frame_recovers_the_frames_before_it() {
+    let (bytes, before_last) = log_bytes(6);
+    for cut in before_last..=bytes.len() {
+        let (_, recovered) = Wal::open(fs_holding(&bytes[..cut]), path(), DB).unwrap();
+        if cut == bytes.len() {
+            assert_frames(&recovered, 6);
+            assert_eq!(recovered.tail_bytes, 0);
+        } else {
+            assert_frames(&recovered, 5);
+            assert_eq!(recovered.tail_bytes as usize, cut - before_last);
+        }
+    }
+}
+
+#[test]
+fn every_bit_flip_in_the_last_frame_drops_it() {
+    let (bytes, before_last) = log_bytes(6);
+    for bit in before_last * 8..bytes.len() * 8 {
+        let mut damaged = bytes.clone();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        let fs = fs_holding(&damaged);
+        assert_frames(&Wal::read(fs.as_ref(), path(), DB).unwrap(), 5);
+        let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+        assert_frames(&recovered, 5);
+    }
+}
+
+#[test]
+fn a_damaged_middle_frame_followed_by_committed_frames_is_corruption() {
+    let (bytes, _) = log_bytes(6);
+    // Frame 2 (LSN 3) starts after the header and frames 0 and 1.
+    let start = HEADER_BYTES + 2 * FRAME_HEADER_BYTES + payload(0).len() + payload(1).len();
+    let end = start + FRAME_HEADER_BYTES + payload(2).len();
+    for bit in (start * 8..end * 8).step_by(3) {
+        let mut damaged = bytes.clone();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        let fs = fs_holding(&damaged);
+        let error = Wal::open(Arc::clone(&fs), path(), DB).unwrap_err();
+        assert!(is_corrupt(&error), "bit {bit}: {error}");
+        assert!(error.to_string().contains("LSN 3"), "{error}");
+        assert!(Wal::read(fs.as_ref(), path(), DB).is_err());
+        let file = fs.open(path(), OpenMode::Read).unwrap();
+        assert_eq!(
+            file.len().unwrap() as usize,
+            bytes.len(),
+            "nothing was truncated"
+        );
+    }
+}
+
+/// A log of frames 1 and 2, then frames 3..=8 written as batches of the given sizes, with the
+/// bytes of frame 4 zeroed (as a crash that lost their sector would leave them).
+fn log_with_hole_in_frame_4(batch_sizes: &[u32]) -> Vec<u8> {
+    let (mut bytes, _) = log_bytes(2);
+    let mut lsn = 3;
+    let mut hole = 0..0;
+    for &size in batch_sizes {
+        for batch_index in 0..size {
+            let start = bytes.len();
+            let header = format::FrameHeader {
+                lsn,
+                txn_id: 100 + lsn - 1,
+                batch_index,
+                payload_bytes: payload(lsn as usize - 1).len() as u32,
+            };
+            format::encode_frame(&mut bytes, &header, &payload(lsn as usize - 1));
+            if lsn == 4 {
+                hole = start..bytes.len();
+            }
+            lsn += 1;
+        }
+    }
+    bytes[hole].fill(0);
+    bytes
+}
+
+#[test]
+fn a_hole_inside_the_last_batch_is_a_torn_tail() {
+    // Frames 3..=8 were one write that never became durable: frames 5..=8 are not committed.
+    let fs = fs_holding(&log_with_hole_in_frame_4(&[6]));
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_frames(&recovered, 3);
+}
+
+#[test]
+fn a_hole_followed_by_a_later_batch_is_corruption() {
+    // Frames 5..=8 were written after the batch of frame 4 was durable.
+    for batches in [&[2, 4][..], &[1, 1, 4], &[2, 1, 1, 1, 1]] {
+        let fs = fs_holding(&log_with_hole_in_frame_4(batches));
+        let error = Wal::open(fs, path(), DB).unwrap_err();
+        assert!(is_corrupt(&error), "{batches:?}: {error}");
+        assert!(error.to_string().contains("LSN 5"), "{error}");
+    }
+}
+
+#[test]
+fn a_frame_claiming_a_huge_payload_is_a_torn_tail() {
+    let (mut bytes, _) = log_bytes(2);
+    let mut frame = Vec::new();
+    let header = format::FrameHeader {
+        lsn: 3,
+        txn_id: 7,
+        batch_index: 0,
+        payload_bytes: 100,
+    };
+    format::encode_frame(&mut frame, &header, &[1; 100]);
+    frame[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    bytes.extend_from_slice(&frame[..FRAME_HEADER_BYTES + 10]);
+    let (_, recovered) = Wal::open(fs_holding(&bytes), path(), DB).unwrap();
+    assert_frames(&recovered, 2);
+}
+
+#[test]
+fn a_payload_over_the_limit_is_refused() {
+    let error = commit_queue::check_payload_size(PAYLOAD_BYTES_MAX + 1).unwrap_err();
+    assert!(matches!(error, Error::LimitExceeded(_)), "{error}");
+    assert!(commit_queue::check_payload_size(PAYLOAD_BYTES_MAX).is_ok());
+}
+
+#[test]
+fn a_failed_sync_makes_the_log_read_only() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 2);
+    sim.set_faults(FaultPlan {
+        sync_failure_at: Some(sim.stats().syncs + 2),
+        ..FaultPlan::default()
+    });
+    assert_eq!(wal.commit(102, &payload(2)).unwrap(), 3);
+    let error = wal.commit(103, &payload(3)).unwrap_err();
+    assert!(error.to_string().contains("read-only"), "{error}");
+    assert!(wal.is_failed());
+    let later = wal.commit(104, &payload(4)).unwrap_err();
+    assert_eq!(later, error, "later commits report the same failure");
+    assert!(wal.reset(10, &[]).is_err());
+    assert_eq!(wal.last_lsn(), 3);
+    drop(wal);
+    sim.set_faults(FaultPlan::default());
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_frames(&recovered, 3);
+}
+
+#[test]
+fn a_failed_write_makes_the_log_read_only() {
+    for fault in [WriteFault::Eio, WriteFault::NoSpace] {
+        let (sim, fs) = simulated();
+        let wal = log_with(&fs, 2);
+        sim.set_faults(FaultPlan {
+            write_failure_at: Some((sim.stats().writes + 1, fault)),
+            ..FaultPlan::default()
+        });
+        let error = wal.commit(102, &payload(2)).unwrap_err();
+        assert!(
+            error.to_string().contains("could not be made durable"),
+            "{error}"
+        );
+        assert!(wal.commit(103, &payload(3)).is_err());
+        drop(wal);
+        sim.crash();
+        assert_frames(&Wal::open(fs, path(), DB).unwrap().1, 2);
+    }
+}
+
+#[test]
+fn short_writes_still_land_whole_frames() {
+    let (sim, fs) = simulated_with(FaultPlan {
+        seed: 11,
+        short_writes: true,
+        ..FaultPlan::default()
+    });
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 1).unwrap();
+    let big: Vec<u8> = (0..5000u32).map(|i| (i % 253) as u8).collect();
+    for txn in 0..20u64 {
+        wal.commit(txn, &big).unwrap();
+    }
+    assert!(sim.stats().writes > 20, "writes were short and were looped");
+    drop(wal);
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_eq!(recovered.frames.len(), 20);
+    assert!(recovered.frames.iter().all(|frame| frame.payload == big));
+}
+
+#[test]
+fn concurrent_commits_share_syncs() {
+    const THREADS: usize = 8;
+    const COMMITS: usize = 50;
+    let (sim, fs) = simulated_with(FaultPlan {
+        sync_latency: std::time::Duration::from_micros(200),
+        ..FaultPlan::default()
+    });
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 1).unwrap();
+    let syncs_before = sim.stats().syncs;
+    let lsns = commit_from_threads(&wal, THREADS, COMMITS);
+    let syncs = sim.stats().syncs - syncs_before;
+    let commits = (THREADS * COMMITS) as u64;
+    assert_eq!(wal.stats().syncs, syncs);
+    assert!(syncs < commits, "{syncs} syncs for {commits} commits");
+    eprintln!("group commit: {commits} commits from {THREADS} threads took {syncs} syncs");
+    drop(wal);
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_eq!(recovered.frames.len() as u64, commits);
+    for (thread, thread_lsns) in lsns.iter().enumerate() {
+        assert!(thread_lsns.windows(2).all(|pair| pair[0] < pair[1]));
+        for (index, lsn) in thread_lsns.iter().enumerate() {
+            let frame = &recovered.frames[(lsn - 1) as usize];
+            assert_eq!(frame.payload, thread_payload(thread, index));
+        }
+    }
+}
+
+#[test]
+fn a_reader_beside_a_writer_sees_a_growing_prefix() {
+    let (_, fs) = simulated_with(FaultPlan {
+        seed: 9,
+        // Short writes leave half-written batches visible to the reader.
+        short_writes: true,
+        sync_latency: std::time::Duration::from_micros(50),
+        ..FaultPlan::default()
+    });
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 1).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let (mut reads, mut torn, mut seen) = (0, 0, 0);
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                let recovered = Wal::read(fs.as_ref(), path(), DB).unwrap();
+                assert!(recovered.frames.len() >= seen, "the prefix never shrinks");
+                seen = recovered.frames.len();
+                for frame in &recovered.frames {
+                    let index = u64::from_le_bytes(frame.payload[..8].try_into().unwrap());
+                    assert_eq!(
+                        frame.payload,
+                        thread_payload(frame.txn_id as usize, index as usize)
+                    );
+                }
+                reads += 1;
+                torn += usize::from(recovered.tail_bytes > 0);
+            }
+            (reads, torn)
+        });
+        commit_from_threads(&wal, 4, 100);
+        done.store(true, std::sync::atomic::Ordering::Release);
+        let (reads, torn) = reader.join().unwrap();
+        eprintln!("reader: {reads} reads, {torn} with an unfinished tail");
+    });
+    assert_eq!(
+        Wal::read(fs.as_ref(), path(), DB).unwrap().frames.len(),
+        400
+    );
+}
+
+fn thread_payload(thread: usize, index: usize) -> Vec<u8> {
+    let mut bytes = vec![thread as u8; 64];
+    bytes[..8].copy_from_slice(&(index as u64).to_le_bytes());
+    bytes
+}
+
+/// Commits `commits` frames from each of `threads` threads; returns each thread's LSNs.
+fn commit_from_threads(wal: &Wal, threads: usize, commits: usize) -> Vec<Vec<u64>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                scope.spawn(move || {
+                    (0..commits)
+                        .map(|index| wal.commit(thread as u64, &thread_payload(thread, index)))
+                        .collect::<Result<Vec<u64>>>()
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn reset_starts_a_fresh_log_that_continues_the_sequence() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 3);
+    assert!(wal.reset(3, &[]).is_err(), "LSNs never go back");
+    wal.reset(4, &[]).unwrap();
+    assert_eq!((wal.base_lsn(), wal.last_lsn()), (4, 3));
+    assert_eq!(wal.size_bytes(), HEADER_BYTES as u64);
+    assert_eq!(wal.commit(9, b"after").unwrap(), 4);
+    drop(wal);
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_eq!(recovered.base_lsn, 4);
+    assert_eq!(recovered.frames.len(), 1);
+    assert_eq!(recovered.frames[0].payload, b"after");
+}
+
+#[test]
+fn appended_frames_become_durable_in_order_when_waited_for() {
+    let (sim, fs) = simulated();
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 1).unwrap();
+    let syncs_before = sim.stats().syncs;
+    let first = wal.append(100, &payload(0)).unwrap();
+    let second = wal.append(101, &payload(1)).unwrap();
+    assert_eq!((first, second), (1, 2));
+    assert_eq!(wal.last_lsn(), 0, "nothing is durable before a wait");
+    wal.wait_durable(second).unwrap();
+    assert_eq!(wal.last_lsn(), 2);
+    assert_eq!(sim.stats().syncs - syncs_before, 1, "both frames share one sync");
+    wal.wait_durable(first).unwrap();
+    drop(wal);
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_frames(&recovered, 2);
+}
+
+#[test]
+fn a_reset_that_keeps_frames_carries_them_over() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 5);
+    let kept: Vec<(u64, u64, Vec<u8>)> = (3..5)
+        .map(|index| (1 + index as u64, 100 + index as u64, payload(index)))
+        .collect();
+    let frames: Vec<(u64, u64, &[u8])> = kept.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
+    assert!(wal.reset(3, &frames).is_err(), "a kept frame must continue the base");
+    assert!(wal.reset(4, &frames[..1]).is_err(), "every later frame must be kept");
+    wal.reset(4, &frames).unwrap();
+    assert_eq!(wal.commit(200, b"after").unwrap(), 6);
+    drop(wal);
+    sim.crash();
+    let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_eq!(recovered.base_lsn, 4);
+    let lsns: Vec<u64> = recovered.frames.iter().map(|f| f.lsn).collect();
+    assert_eq!(lsns, vec![4, 5, 6]);
+    assert_eq!(recovered.frames[0].payload, payload(3));
+    assert_eq!(recovered.frames[2].payload, b"after");
+}
+
+#[test]
+fn a_crash_during_reset_leaves_the_old_log_or_the_new_one() {
+    let mut outcomes = [0usize; 2];
+    for step in 1..=8 {
+        for seed in 0..4 {
+            let (sim, fs) = simulated_with(FaultPlan {
+                seed,
+                ..FaultPlan::default()
+            });
+            let wal = log_with(&fs, 3);
+            sim.set_faults(FaultPlan {
+                crash_at_operation: Some(sim.stats().operations + step),
+                ..FaultPlan::default()
+            });
+            let reset = wal.reset(4, &[]);
+            drop(wal);
+            if reset.is_ok() {
+                sim.crash();
+            }
+            sim.set_faults(FaultPlan::default());
+            let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+            match recovered.base_lsn {
+                1 => {
+                    assert_frames(&recovered, 3);
+                    outcomes[0] += 1;
+                }
+                4 => {
+                    assert!(recovered.frames.is_empty());
+                    outcomes[1] += 1;
+                }
+                other => panic!("step {step}: base LSN {other}"),
+            }
+            assert!(!fs.exists(&new_file_path(path())).unwrap());
+            assert_eq!(wal.commit(1, b"x").unwrap(), 4);
+        }
+    }
+    assert!(
+        outcomes[0] > 0 && outcomes[1] > 0,
+        "both outcomes occur: {outcomes:?}"
+    );
+}
+
+#[test]
+fn a_crash_during_create_leaves_no_log_or_an_empty_one() {
+    for step in 1..=6 {
+        let (sim, fs) = simulated_with(FaultPlan {
+            crash_at_operation: Some(step),
+            ..FaultPlan::default()
+        });
+        let created = Wal::create(Arc::clone(&fs), path(), DB, 1);
+        drop(created);
+        sim.crash();
+        sim.set_faults(FaultPlan::default());
+        if fs.exists(path()).unwrap() {
+            let (_, recovered) = Wal::open(fs, path(), DB).unwrap();
+            assert!(recovered.frames.is_empty());
+        } else {
+            Wal::create(fs, path(), DB, 1).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_real_file_system_round_trips_and_cuts_a_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("warren.wal");
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let wal = Wal::create(Arc::clone(&fs), &path, DB, 1).unwrap();
+    for index in 0..4 {
+        wal.commit(100 + index as u64, &payload(index)).unwrap();
+    }
+    let full = wal.size_bytes();
+    drop(wal);
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), &path, DB).unwrap();
+    assert_frames(&recovered, 4);
+    drop(wal);
+    let file = fs.open(&path, OpenMode::ReadWrite).unwrap();
+    file.set_len(full - 3).unwrap();
+    drop(file);
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), &path, DB).unwrap();
+    assert_frames(&recovered, 3);
+    assert_eq!(
+        recovered.tail_bytes as usize,
+        FRAME_HEADER_BYTES + payload(3).len() - 3
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), wal.size_bytes());
+}
+
+/// Microseconds per 96-byte append + `sync_data` straight on the file system: the floor a
+/// single committer can reach.
+fn raw_append_sync_us(dir: &Path, count: usize) -> f64 {
+    let file = RealFileSystem
+        .open(&dir.join("raw"), OpenMode::CreateNew)
+        .unwrap();
+    let started = std::time::Instant::now();
+    for index in 0..count {
+        write_all_at(file.as_ref(), index as u64 * 96, &[7; 96]).unwrap();
+        file.sync_data().unwrap();
+    }
+    started.elapsed().as_secs_f64() * 1e6 / count as f64
+}
+
+/// Commit rates on the real file system, in a temporary directory (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_commit_rates -- --ignored --nocapture"]
+fn measure_commit_rates() {
+    for threads in [1usize, 8] {
+        let parent = std::env::var_os("WAL_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+        let dir = tempfile::tempdir_in(parent).unwrap();
+        if threads == 1 {
+            let raw = raw_append_sync_us(dir.path(), 1000);
+            eprintln!("raw append of 96 bytes + sync_data: {raw:.1} us");
+        }
+        let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+        let wal = Wal::create(fs, &dir.path().join("bench.wal"), DB, 1).unwrap();
+        let commits = if threads == 1 { 2000 } else { 500 };
+        let started = std::time::Instant::now();
+        commit_from_threads(&wal, threads, commits);
+        let seconds = started.elapsed().as_secs_f64();
+        let total = (threads * commits) as f64;
+        let stats = wal.stats();
+        eprintln!(
+            "{threads} thread(s): {total} commits of 64 bytes in {seconds:.3} s = {:.0} commits/s, \
+             {} syncs ({:.1} commits per sync), {:.1} us per sync",
+            total / seconds,
+            stats.syncs,
+            total / stats.syncs as f64,
+            seconds * 1e6 / stats.syncs as f64
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! Durable writes on disk: commits replayed from the write-ahead log after a reopen, explicit
+//! transactions, checkpoints (explicit, automatic in the background, and by DDL), concurrent
+//! writers sharing syncs, readers that never see a half-applied state, reading processes beside
+//! a writing one, and random interleavings of inserts, updates, deletes, checkpoints and
+//! reopens checked against a simple model of the data.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use proptest::prelude::*;
+use warren::{Database, DatabaseOptions};
+
+fn strings(db: &Database, query: &str) -> Vec<String> {
+    let mut conn = db.connect();
+    let mut result = conn
+        .query(query)
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    result.to_strings().unwrap()
+}
+
+fn one(db: &Database, query: &str) -> String {
+    let rows = strings(db, query);
+    assert_eq!(rows.len(), 1, "{query}: {rows:?}");
+    rows[0].clone()
+}
+
+fn schema(db: &Database) {
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE P(ID INT64, name STRING, PRIMARY KEY(ID))")
+        .unwrap();
+    conn.query("CREATE REL TABLE E(FROM P TO P, w INT64)")
+        .unwrap();
+}
+
+#[test]
+fn commits_survive_a_reopen_through_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Database::open(&path).unwrap();
+        schema(&db);
+        let mut conn = db.connect();
+        for i in 0..50 {
+            conn.query(&format!("CREATE (:P {{ID: {i}, name: 'n{i}'}})"))
+                .unwrap();
+        }
+        for i in 1..50 {
+            conn.query(&format!(
+                "MATCH (a:P {{ID: {}}}), (b:P {{ID: {i}}}) CREATE (a)-[:E {{w: {i}}}]->(b)",
+                i - 1
+            ))
+            .unwrap();
+        }
+        conn.query("MATCH (a:P {ID: 7}) SET a.name = 'seven'").unwrap();
+        conn.query("MATCH (a:P {ID: 49}) DETACH DELETE a").unwrap();
+        assert!(db.wal_bytes() > 0, "row commits go to the log");
+    }
+    let db = Database::open(&path).unwrap();
+    assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "49");
+    assert_eq!(one(&db, "MATCH (a:P {ID: 7}) RETURN a.name"), "seven");
+    let query = "MATCH p = (a:P)-[:E* SHORTEST 1..30]->(b:P) WHERE a.ID = 0 RETURN count(*), max(length(p))";
+    assert_eq!(one(&db, query), "30|30");
+    db.connect().query("CHECKPOINT").unwrap();
+    assert_eq!(one(&db, query), "30|30");
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(one(&db, query), "30|30");
+    assert_eq!(one(&db, "MATCH (a:P {ID: 7}) RETURN a.name"), "seven");
+}
+
+#[test]
+fn explicit_transactions_commit_once_and_roll_back_entirely() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Database::open(&path).unwrap();
+        schema(&db);
+        let mut conn = db.connect();
+        conn.query("BEGIN TRANSACTION").unwrap();
+        conn.query("CREATE (:P {ID: 1})").unwrap();
+        conn.query("CREATE (:P {ID: 2})").unwrap();
+        assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "0", "not yet visible");
+        conn.query("COMMIT").unwrap();
+        conn.query("BEGIN TRANSACTION").unwrap();
+        conn.query("CREATE (:P {ID: 3})").unwrap();
+        conn.query("ROLLBACK").unwrap();
+    }
+    let db = Database::open(&path).unwrap();
+    assert_eq!(strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"), vec!["1", "2"]);
+}
+
+#[test]
+fn ddl_after_row_commits_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Database::open(&path).unwrap();
+        schema(&db);
+        let mut conn = db.connect();
+        conn.query("CREATE (:P {ID: 1, name: 'a'})-[:E {w: 5}]->(:P {ID: 2, name: 'b'})")
+            .unwrap();
+        conn.query("ALTER TABLE P ADD age INT64 DEFAULT 3").unwrap();
+        conn.query("CREATE (:P {ID: 3, name: 'c', age: 9})").unwrap();
+        conn.query("CREATE NODE TABLE Q(ID INT64, PRIMARY KEY(ID))")
+            .unwrap();
+    }
+    let db = Database::open(&path).unwrap();
+    assert_eq!(
+        strings(&db, "MATCH (a:P) RETURN a.ID, a.name, a.age ORDER BY a.ID"),
+        vec!["1|a|3", "2|b|3", "3|c|9"]
+    );
+    assert_eq!(one(&db, "MATCH (a:P)-[e:E]->(b:P) RETURN a.ID, e.w, b.ID"), "1|5|2");
+}
+
+#[test]
+fn concurrent_writers_all_commit_and_readers_see_whole_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path().join("db")).unwrap();
+    schema(&db);
+    const WRITERS: i64 = 8;
+    const EACH: i64 = 40;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let db = db.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            // Each commit creates a node and a rel to itself: a reader never sees one without
+            // the other.
+            let mut last = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let rows = strings(
+                    &db,
+                    "MATCH (a:P) OPTIONAL MATCH (a)-[e:E]->(a) RETURN count(a), count(e)",
+                );
+                let (nodes, rels) = rows[0].split_once('|').unwrap();
+                assert_eq!(nodes, rels, "a commit seen half-applied");
+                let nodes: i64 = nodes.parse().unwrap();
+                assert!(nodes >= last, "a reader went back in time");
+                last = nodes;
+            }
+        })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut conn = db.connect();
+                for i in 0..EACH {
+                    let id = t * 1000 + i;
+                    conn.query(&format!("CREATE (a:P {{ID: {id}}})-[:E {{w: {i}}}]->(a)"))
+                        .unwrap_or_else(|e| panic!("{e}"));
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    reader.join().unwrap();
+    let total = (WRITERS * EACH).to_string();
+    assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), total);
+    let path = dir.path().join("db");
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(one(&db, "MATCH (a:P)-[:E]->(a) RETURN count(*)"), total);
+}
+
+#[test]
+fn background_checkpoints_keep_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = DatabaseOptions {
+        checkpoint_threshold_bytes: 4096,
+        ..DatabaseOptions::default()
+    };
+    {
+        let db = Database::open_with(&path, options.clone()).unwrap();
+        schema(&db);
+        let mut conn = db.connect();
+        for i in 0..300 {
+            conn.query(&format!("CREATE (:P {{ID: {i}, name: 'x'}})"))
+                .unwrap();
+            if i > 0 {
+                conn.query(&format!(
+                    "MATCH (a:P {{ID: {}}}), (b:P {{ID: {i}}}) CREATE (a)-[:E {{w: 1}}]->(b)",
+                    i - 1
+                ))
+                .unwrap();
+            }
+        }
+        assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "300");
+        assert!(db.wal_bytes() < 64 * 1024, "the log was recycled: {}", db.wal_bytes());
+    }
+    let db = Database::open_with(&path, options).unwrap();
+    assert_eq!(one(&db, "MATCH (a:P)-[:E]->(b:P) RETURN count(*)"), "299");
+    let query = "MATCH p = (a:P)-[:E* SHORTEST 1..30]->(b:P) WHERE a.ID = 280 RETURN count(*), max(length(p))";
+    assert_eq!(one(&db, query), "19|19");
+}
+
+#[test]
+fn a_reading_process_opens_beside_a_writing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let writer = Database::open(&path).unwrap();
+    schema(&writer);
+    writer
+        .connect()
+        .query("CREATE (:P {ID: 1})-[:E {w: 1}]->(:P {ID: 2})")
+        .unwrap();
+    let read_only = DatabaseOptions {
+        read_only: true,
+        ..DatabaseOptions::default()
+    };
+    let reader = Database::open_with(&path, read_only.clone()).unwrap();
+    assert_eq!(one(&reader, "MATCH (a:P)-[:E]->(b:P) RETURN a.ID, b.ID"), "1|2");
+    let error = reader
+        .connect()
+        .query("CREATE (:P {ID: 3})")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("read-only"), "{error}");
+    let second_writer = DatabaseOptions {
+        write_if_free: true,
+        ..DatabaseOptions::default()
+    };
+    let fallback = Database::open_with(&path, second_writer).unwrap();
+    assert!(fallback.is_read_only());
+    let error = fallback
+        .connect()
+        .query("CREATE (:P {ID: 3})")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("another process"), "{error}");
+    writer.connect().query("CHECKPOINT").unwrap();
+    let later = Database::open_with(&path, read_only).unwrap();
+    assert_eq!(one(&later, "MATCH (a:P) RETURN count(*)"), "2");
+}
+
+/// One random step of a workload against a database and its model.
+#[derive(Clone, Debug)]
+enum Step {
+    AddNode(i64),
+    AddRel(i64, i64),
+    SetName(i64, u8),
+    DeleteNode(i64),
+    DeleteRels(i64),
+    Checkpoint,
+    Reopen,
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    let step = prop_oneof![
+        4 => (0i64..12).prop_map(Step::AddNode),
+        6 => (0i64..12, 0i64..12).prop_map(|(a, b)| Step::AddRel(a, b)),
+        2 => (0i64..12, 0u8..5).prop_map(|(a, n)| Step::SetName(a, n)),
+        1 => (0i64..12).prop_map(Step::DeleteNode),
+        1 => (0i64..12).prop_map(Step::DeleteRels),
+        1 => Just(Step::Checkpoint),
+        1 => Just(Step::Reopen),
+    ];
+    proptest::collection::vec(step, 1..40)
+}
+
+/// The data as the model sees it: node id -> name, and rels (from, to) with their serial.
+#[derive(Default)]
+struct Model {
+    nodes: BTreeMap<i64, String>,
+    rels: Vec<(i64, i64, i64)>,
+    next_rel: i64,
+}
+
+impl Model {
+    fn apply(&mut self, db: &Database, step: &Step) {
+        let mut conn = db.connect();
+        match step {
+            Step::AddNode(id) => {
+                let result = conn.query(&format!("CREATE (:P {{ID: {id}, name: 'n'}})"));
+                assert_eq!(result.is_ok(), !self.nodes.contains_key(id), "{step:?}");
+                self.nodes.entry(*id).or_insert_with(|| "n".into());
+            }
+            Step::AddRel(a, b) => {
+                let w = self.next_rel;
+                conn.query(&format!(
+                    "MATCH (a:P {{ID: {a}}}), (b:P {{ID: {b}}}) CREATE (a)-[:E {{w: {w}}}]->(b)"
+                ))
+                .unwrap();
+                if self.nodes.contains_key(a) && self.nodes.contains_key(b) {
+                    self.rels.push((*a, *b, w));
+                    self.next_rel += 1;
+                }
+            }
+            Step::SetName(a, n) => {
+                conn.query(&format!("MATCH (a:P {{ID: {a}}}) SET a.name = 'v{n}'"))
+                    .unwrap();
+                if let Some(name) = self.nodes.get_mut(a) {
+                    *name = format!("v{n}");
+                }
+            }
+            Step::DeleteNode(a) => {
+                conn.query(&format!("MATCH (a:P {{ID: {a}}}) DETACH DELETE a"))
+                    .unwrap();
+                self.nodes.remove(a);
+                self.rels.retain(|(x, y, _)| x != a && y != a);
+            }
+            Step::DeleteRels(a) => {
+                conn.query(&format!("MATCH (a:P {{ID: {a}}})-[e:E]->() DELETE e"))
+                    .unwrap();
+                self.rels.retain(|(x, _, _)| x != a);
+            }
+            Step::Checkpoint => {
+                conn.query("CHECKPOINT").unwrap();
+            }
+            Step::Reopen => {}
+        }
+    }
+
+    fn check(&self, db: &Database) {
+        let nodes: Vec<String> = self.nodes.iter().map(|(i, n)| format!("{i}|{n}")).collect();
+        assert_eq!(strings(db, "MATCH (a:P) RETURN a.ID, a.name ORDER BY a.ID"), nodes);
+        let mut rels: Vec<String> = self
+            .rels
+            .iter()
+            .map(|(a, b, w)| format!("{a}|{b}|{w}"))
+            .collect();
+        rels.sort();
+        let mut got = strings(db, "MATCH (a:P)-[e:E]->(b:P) RETURN a.ID, b.ID, e.w");
+        got.sort();
+        assert_eq!(got, rels);
+        // Two hops through the engine's CSR (merged with the delta) against the model.
+        let mut two_hops = 0usize;
+        for (_, b, _) in &self.rels {
+            two_hops += self.rels.iter().filter(|(x, _, _)| x == b).count();
+        }
+        assert_eq!(
+            one(db, "MATCH (a:P)-[:E*2..2]->(c:P) RETURN count(*)"),
+            two_hops.to_string()
+        );
+    }
+}
+
+fn open_with_schema(path: &Path) -> Database {
+    let fresh = !path.exists();
+    let db = Database::open(path).unwrap();
+    if fresh {
+        schema(&db);
+    }
+    db
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Random inserts, updates, deletes, checkpoints and reopens: after every step the
+    /// database equals the model.
+    #[test]
+    fn random_writes_checkpoints_and_reopens_match_a_model(steps in steps()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let mut db = open_with_schema(&path);
+        let mut model = Model::default();
+        for step in &steps {
+            if let Step::Reopen = step {
+                drop(db);
+                db = open_with_schema(&path);
+            }
+            model.apply(&db, step);
+            model.check(&db);
+        }
+    }
+}
