@@ -76,7 +76,9 @@ pub enum AlterAction {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransactionCommand {
-    Begin { read_only: bool },
+    Begin {
+        read_only: bool,
+    },
     Commit,
     Rollback,
     /// `CHECKPOINT`: fold committed changes into the data files and recycle the log.

@@ -17,12 +17,42 @@ pub struct Bytes {
 enum Inner {
     /// Owned words; `len` is the length in bytes (≤ words.len() * 8).
     Owned { words: Arc<Vec<u64>>, len: usize },
-    /// A region of a mapped file; `offset` is a multiple of 8.
+    /// A region of a mapped file; `offset` is a multiple of 8. Its checksum, if any, is
+    /// verified the first time its bytes are read.
     Mapped {
         map: Arc<Mmap>,
         offset: usize,
         len: usize,
+        check: Option<Arc<SectionCheck>>,
     },
+}
+
+/// The expected checksum of a mapped section and whether it has been verified: opening a
+/// database maps its files without reading them, and a section's bytes are checked once, on
+/// first use (or by `warren check`).
+#[derive(Debug)]
+pub struct SectionCheck {
+    /// What the section is, for the error message.
+    pub name: String,
+    pub crc: u32,
+    verified: std::sync::OnceLock<bool>,
+}
+
+impl SectionCheck {
+    pub fn new(name: String, crc: u32) -> Self {
+        Self {
+            name,
+            crc,
+            verified: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether `bytes` match the checksum (computed once, then remembered).
+    pub fn verify(&self, bytes: &[u8]) -> bool {
+        *self
+            .verified
+            .get_or_init(|| crc32fast::hash(bytes) == self.crc)
+    }
 }
 
 impl Bytes {
@@ -64,20 +94,70 @@ impl Bytes {
     /// A region of a mapped file. Panics if the region is out of bounds or misaligned: callers
     /// validate section tables before mapping.
     pub fn mapped(map: Arc<Mmap>, offset: usize, len: usize) -> Self {
+        Self::mapped_checked(map, offset, len, None)
+    }
+
+    /// A region of a mapped file whose checksum is verified on first read.
+    pub fn mapped_checked(
+        map: Arc<Mmap>,
+        offset: usize,
+        len: usize,
+        check: Option<Arc<SectionCheck>>,
+    ) -> Self {
         assert!(
             offset.is_multiple_of(8),
             "mapped section is not 8-byte aligned"
         );
         assert!(offset + len <= map.len(), "mapped section exceeds the file");
         Self {
-            inner: Inner::Mapped { map, offset, len },
+            inner: Inner::Mapped {
+                map,
+                offset,
+                len,
+                check,
+            },
         }
     }
 
+    /// The bytes. A mapped section is verified against its checksum the first time; a
+    /// mismatch is corruption found after open and stops the process with its name (reads
+    /// cannot return errors here; `warren check` reports it without stopping).
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
+        let bytes = self.unverified();
+        if let Inner::Mapped {
+            check: Some(check), ..
+        } = &self.inner
+        {
+            assert!(
+                check.verify(bytes),
+                "corrupt database: checksum mismatch in {}",
+                check.name
+            );
+        }
+        bytes
+    }
+
+    /// The bytes without verifying a mapped section's checksum.
+    #[inline]
+    fn unverified(&self) -> &[u8] {
         match &self.inner {
             Inner::Owned { words, len } => &bytemuck::cast_slice::<u64, u8>(words)[..*len],
-            Inner::Mapped { map, offset, len } => &map[*offset..*offset + *len],
+            Inner::Mapped {
+                map, offset, len, ..
+            } => &map[*offset..*offset + *len],
+        }
+    }
+
+    /// Verifies a mapped section's checksum now: `Err` with its name on a mismatch.
+    pub fn verify(&self) -> Result<(), String> {
+        match &self.inner {
+            Inner::Mapped {
+                check: Some(check), ..
+            } if !check.verify(self.unverified()) => {
+                Err(format!("checksum mismatch in {}", check.name))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -87,7 +167,7 @@ impl Bytes {
     }
 
     pub fn len(&self) -> usize {
-        self.as_bytes().len()
+        self.unverified().len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -78,6 +78,27 @@ impl Csr {
         )
     }
 
+    /// Checks the sizes of the parts without reading them: one more offset than nodes is not
+    /// knowable here, but the neighbour and rel arrays must have the same length and at most
+    /// one entry per rel in each direction.
+    pub fn check_sizes(&self, num_rels: u64) -> Result<(), String> {
+        let edges = self.neighbours.len() / 4;
+        if self.rel_ids.len() != self.neighbours.len() || edges as u64 > num_rels {
+            return Err("CSR arrays do not match the rel count".into());
+        }
+        if self.offsets.len() < 8 || !self.offsets.len().is_multiple_of(8) {
+            return Err("CSR offsets are malformed".into());
+        }
+        Ok(())
+    }
+
+    /// Verifies the mapped parts' checksums.
+    pub fn verify(&self) -> Result<(), String> {
+        self.offsets.verify()?;
+        self.neighbours.verify()?;
+        self.rel_ids.verify()
+    }
+
     /// Checks every structural invariant: offsets start at 0, never decrease and end at the
     /// edge count; neighbours are valid offsets of the target table; rel ids are in range.
     pub fn validate(&self, num_targets: u64, num_rels: u64) -> Result<(), String> {

@@ -71,8 +71,7 @@ impl RelDelta {
 
     /// Records an appended rel with id `rel`.
     pub fn append(&mut self, rel: u32, appended: AppendedRel) {
-        self.forward
-            .insert((appended.source, rel), appended.target);
+        self.forward.insert((appended.source, rel), appended.target);
         self.backward
             .insert((appended.target, rel), appended.source);
         self.appended.push_back(appended);

@@ -76,7 +76,10 @@ impl NodeTable {
     /// The same rows with other property columns (ALTER TABLE); `primary_key` is the key's new
     /// column index. The table must have no delta (fold it first).
     pub fn with_columns(&self, columns: Vec<Column>, primary_key: usize) -> Result<Self, String> {
-        assert!(self.delta.is_empty(), "with_columns on a table with a delta");
+        assert!(
+            self.delta.is_empty(),
+            "with_columns on a table with a delta"
+        );
         Self::from_parts(
             columns,
             primary_key,
@@ -94,6 +97,27 @@ impl NodeTable {
     /// Rows in the segment.
     pub fn num_stored_rows(&self) -> u64 {
         self.num_rows
+    }
+
+    /// Checks every stored byte against its checksum and the structures' invariants
+    /// (`warren check`; O(table)).
+    pub fn validate(&self) -> Result<(), String> {
+        for column in &self.columns {
+            column.validate()?;
+        }
+        self.pk_index.bytes().verify()?;
+        let rows = self.num_rows;
+        let slots: &[u32] = self.pk_index.bytes().cast();
+        if slots
+            .iter()
+            .any(|&slot| slot != u32::MAX && u64::from(slot) >= rows)
+        {
+            return Err("primary-key index names a row beyond the table".into());
+        }
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().verify()?;
+        }
+        Ok(())
     }
 
     /// Rows not deleted.

@@ -107,7 +107,8 @@ impl RelTable {
         })
     }
 
-    /// Assembles a rel table from parts read from disk, validating the CSRs.
+    /// Assembles a rel table from parts read from disk, checking sizes only (O(1): nothing is
+    /// read); [`RelTable::validate`] checks every entry.
     #[allow(clippy::too_many_arguments)]
     pub fn from_parts(
         sources: Bytes,
@@ -123,15 +124,9 @@ impl RelTable {
         if targets.len() != sources.len() || columns.iter().any(|c| c.len() as u64 != num_rows) {
             return Err("rel table arrays have different lengths".into());
         }
-        let sources_slice: &[u32] = sources.cast();
-        let targets_slice: &[u32] = targets.cast();
-        if sources_slice.iter().any(|&s| u64::from(s) >= from_rows)
-            || targets_slice.iter().any(|&t| u64::from(t) >= to_rows)
-        {
-            return Err("rel endpoint out of range".into());
+        for csr in [&forward, &backward] {
+            csr.check_sizes(num_rows)?;
         }
-        forward.validate(to_rows, num_rows)?;
-        backward.validate(from_rows, num_rows)?;
         Ok(Self {
             num_rows,
             sources,
@@ -147,9 +142,36 @@ impl RelTable {
         })
     }
 
+    /// Checks every stored entry: endpoints within their tables and both CSRs' invariants
+    /// (`warren check`; O(table)).
+    pub fn validate(&self) -> Result<(), String> {
+        let (from_rows, to_rows) = (self.from_rows, self.to_rows);
+        self.sources.verify()?;
+        self.targets.verify()?;
+        self.forward.verify()?;
+        self.backward.verify()?;
+        if self.sources().iter().any(|&s| u64::from(s) >= from_rows)
+            || self.targets().iter().any(|&t| u64::from(t) >= to_rows)
+        {
+            return Err("rel endpoint out of range".into());
+        }
+        self.forward.validate(to_rows, self.num_rows)?;
+        self.backward.validate(from_rows, self.num_rows)?;
+        for column in &self.columns {
+            column.validate()?;
+        }
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().verify()?;
+        }
+        Ok(())
+    }
+
     /// The same rels with other property columns (ALTER TABLE). The table must have no delta.
     pub fn with_columns(&self, columns: Vec<Column>) -> Result<Self, String> {
-        assert!(self.delta.is_empty(), "with_columns on a table with a delta");
+        assert!(
+            self.delta.is_empty(),
+            "with_columns on a table with a delta"
+        );
         if columns.iter().any(|c| c.len() as u64 != self.num_rows) {
             return Err("property columns must have one value per rel".into());
         }
@@ -329,9 +351,8 @@ impl RelTable {
         let deleted = self.delta_deleted_bitmap();
         let live = |rel: u32| !deleted.get(rel as usize);
         std::thread::scope(|scope| {
-            let backward = scope.spawn(|| {
-                merge_csr(&self.backward, &self.delta, false, self.to_rows, &live)
-            });
+            let backward =
+                scope.spawn(|| merge_csr(&self.backward, &self.delta, false, self.to_rows, &live));
             let forward = merge_csr(&self.forward, &self.delta, true, self.from_rows, &live);
             (
                 forward,
@@ -431,7 +452,10 @@ fn merge_csr(
         }
         offsets.push(neighbours.len() as u64);
     }
-    assert!(pending.next().is_none(), "delta entry beyond the node table");
+    assert!(
+        pending.next().is_none(),
+        "delta entry beyond the node table"
+    );
     Csr::from_parts(
         Bytes::from_vec(offsets),
         Bytes::from_slice(&neighbours),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use memmap2::Mmap;
 use warren_common::{Error, Result};
 
-use crate::buffer::Bytes;
+use crate::buffer::{Bytes, SectionCheck};
 
 pub const MAGIC: &[u8; 8] = b"WRNSEG\0\x01";
 pub const FORMAT_VERSION: u32 = 1;
@@ -113,11 +113,13 @@ pub fn write_segment(path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
     file.sync_all().map_err(|e| Error::io(path.display(), e))
 }
 
-/// A mapped segment file with a verified directory and verified section checksums.
+/// A mapped segment file with a verified directory. Section checksums are verified when a
+/// section is first read ([`Bytes::as_bytes`]) or by [`Segment::verify_all`], so opening reads
+/// only the header and the directory.
 #[derive(Debug)]
 pub struct Segment {
     map: Arc<Mmap>,
-    sections: HashMap<(SectionTag, u32), (usize, usize)>,
+    sections: HashMap<(SectionTag, u32), (usize, usize, Arc<SectionCheck>)>,
 }
 
 impl Segment {
@@ -159,12 +161,11 @@ impl Segment {
             if end.is_none() || !offset.is_multiple_of(ALIGNMENT) {
                 return Err(corrupt("section out of bounds or misaligned"));
             }
-            if crc32fast::hash(&map[offset..offset + length]) != crc {
-                return Err(corrupt(&format!(
-                    "checksum mismatch in section {tag:?} {index}"
-                )));
-            }
-            sections.insert((tag, index), (offset, length));
+            let name = format!("{} section {tag:?} {index}", path.display());
+            sections.insert(
+                (tag, index),
+                (offset, length, Arc::new(SectionCheck::new(name, crc))),
+            );
         }
         Ok(Self {
             map: Arc::new(map),
@@ -174,8 +175,31 @@ impl Segment {
 
     /// The bytes of a section, or `None` if the segment has no such section.
     pub fn section(&self, tag: SectionTag, index: u32) -> Option<Bytes> {
-        let &(offset, length) = self.sections.get(&(tag, index))?;
-        Some(Bytes::mapped(self.map.clone(), offset, length))
+        let (offset, length, check) = self.sections.get(&(tag, index))?;
+        Some(Bytes::mapped_checked(
+            self.map.clone(),
+            *offset,
+            *length,
+            Some(check.clone()),
+        ))
+    }
+
+    /// Verifies every section's checksum now (`warren check`).
+    pub fn verify_all(&self) -> Result<()> {
+        for (offset, length, check) in self.sections.values() {
+            if !check.verify(&self.map[*offset..*offset + *length]) {
+                return Err(Error::Corrupt(format!(
+                    "checksum mismatch in {}",
+                    check.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of sections.
+    pub fn num_sections(&self) -> usize {
+        self.sections.len()
     }
 
     /// The bytes of a section that must exist.
@@ -232,7 +256,16 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        let error = Segment::open(&path).unwrap_err().to_string();
+        // Opening reads only the directory; the damage is found when the section is used.
+        let segment = Segment::open(&path).unwrap();
+        let error = segment.verify_all().unwrap_err().to_string();
         assert!(error.contains("checksum"), "{error}");
+        let damaged = segment.section(SectionTag::ColumnValues, 3).unwrap();
+        assert!(damaged.verify().is_err());
+        assert!(segment
+            .section(SectionTag::RelSources, 0)
+            .unwrap()
+            .verify()
+            .is_ok());
     }
 }

@@ -78,6 +78,25 @@ impl Snapshot {
         Ok((snapshot, folded))
     }
 
+    /// Verifies every stored section's checksum and every table's invariants (`warren
+    /// check`): `(tables checked, problems)`.
+    pub fn validate(&self) -> (usize, Vec<String>) {
+        let mut problems = Vec::new();
+        for (&id, data) in &self.tables {
+            let result = match data {
+                TableData::Node(t) => t.validate(),
+                TableData::Rel(t) => t.validate(),
+            };
+            if let Err(problem) = result {
+                problems.push(format!(
+                    "table {} ({id}): {problem}",
+                    self.catalog.label(id)
+                ));
+            }
+        }
+        (self.tables.len(), problems)
+    }
+
     /// Every catalog table has data and every data entry has a catalog table.
     fn assert_consistent(&self) {
         for table in self.catalog.node_tables() {

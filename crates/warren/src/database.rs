@@ -261,11 +261,7 @@ impl Database {
         self.check_writable()?;
         let mut state = self.inner.writer.lock().expect("writer state");
         while state.held {
-            state = self
-                .inner
-                .writer_free
-                .wait(state)
-                .expect("writer state");
+            state = self.inner.writer_free.wait(state).expect("writer state");
         }
         state.held = true;
         Ok(WriteLock {
@@ -277,7 +273,10 @@ impl Database {
     /// Commits `snapshot`, built on `lock.latest()` with `changes`: row changes through the
     /// log (durable before this returns), structural changes by checkpoint.
     pub fn commit(&self, lock: WriteLock, snapshot: Snapshot, changes: Changes) -> Result<()> {
-        assert!(Arc::ptr_eq(&lock.inner, &self.inner), "a lock of another database");
+        assert!(
+            Arc::ptr_eq(&lock.inner, &self.inner),
+            "a lock of another database"
+        );
         self.check_writable()?;
         if changes.is_empty() {
             return Ok(());
@@ -334,7 +333,12 @@ impl Database {
 
     /// DDL and COPY: every delta is folded and written with the changed tables, and the
     /// manifest swap makes it durable at once; the log then starts empty.
-    fn commit_structural(&self, lock: WriteLock, snapshot: Snapshot, changes: &Changes) -> Result<()> {
+    fn commit_structural(
+        &self,
+        lock: WriteLock,
+        snapshot: Snapshot,
+        changes: &Changes,
+    ) -> Result<()> {
         let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
         let (folded, folded_ids) = snapshot.folded().map_err(Error::internal)?;
         let mut changed: BTreeSet<_> = changes.replaced.clone();

@@ -12,9 +12,7 @@ use warren::{Database, DatabaseOptions};
 
 fn strings(db: &Database, query: &str) -> Vec<String> {
     let mut conn = db.connect();
-    let mut result = conn
-        .query(query)
-        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    let mut result = conn.query(query).unwrap_or_else(|e| panic!("{query}: {e}"));
     result.to_strings().unwrap()
 }
 
@@ -51,7 +49,8 @@ fn commits_survive_a_reopen_through_the_log() {
             ))
             .unwrap();
         }
-        conn.query("MATCH (a:P {ID: 7}) SET a.name = 'seven'").unwrap();
+        conn.query("MATCH (a:P {ID: 7}) SET a.name = 'seven'")
+            .unwrap();
         conn.query("MATCH (a:P {ID: 49}) DETACH DELETE a").unwrap();
         assert!(db.wal_bytes() > 0, "row commits go to the log");
     }
@@ -79,14 +78,21 @@ fn explicit_transactions_commit_once_and_roll_back_entirely() {
         conn.query("BEGIN TRANSACTION").unwrap();
         conn.query("CREATE (:P {ID: 1})").unwrap();
         conn.query("CREATE (:P {ID: 2})").unwrap();
-        assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "0", "not yet visible");
+        assert_eq!(
+            one(&db, "MATCH (a:P) RETURN count(*)"),
+            "0",
+            "not yet visible"
+        );
         conn.query("COMMIT").unwrap();
         conn.query("BEGIN TRANSACTION").unwrap();
         conn.query("CREATE (:P {ID: 3})").unwrap();
         conn.query("ROLLBACK").unwrap();
     }
     let db = Database::open(&path).unwrap();
-    assert_eq!(strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"), vec!["1", "2"]);
+    assert_eq!(
+        strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"),
+        vec!["1", "2"]
+    );
 }
 
 #[test]
@@ -100,7 +106,8 @@ fn ddl_after_row_commits_keeps_them() {
         conn.query("CREATE (:P {ID: 1, name: 'a'})-[:E {w: 5}]->(:P {ID: 2, name: 'b'})")
             .unwrap();
         conn.query("ALTER TABLE P ADD age INT64 DEFAULT 3").unwrap();
-        conn.query("CREATE (:P {ID: 3, name: 'c', age: 9})").unwrap();
+        conn.query("CREATE (:P {ID: 3, name: 'c', age: 9})")
+            .unwrap();
         conn.query("CREATE NODE TABLE Q(ID INT64, PRIMARY KEY(ID))")
             .unwrap();
     }
@@ -109,7 +116,10 @@ fn ddl_after_row_commits_keeps_them() {
         strings(&db, "MATCH (a:P) RETURN a.ID, a.name, a.age ORDER BY a.ID"),
         vec!["1|a|3", "2|b|3", "3|c|9"]
     );
-    assert_eq!(one(&db, "MATCH (a:P)-[e:E]->(b:P) RETURN a.ID, e.w, b.ID"), "1|5|2");
+    assert_eq!(
+        one(&db, "MATCH (a:P)-[e:E]->(b:P) RETURN a.ID, e.w, b.ID"),
+        "1|5|2"
+    );
 }
 
 #[test]
@@ -190,7 +200,11 @@ fn background_checkpoints_keep_every_commit() {
             }
         }
         assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "300");
-        assert!(db.wal_bytes() < 64 * 1024, "the log was recycled: {}", db.wal_bytes());
+        assert!(
+            db.wal_bytes() < 64 * 1024,
+            "the log was recycled: {}",
+            db.wal_bytes()
+        );
     }
     let db = Database::open_with(&path, options).unwrap();
     assert_eq!(one(&db, "MATCH (a:P)-[:E]->(b:P) RETURN count(*)"), "299");
@@ -213,7 +227,10 @@ fn a_reading_process_opens_beside_a_writing_one() {
         ..DatabaseOptions::default()
     };
     let reader = Database::open_with(&path, read_only.clone()).unwrap();
-    assert_eq!(one(&reader, "MATCH (a:P)-[:E]->(b:P) RETURN a.ID, b.ID"), "1|2");
+    assert_eq!(
+        one(&reader, "MATCH (a:P)-[:E]->(b:P) RETURN a.ID, b.ID"),
+        "1|2"
+    );
     let error = reader
         .connect()
         .query("CREATE (:P {ID: 3})")
@@ -317,7 +334,10 @@ impl Model {
 
     fn check(&self, db: &Database) {
         let nodes: Vec<String> = self.nodes.iter().map(|(i, n)| format!("{i}|{n}")).collect();
-        assert_eq!(strings(db, "MATCH (a:P) RETURN a.ID, a.name ORDER BY a.ID"), nodes);
+        assert_eq!(
+            strings(db, "MATCH (a:P) RETURN a.ID, a.name ORDER BY a.ID"),
+            nodes
+        );
         let mut rels: Vec<String> = self
             .rels
             .iter()

@@ -252,8 +252,10 @@ fn add_junk(conn: &mut Connection, graph: &Graph) {
 }
 
 fn delete_junk(conn: &mut Connection) {
-    conn.query("MATCH (a:P)-[r:E]->(b:P) WHERE r.eid >= 1000 AND a.ID <> 100 AND b.ID <> 100 DELETE r")
-        .unwrap();
+    conn.query(
+        "MATCH (a:P)-[r:E]->(b:P) WHERE r.eid >= 1000 AND a.ID <> 100 AND b.ID <> 100 DELETE r",
+    )
+    .unwrap();
     conn.query("MATCH (j:P {ID: 100}) DETACH DELETE j").unwrap();
 }
 

@@ -469,7 +469,11 @@ fn appended_frames_become_durable_in_order_when_waited_for() {
     assert_eq!(wal.last_lsn(), 0, "nothing is durable before a wait");
     wal.wait_durable(second).unwrap();
     assert_eq!(wal.last_lsn(), 2);
-    assert_eq!(sim.stats().syncs - syncs_before, 1, "both frames share one sync");
+    assert_eq!(
+        sim.stats().syncs - syncs_before,
+        1,
+        "both frames share one sync"
+    );
     wal.wait_durable(first).unwrap();
     drop(wal);
     sim.crash();
@@ -485,8 +489,14 @@ fn a_reset_that_keeps_frames_carries_them_over() {
         .map(|index| (1 + index as u64, 100 + index as u64, payload(index)))
         .collect();
     let frames: Vec<(u64, u64, &[u8])> = kept.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
-    assert!(wal.reset(3, &frames).is_err(), "a kept frame must continue the base");
-    assert!(wal.reset(4, &frames[..1]).is_err(), "every later frame must be kept");
+    assert!(
+        wal.reset(3, &frames).is_err(),
+        "a kept frame must continue the base"
+    );
+    assert!(
+        wal.reset(4, &frames[..1]).is_err(),
+        "every later frame must be kept"
+    );
     wal.reset(4, &frames).unwrap();
     assert_eq!(wal.commit(200, b"after").unwrap(), 6);
     drop(wal);
