@@ -205,7 +205,7 @@ fn run_scope(run: &Run) -> String {
 }
 
 fn compare_figures(scope: &str, baseline: &Figures, after: &Figures, rows: &mut Vec<Row>) {
-    let sampled: [(&'static str, &Option<Summary>, &Option<Summary>, Better); 4] = [
+    let sampled: [(&'static str, &Option<Summary>, &Option<Summary>, Better); 10] = [
         ("time_s", &baseline.time_s, &after.time_s, Better::Lower),
         (
             "edges_per_s",
@@ -224,6 +224,42 @@ fn compare_figures(scope: &str, baseline: &Figures, after: &Figures, rows: &mut 
             &baseline.llc_loads_per_s,
             &after.llc_loads_per_s,
             Better::Neither,
+        ),
+        (
+            "ops_per_s",
+            &baseline.ops_per_s,
+            &after.ops_per_s,
+            Better::Higher,
+        ),
+        (
+            "latency_us_p50",
+            &baseline.latency_us_p50,
+            &after.latency_us_p50,
+            Better::Lower,
+        ),
+        (
+            "latency_us_p99",
+            &baseline.latency_us_p99,
+            &after.latency_us_p99,
+            Better::Lower,
+        ),
+        (
+            "latency_us_p999",
+            &baseline.latency_us_p999,
+            &after.latency_us_p999,
+            Better::Lower,
+        ),
+        (
+            "latency_us_max",
+            &baseline.latency_us_max,
+            &after.latency_us_max,
+            Better::Lower,
+        ),
+        (
+            "slowdown",
+            &baseline.slowdown,
+            &after.slowdown,
+            Better::Lower,
         ),
     ];
     for (figure, base, next, better) in sampled {

@@ -21,6 +21,7 @@ pub mod reference;
 pub mod report;
 pub mod stats;
 pub mod workload;
+pub mod writes;
 
 pub use bench::{run, Outcome};
 pub use error::{BenchError, BenchResult};

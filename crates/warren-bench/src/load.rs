@@ -215,6 +215,7 @@ fn figures(samples: &[LoadSample]) -> Figures {
         llc_loads_per_s: llc_rates.map(|r| Summary::of(&r)),
         peak_rss_bytes: None,
         query_memory_peak_bytes: None,
+        ..Figures::default()
     }
 }
 

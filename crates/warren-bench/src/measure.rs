@@ -160,6 +160,7 @@ impl Measurement {
             llc_loads_per_s: per_second(&|s| s.counts.map(|c| c.llc_loads as f64)),
             peak_rss_bytes: None,
             query_memory_peak_bytes: self.samples.iter().map(|s| s.query_memory_peak_bytes).max(),
+            ..Figures::default()
         }
     }
 }

@@ -73,7 +73,9 @@ pub fn report_text(report: &Report) -> String {
         "NOT checked"
     };
     let _ = writeln!(text, "answer {verdict}: {}", report.check);
-    if report.runs.is_empty() {
+    if report.workload == "writes" {
+        text.push_str(&crate::writes::table(report));
+    } else if report.runs.is_empty() {
         text.push_str(&figures_text(&report.figures));
         traversal_text(report, &mut text);
     } else {

@@ -190,6 +190,21 @@ pub struct Figures {
     /// The most bytes the query's memory tracker held in any repeat.
     #[serde(default)]
     pub query_memory_peak_bytes: Option<u64>,
+    /// Operations (commits, edges, queries) per second (the writes workload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s: Option<Summary>,
+    /// Latency percentiles in microseconds, one sample per repeat (HDR histograms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_p50: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_p99: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_p999: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_max: Option<Summary>,
+    /// Time over a baseline's (the read slowdown with a delta).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<Summary>,
 }
 
 /// One (dataset, k) point of a ksweep.
@@ -350,6 +365,7 @@ pub(crate) mod tests {
                 llc_loads_per_s: None,
                 peak_rss_bytes: Some(1 << 20),
                 query_memory_peak_bytes: None,
+                ..Figures::default()
             },
             hardware_counters: "unavailable: test".into(),
             hardware_counts: None,

@@ -35,16 +35,20 @@ pub enum Workload {
     Ksweep,
     /// COPY of a dataset folder into a fresh database.
     Load,
+    /// Durable writes: single-row commits from many connections, batches, mixed reads and
+    /// writes, checkpoint under load, recovery, and the read slowdown with a delta.
+    Writes,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,
         Workload::Varlen,
         Workload::Ksweep,
         Workload::Load,
+        Workload::Writes,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +59,7 @@ impl Workload {
             Workload::Varlen => "varlen",
             Workload::Ksweep => "ksweep",
             Workload::Load => "load",
+            Workload::Writes => "writes",
         }
     }
 }
@@ -74,7 +79,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep or load)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load or writes)"
                 )
             })
     }
@@ -124,6 +129,8 @@ pub struct BenchOptions {
     pub output: PathBuf,
     /// ksweep: where to draw the figure (SVG; a PNG beside it when fonts allow).
     pub plot: Option<PathBuf>,
+    /// writes: small sizes (for the test that runs every scenario).
+    pub quick: bool,
 }
 
 impl BenchOptions {
@@ -142,6 +149,7 @@ impl BenchOptions {
             k_values: K_VALUES_DEFAULT.to_vec(),
             output,
             plot: None,
+            quick: false,
         }
     }
 
@@ -216,7 +224,7 @@ impl BenchOptions {
                 destinations_below: self.varlen.destinations,
                 paths: self.varlen.paths,
             },
-            Workload::Load => return None,
+            Workload::Load | Workload::Writes => return None,
         })
     }
 

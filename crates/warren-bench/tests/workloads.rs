@@ -96,6 +96,51 @@ fn every_workload_checks_its_answer() {
 }
 
 #[test]
+fn the_writes_workload_runs_every_scenario_and_checks_its_writes() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path();
+    let graph500 = generated(root, DatasetKind::Graph500, "g9");
+    let mut options = options(root, Workload::Writes, &graph500);
+    options.quick = true;
+    options.repeat = 1;
+    let outcome = warren_bench::run(&options).unwrap_or_else(|e| panic!("writes: {e}"));
+    assert_eq!(outcome.mismatch, None);
+    let report = outcome.report;
+    assert!(report.answer_checked, "{}", report.check);
+    let names: Vec<&str> = report.runs.iter().map(|r| r.dataset.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "commit-1",
+            "commit-8",
+            "commit-64",
+            "batch",
+            "mixed",
+            "checkpoint",
+            "recovery",
+            "slowdown-1pct",
+            "slowdown-5pct"
+        ]
+    );
+    let commit = &report.runs[0].figures;
+    assert!(commit.ops_per_s.is_some() && commit.latency_us_p99.is_some());
+    assert!(report.runs[6].figures.time_s.is_some(), "recovery is timed");
+    assert!(report.runs[7].figures.slowdown.is_some());
+    assert_eq!(Report::read(&options.output).unwrap(), report);
+    // The source database is left as it was: the scenarios wrote to a copy.
+    let db = warren::Database::open(root.join("g9db")).unwrap();
+    let edges = db
+        .connect()
+        .query("MATCH (a:Person)-[:Knows]->(b:Person) RETURN count(*)")
+        .unwrap()
+        .to_strings()
+        .unwrap();
+    assert_eq!(edges, vec![report.dataset.edges.to_string()]);
+    let table = warren_bench::writes::table(&report);
+    assert!(table.contains("commit-64"), "{table}");
+}
+
+#[test]
 fn ksweep_on_two_datasets_draws_its_figure() {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path();

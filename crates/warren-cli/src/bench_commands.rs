@@ -58,6 +58,9 @@ pub struct BenchArgs {
     /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// writes: small sizes, for a quick check that every scenario runs.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// The flags of `warren compare`.
@@ -110,6 +113,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
         options.k_values = k_values;
     }
     options.plot = args.plot;
+    options.quick = args.quick;
     Ok(options)
 }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Durable writes, Warren beside Kùzu in one run: `warren bench writes` (every scenario) and
+# writes_kuzu.py (the commit and batch scenarios), on the same Graph500 dataset, then the table
+# with Warren's ratio over Kùzu per scenario.
+#   bench/peers/writes.sh [--scale 18] [--threads 2] [--repeat 3] [--out bench/out/writes-s18]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+scale=18; threads=2; repeat=3; out=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --scale) scale="$2"; shift 2 ;;
+        --threads) threads="$2"; shift 2 ;;
+        --repeat) repeat="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        *) echo "writes.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+out="${out:-$root/bench/out/writes-s$scale}"
+mkdir -p "$out"
+python="$(bash "$here/setup.sh" | tail -1)"
+(cd "$root" && cargo build --release --quiet --bin warren)
+warren="$root/target/release/warren"
+dataset="$out/graph500-s$scale"
+[ -f "$dataset/edges.csv" ] || "$warren" generate graph500 --scale "$scale" --out "$dataset"
+rm -rf "$out/warren-db"
+"$warren" run "$out/warren-db" "$dataset/schema.cypher" >/dev/null
+"$warren" run "$out/warren-db" "$dataset/copy.cypher" >/dev/null
+"$warren" bench writes --db "$out/warren-db" --threads "$threads" --repeat "$repeat" \
+    --output "$out/warren-writes.json" | tee "$out/warren-writes.txt"
+"$python" "$here/writes_kuzu.py" --dataset "$dataset" --db "$out/kuzu" --threads "$threads" \
+    --output "$out/kuzu-writes.json"
+"$python" "$here/writes_table.py" "$out/warren-writes.json" "$out/kuzu-writes.json" | tee "$out/results.txt"
