@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     read_only_reason: Option<String>,
     options: DatabaseOptions,
     checkpoint_running: AtomicBool,
+    /// The background checkpoint thread, if one was started.
+    background: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Serializes checkpoints (explicit ones and background ones).
     checkpoint_lock: Mutex<()>,
     next_transaction: AtomicU64,
@@ -94,6 +96,24 @@ pub(crate) struct Inner {
 #[derive(Clone, Debug)]
 pub struct Database {
     inner: Arc<Inner>,
+    /// Shared by the handles users hold (not by a background checkpoint's): when the last one
+    /// goes, a running checkpoint is waited for, so the database is closed (its lock released)
+    /// once the last handle is dropped.
+    _user: Option<Arc<UserHandles>>,
+}
+
+#[derive(Debug)]
+struct UserHandles {
+    inner: Arc<Inner>,
+}
+
+impl Drop for UserHandles {
+    fn drop(&mut self) {
+        let running = self.inner.background.lock().expect("background").take();
+        if let Some(thread) = running {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The writer slot: while held, no other write starts. Released on drop.
@@ -187,29 +207,34 @@ impl Database {
         options: DatabaseOptions,
     ) -> Self {
         let snapshot = Arc::new(snapshot);
-        Self {
-            inner: Arc::new(Inner {
-                dir: dir.map(Mutex::new),
-                wal,
-                published: RwLock::new(Published {
-                    snapshot: snapshot.clone(),
-                    lsn,
-                }),
-                writer: Mutex::new(WriterState {
-                    held: false,
-                    latest: snapshot,
-                    latest_lsn: lsn,
-                    since_checkpoint,
-                }),
-                writer_free: Condvar::new(),
-                failure: Mutex::new(None),
-                read_only,
-                read_only_reason,
-                options,
-                checkpoint_running: AtomicBool::new(false),
-                checkpoint_lock: Mutex::new(()),
-                next_transaction: AtomicU64::new(1),
+        let inner = Arc::new(Inner {
+            dir: dir.map(Mutex::new),
+            wal,
+            published: RwLock::new(Published {
+                snapshot: snapshot.clone(),
+                lsn,
             }),
+            writer: Mutex::new(WriterState {
+                held: false,
+                latest: snapshot,
+                latest_lsn: lsn,
+                since_checkpoint,
+            }),
+            writer_free: Condvar::new(),
+            failure: Mutex::new(None),
+            read_only,
+            read_only_reason,
+            options,
+            checkpoint_running: AtomicBool::new(false),
+            background: Mutex::new(None),
+            checkpoint_lock: Mutex::new(()),
+            next_transaction: AtomicU64::new(1),
+        });
+        Self {
+            _user: Some(Arc::new(UserHandles {
+                inner: inner.clone(),
+            })),
+            inner,
         }
     }
 
@@ -370,13 +395,26 @@ impl Database {
         if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
             return;
         }
-        let db = self.clone();
-        std::thread::spawn(move || {
+        let db = Database {
+            inner: self.inner.clone(),
+            _user: None,
+        };
+        let thread = std::thread::spawn(move || {
             if let Err(error) = db.checkpoint() {
                 eprintln!("warren: background checkpoint failed: {error}");
             }
             db.inner.checkpoint_running.store(false, Ordering::Release);
         });
+        let previous = self
+            .inner
+            .background
+            .lock()
+            .expect("background")
+            .replace(thread);
+        if let Some(previous) = previous {
+            // It finished: `checkpoint_running` was clear.
+            let _ = previous.join();
+        }
     }
 
     /// `CHECKPOINT`: folds every delta into new segment files and recycles the log. The fold
