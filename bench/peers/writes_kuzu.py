@@ -29,6 +29,9 @@ BATCH = "UNWIND $pairs AS p MATCH (a:Person {ID: p[1]}), (b:Person {ID: p[2]}) C
 COMMITS = 2048
 BATCH_EDGES = 10_000
 BATCH_STATEMENTS = 5
+# Kùzu plans the UNWIND batch as a join that can take minutes: each statement is stopped after
+# this long, and the result is then reported as an upper bound on Kùzu's edges per second.
+BATCH_TIMEOUT_MS = 60_000
 
 
 class Ids:
@@ -62,8 +65,11 @@ def edges(conn: kuzu.Connection) -> int:
 
 
 def load(dataset: str, path: str, threads: int) -> kuzu.Database:
-    if os.path.exists(path):
-        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    for stale in (path, path + ".wal", path + ".lock", path + ".shadow"):
+        if os.path.isdir(stale):
+            shutil.rmtree(stale)
+        elif os.path.exists(stale):
+            os.remove(stale)
     db = kuzu.Database(path, max_num_threads=threads)
     conn = kuzu.Connection(db, num_threads=threads)
     for name in ("schema.cypher", "copy.cypher"):
@@ -122,16 +128,27 @@ def commits(db: kuzu.Database, nodes: int, connections: int, threads: int) -> di
 
 def batch(db: kuzu.Database, nodes: int, threads: int) -> dict:
     conn = kuzu.Connection(db, num_threads=threads)
+    conn.set_query_timeout(BATCH_TIMEOUT_MS)
     before = edges(conn)
     ids = Ids(0x9E3779B9, nodes)
     statements = [
         [[ids.next(), ids.next()] for _ in range(BATCH_EDGES)] for _ in range(BATCH_STATEMENTS)
     ]
     started = time.perf_counter()
+    made = 0
     for pairs in statements:
-        conn.execute(BATCH, {"pairs": pairs})
+        try:
+            conn.execute(BATCH, {"pairs": pairs})
+        except RuntimeError as error:
+            elapsed = time.perf_counter() - started
+            assert edges(conn) == before + made, "a stopped batch left edges behind"
+            return {
+                "ops_per_s": made / elapsed if made else BATCH_EDGES / elapsed,
+                "upper_bound": True,
+                "stopped": str(error),
+            }
+        made += len(pairs)
     elapsed = time.perf_counter() - started
-    made = BATCH_EDGES * BATCH_STATEMENTS
     assert edges(conn) == before + made, "edge count does not match the batch"
     return {"ops_per_s": made / elapsed}
 
@@ -146,21 +163,19 @@ def main() -> None:
     os.makedirs(args.db, exist_ok=True)
     db = load(args.dataset, os.path.join(args.db, "kuzu-writes.db"), args.threads)
     nodes = count(kuzu.Connection(db), "MATCH (a:Person) RETURN count(*)")
-    results = {
-        "system": "kuzu",
-        "version": kuzu.__version__,
-        "threads": args.threads,
-        "scenarios": {
-            "commit-1": commits(db, nodes, 1, args.threads),
-            "commit-8": commits(db, nodes, 8, args.threads),
-            "commit-64": commits(db, nodes, 64, args.threads),
-            "batch": batch(db, nodes, args.threads),
-        },
-    }
-    with open(args.output, "w") as f:
-        json.dump(results, f, indent=2)
-    for name, figures in results["scenarios"].items():
-        print(name, {k: round(v, 1) for k, v in figures.items()})
+    results = {"system": "kuzu", "version": kuzu.__version__, "threads": args.threads,
+               "scenarios": {}}
+    scenarios = [
+        ("commit-1", lambda: commits(db, nodes, 1, args.threads)),
+        ("commit-8", lambda: commits(db, nodes, 8, args.threads)),
+        ("commit-64", lambda: commits(db, nodes, 64, args.threads)),
+        ("batch", lambda: batch(db, nodes, args.threads)),
+    ]
+    for name, run in scenarios:
+        results["scenarios"][name] = run()
+        with open(args.output, "w") as f:
+            json.dump(results, f, indent=2)
+        print(name, results["scenarios"][name], flush=True)
 
 
 if __name__ == "__main__":

@@ -36,9 +36,10 @@ def main() -> None:
         p99 = median(f.get("latency_us_p99"))
         peer = kuzu.get(name, {})
         k_ops, k_p50, k_p99 = peer.get("ops_per_s"), peer.get("latency_us_p50"), peer.get("latency_us_p99")
-        ratio = f"{ops / k_ops:.1f}x" if ops and k_ops else "-"
+        bound = ">" if peer.get("upper_bound") else ""
+        ratio = f"{bound}{ops / k_ops:.1f}x" if ops and k_ops else "-"
         p99_ratio = f"{k_p99 / p99:.1f}x" if p99 and k_p99 and name.startswith("commit") else "-"
-        rows.append([name, fmt(ops), fmt(k_ops), ratio, fmt(p50) if name.startswith("commit") else "-",
+        rows.append([name, fmt(ops), ("<" if bound else "") + fmt(k_ops), ratio, fmt(p50) if name.startswith("commit") else "-",
                      fmt(k_p50), fmt(p99) if name.startswith("commit") else "-", fmt(k_p99), p99_ratio])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:

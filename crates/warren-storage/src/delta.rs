@@ -13,6 +13,23 @@ use std::sync::Arc;
 use imbl::{HashMap, OrdMap, OrdSet, Vector};
 use warren_common::value::Value;
 
+use crate::buffer::Bitmap;
+
+/// The tombstones of `rows` rows after a fold: the stored bitmap's and the delta's; `None` when
+/// no row is deleted.
+pub fn fold_tombstones(
+    stored: Option<&Bitmap>,
+    deleted: &OrdSet<u64>,
+    rows: usize,
+) -> Option<Bitmap> {
+    let mut bits = stored.map_or_else(|| vec![false; rows], Bitmap::to_bits);
+    bits.resize(rows, false);
+    for &row in deleted {
+        bits[row as usize] = true;
+    }
+    bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits))
+}
+
 /// The changes to one node table since its segment was written.
 #[derive(Clone, Debug, Default)]
 pub struct NodeDelta {

@@ -8,7 +8,7 @@ use warren_common::value::Value;
 use crate::buffer::Bitmap;
 use crate::catalog::NodeTableSchema;
 use crate::column::{Column, ColumnBuilder};
-use crate::delta::NodeDelta;
+use crate::delta::{fold_tombstones, NodeDelta};
 use crate::pk_index::PrimaryKeyIndex;
 
 #[derive(Clone, Debug)]
@@ -221,15 +221,7 @@ impl NodeTable {
         for (index, column) in self.columns.iter().enumerate() {
             columns.push(self.fold_column(index, column)?);
         }
-        let mut bits = self
-            .deleted
-            .as_ref()
-            .map_or_else(|| vec![false; rows], Bitmap::to_bits);
-        bits.resize(rows, false);
-        for &row in &self.delta.deleted {
-            bits[row as usize] = true;
-        }
-        let deleted = bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits));
+        let deleted = fold_tombstones(self.deleted.as_ref(), &self.delta.deleted, rows);
         let pk_index = PrimaryKeyIndex::build(&columns[self.primary_key], deleted.as_ref())
             .map_err(|_| "duplicate primary key while folding a delta".to_string())?;
         Self::from_parts(

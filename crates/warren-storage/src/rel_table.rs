@@ -12,7 +12,7 @@ use warren_common::value::Value;
 use crate::buffer::{Bitmap, Bytes};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
-use crate::delta::{AppendedRel, RelDelta};
+use crate::delta::{fold_tombstones, AppendedRel, RelDelta};
 use imbl::OrdMap;
 
 /// The traversal direction of an adjacency lookup.
@@ -352,9 +352,8 @@ impl RelTable {
         if self.delta.deleted.is_empty() {
             // Inserts only: stored runs are copied whole between the nodes that gained rels.
             return std::thread::scope(|scope| {
-                let backward = scope.spawn(|| {
-                    merge_appended(&self.backward, &self.delta.backward, self.to_rows)
-                });
+                let backward = scope
+                    .spawn(|| merge_appended(&self.backward, &self.delta.backward, self.to_rows));
                 let forward = merge_appended(&self.forward, &self.delta.forward, self.from_rows);
                 (
                     forward,
@@ -405,15 +404,7 @@ impl RelTable {
             columns.push(builder.finish());
         }
         let rows = self.num_rows() as usize;
-        let mut bits = self
-            .deleted
-            .as_ref()
-            .map_or_else(|| vec![false; rows], Bitmap::to_bits);
-        bits.resize(rows, false);
-        for &rel in &self.delta.deleted {
-            bits[rel as usize] = true;
-        }
-        let deleted = bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits));
+        let deleted = fold_tombstones(self.deleted.as_ref(), &self.delta.deleted, rows);
         Self::build(
             sources,
             targets,
@@ -433,7 +424,10 @@ fn merge_appended(stored: &Csr, appended: &OrdMap<(u32, u32), u32>, num_nodes: u
     let mut entries = appended.iter().peekable();
     while let Some((&(owner, _), _)) = entries.peek() {
         let owner = owner as usize;
-        assert!(owner < merged.num_nodes, "delta entry beyond the node table");
+        assert!(
+            owner < merged.num_nodes,
+            "delta entry beyond the node table"
+        );
         merged.copy_stored_until(owner + 1);
         while let Some((&(o, rel), &neighbour)) = entries.peek() {
             if o as usize != owner {
@@ -487,11 +481,8 @@ impl<'a> AppendMerge<'a> {
         let covered = until.min(stored_offsets.len() - 1);
         let shift = self.shift;
         if self.next < covered {
-            self.offsets.extend(
-                stored_offsets[self.next..covered]
-                    .iter()
-                    .map(|o| o + shift),
-            );
+            self.offsets
+                .extend(stored_offsets[self.next..covered].iter().map(|o| o + shift));
         }
         let end = self.stored.num_edges() as u64 + shift;
         let uncovered = until - covered.max(self.next);
@@ -499,7 +490,8 @@ impl<'a> AppendMerge<'a> {
         let (from, to) = (self.stored_start(self.next), self.stored_start(until));
         self.neighbours
             .extend_from_slice(&self.stored.neighbours()[from..to]);
-        self.rel_ids.extend_from_slice(&self.stored.rel_ids()[from..to]);
+        self.rel_ids
+            .extend_from_slice(&self.stored.rel_ids()[from..to]);
         self.next = until;
     }
 
