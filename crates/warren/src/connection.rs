@@ -165,6 +165,7 @@ impl Connection {
         let started = Instant::now();
         let snapshot = self.current_snapshot();
         let session = SessionView {
+            db: &self.db,
             settings: &self.settings,
             graphs: &self.projected_graphs,
         };
@@ -299,7 +300,10 @@ impl Connection {
                 Ok(self.copied(&summary, started))
             }
             BoundStatement::Setting { name, value } => {
-                self.settings.set(&name, &value)?;
+                match self.db.set_setting(&name, &value) {
+                    Some(result) => result?,
+                    None => self.settings.set(&name, &value)?,
+                }
                 Ok(QueryResult::empty(snapshot))
             }
             BoundStatement::ProjectedGraph(command) => {
@@ -619,13 +623,14 @@ fn drain_rows(root: &mut warren_exec::BoxedOperator, ctx: &ExecContext) -> Resul
 
 /// What table functions read of a connection while its statement binds.
 struct SessionView<'a> {
+    db: &'a Database,
     settings: &'a Settings,
     graphs: &'a ProjectedGraphs,
 }
 
 impl Session for SessionView<'_> {
     fn setting(&self, name: &str) -> Option<Value> {
-        self.settings.get(name)
+        self.db.setting(name).or_else(|| self.settings.get(name))
     }
 
     fn projected_graphs(&self) -> &ProjectedGraphs {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-use warren_common::{Error, Result};
+use warren_common::{Error, Result, Value};
 use warren_storage::changes::ChangeSet;
 use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
@@ -36,6 +36,9 @@ pub struct DatabaseOptions {
     /// Checkpoint automatically when the log passes `checkpoint_threshold_bytes`.
     pub auto_checkpoint: bool,
     pub checkpoint_threshold_bytes: u64,
+    /// Checkpoint when the last handle is dropped, so the next open replays nothing (Kùzu's
+    /// `force_checkpoint_on_close`).
+    pub checkpoint_on_close: bool,
 }
 
 impl Default for DatabaseOptions {
@@ -45,6 +48,7 @@ impl Default for DatabaseOptions {
             write_if_free: false,
             auto_checkpoint: true,
             checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
+            checkpoint_on_close: true,
         }
     }
 }
@@ -84,6 +88,7 @@ pub(crate) struct Inner {
     /// Why a database opened for writing is read-only (another process writes).
     read_only_reason: Option<String>,
     options: DatabaseOptions,
+    settings: DatabaseSettings,
     checkpoint_running: AtomicBool,
     /// The background checkpoint thread, if one was started.
     background: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -113,7 +118,24 @@ impl Drop for UserHandles {
         if let Some(thread) = running {
             let _ = thread.join();
         }
+        let db = Database {
+            inner: self.inner.clone(),
+            _user: None,
+        };
+        if db.inner.settings.checkpoint_on_close.load(Ordering::Relaxed) && db.wal_frames() > 0 {
+            // A failed checkpoint leaves the log whole: the next open replays it.
+            let _ = db.checkpoint();
+        }
     }
+}
+
+/// The settings of a database that a connection may change at run time (`CALL name=value`),
+/// as Kùzu has them.
+#[derive(Debug)]
+struct DatabaseSettings {
+    auto_checkpoint: AtomicBool,
+    checkpoint_threshold_bytes: AtomicU64,
+    checkpoint_on_close: AtomicBool,
 }
 
 /// The writer slot: while held, no other write starts. Released on drop.
@@ -224,6 +246,11 @@ impl Database {
             failure: Mutex::new(None),
             read_only,
             read_only_reason,
+            settings: DatabaseSettings {
+                auto_checkpoint: AtomicBool::new(options.auto_checkpoint),
+                checkpoint_threshold_bytes: AtomicU64::new(options.checkpoint_threshold_bytes),
+                checkpoint_on_close: AtomicBool::new(options.checkpoint_on_close),
+            },
             options,
             checkpoint_running: AtomicBool::new(false),
             background: Mutex::new(None),
@@ -263,6 +290,61 @@ impl Database {
     /// Bytes in the write-ahead log (0 in memory or read-only).
     pub fn wal_bytes(&self) -> u64 {
         self.inner.wal.as_ref().map_or(0, Wal::size_bytes)
+    }
+
+    /// Commits in the log after the last checkpoint.
+    fn wal_frames(&self) -> usize {
+        self.inner
+            .writer
+            .lock()
+            .expect("writer state")
+            .since_checkpoint
+            .len()
+    }
+
+    /// A database setting (`auto_checkpoint`, `checkpoint_threshold`,
+    /// `force_checkpoint_on_close`), or `None` for other names.
+    pub fn setting(&self, name: &str) -> Option<Value> {
+        let settings = &self.inner.settings;
+        Some(match name.to_ascii_lowercase().as_str() {
+            "auto_checkpoint" => Value::Bool(settings.auto_checkpoint.load(Ordering::Relaxed)),
+            "checkpoint_threshold" => Value::Int64(
+                i64::try_from(settings.checkpoint_threshold_bytes.load(Ordering::Relaxed))
+                    .unwrap_or(i64::MAX),
+            ),
+            "force_checkpoint_on_close" => {
+                Value::Bool(settings.checkpoint_on_close.load(Ordering::Relaxed))
+            }
+            _ => return None,
+        })
+    }
+
+    /// Sets a database setting; `None` when `name` is not one (a connection setting, then).
+    pub fn set_setting(&self, name: &str, value: &Value) -> Option<Result<()>> {
+        let settings = &self.inner.settings;
+        let flag = |target: &AtomicBool| match value.as_bool() {
+            Some(on) => {
+                target.store(on, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(Error::binder(format!("{name} must be a BOOL."))),
+        };
+        Some(match name.to_ascii_lowercase().as_str() {
+            "auto_checkpoint" => flag(&settings.auto_checkpoint),
+            "force_checkpoint_on_close" => flag(&settings.checkpoint_on_close),
+            "checkpoint_threshold" => match value.as_i64().filter(|&v| v >= 0) {
+                Some(bytes) => {
+                    settings
+                        .checkpoint_threshold_bytes
+                        .store(bytes as u64, Ordering::Relaxed);
+                    Ok(())
+                }
+                None => Err(Error::binder(
+                    "checkpoint_threshold must be a non-negative INT64 (bytes).",
+                )),
+            },
+            _ => return None,
+        })
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -388,8 +470,9 @@ impl Database {
 
     /// Starts a background checkpoint when the log has grown past the threshold.
     fn maybe_checkpoint_in_background(&self) {
-        let options = &self.inner.options;
-        if !options.auto_checkpoint || self.wal_bytes() < options.checkpoint_threshold_bytes {
+        let settings = &self.inner.settings;
+        let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
+        if !settings.auto_checkpoint.load(Ordering::Relaxed) || self.wal_bytes() < threshold {
             return;
         }
         if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {

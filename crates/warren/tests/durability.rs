@@ -30,12 +30,20 @@ fn schema(db: &Database) {
         .unwrap();
 }
 
+/// Options that keep the log at close, so that reopening replays it.
+fn keep_log() -> DatabaseOptions {
+    DatabaseOptions {
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    }
+}
+
 #[test]
 fn commits_survive_a_reopen_through_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     {
-        let db = Database::open(&path).unwrap();
+        let db = Database::open_with(&path, keep_log()).unwrap();
         schema(&db);
         let mut conn = db.connect();
         for i in 0..50 {
@@ -54,7 +62,8 @@ fn commits_survive_a_reopen_through_the_log() {
         conn.query("MATCH (a:P {ID: 49}) DETACH DELETE a").unwrap();
         assert!(db.wal_bytes() > 0, "row commits go to the log");
     }
-    let db = Database::open(&path).unwrap();
+    assert!(std::fs::metadata(path.join("warren.wal")).unwrap().len() > 64);
+    let db = Database::open_with(&path, keep_log()).unwrap();
     assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "49");
     assert_eq!(one(&db, "MATCH (a:P {ID: 7}) RETURN a.name"), "seven");
     let query = "MATCH p = (a:P)-[:E* SHORTEST 1..30]->(b:P) WHERE a.ID = 0 RETURN count(*), max(length(p))";
@@ -65,6 +74,30 @@ fn commits_survive_a_reopen_through_the_log() {
     let db = Database::open(&path).unwrap();
     assert_eq!(one(&db, query), "30|30");
     assert_eq!(one(&db, "MATCH (a:P {ID: 7}) RETURN a.name"), "seven");
+}
+
+#[test]
+fn closing_checkpoints_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let log_bytes = || std::fs::metadata(path.join("warren.wal")).unwrap().len();
+    {
+        let db = Database::open(&path).unwrap();
+        schema(&db);
+        db.connect().query("CREATE (:P {ID: 1})").unwrap();
+        assert!(log_bytes() > 64);
+    }
+    assert_eq!(log_bytes(), 64, "the close folded the log into the segments");
+    {
+        let db = Database::open(&path).unwrap();
+        let mut conn = db.connect();
+        conn.query("CALL force_checkpoint_on_close=false").unwrap();
+        conn.query("CREATE (:P {ID: 2})").unwrap();
+        assert_eq!(one(&db, "CALL current_setting('force_checkpoint_on_close') RETURN *"), "False");
+    }
+    assert!(log_bytes() > 64, "the log was kept");
+    let db = Database::open(&path).unwrap();
+    assert_eq!(strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"), vec!["1", "2"]);
 }
 
 #[test]
