@@ -69,7 +69,9 @@ impl PyConnection {
 
     /// The parse error of `query`, or `None` when it parses.
     fn check_syntax(&self, query: &str) -> Option<String> {
-        warren_cypher::parse_script(query).err().map(|e| e.to_string())
+        warren_cypher::parse_script(query)
+            .err()
+            .map(|e| e.to_string())
     }
 
     /// Sets how many threads a query may use (0 keeps the default).
@@ -151,7 +153,9 @@ fn run_script(
 ) -> warren::Result<Vec<Materialized>> {
     let statements = warren_cypher::parse_script(text)?;
     if statements.is_empty() {
-        return Err(warren::Error::runtime("Connection Exception: Query is empty."));
+        return Err(warren::Error::runtime(
+            "Connection Exception: Query is empty.",
+        ));
     }
     let mut results = Vec::with_capacity(statements.len());
     for statement in &statements {

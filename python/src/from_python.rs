@@ -118,9 +118,8 @@ fn timestamp(datetime: &Bound<'_, PyDateTime>) -> PyResult<Value> {
     let seconds = i64::from(datetime.get_hour()) * 3600
         + i64::from(datetime.get_minute()) * 60
         + i64::from(datetime.get_second());
-    let local = days * MICROS_PER_DAY
-        + seconds * MICROS_PER_SECOND
-        + i64::from(datetime.get_microsecond());
+    let local =
+        days * MICROS_PER_DAY + seconds * MICROS_PER_SECOND + i64::from(datetime.get_microsecond());
     if datetime.get_tzinfo().is_none() {
         return Ok(Value::Timestamp(local));
     }

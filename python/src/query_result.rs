@@ -42,9 +42,7 @@ impl PyQueryResult {
 
     fn check_open(&self) -> PyResult<()> {
         if self.shared.is_closed() {
-            return Err(PyRuntimeError::new_err(
-                "the parent database is closed",
-            ));
+            return Err(PyRuntimeError::new_err("the parent database is closed"));
         }
         Ok(())
     }
@@ -103,10 +101,14 @@ impl PyQueryResult {
     fn column_values<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyList>> {
         self.check_open()?;
         if index >= self.result.columns.len() {
-            return Err(pyo3::exceptions::PyIndexError::new_err("column index out of range"));
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "column index out of range",
+            ));
         }
         let graph = self.result.snapshot.as_ref();
-        let values = self.result.rows
+        let values = self
+            .result
+            .rows
             .iter()
             .map(|row| to_python(py, &row[index], graph))
             .collect::<PyResult<Vec<_>>>()?;

@@ -120,6 +120,8 @@ pub struct CopyFrom {
     pub files: Vec<String>,
     /// `(HEADER=true, DELIM='|', ...)`: option names as written, values as expressions.
     pub options: Vec<(String, Expr)>,
+    /// `BY COLUMN`: each file holds one column (NumPy `.npy`), in the table's property order.
+    pub by_column: bool,
     pub span: Span,
 }
 

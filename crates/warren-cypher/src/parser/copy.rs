@@ -1,5 +1,6 @@
 //! The COPY statements: `COPY t FROM 'file' [(options)]`, `COPY t FROM ['a', 'b']`,
-//! `COPY t FROM (query)` and `COPY (query) TO 'file' [(options)]`.
+//! `COPY t FROM (query)`, `COPY t FROM ('a.npy', 'b.npy') BY COLUMN` and
+//! `COPY (query) TO 'file' [(options)]`.
 
 use warren_common::Result;
 
@@ -18,6 +19,9 @@ impl Parser<'_> {
         let table = self.name("a table name or a query in parentheses")?;
         self.expect_keyword("FROM", "FROM")?;
         if self.eat(&TokenKind::LeftParen) {
+            if matches!(self.kind(), TokenKind::String(_)) {
+                return self.copy_by_column(start, table);
+            }
             let query = Box::new(self.query()?);
             self.expect(&TokenKind::RightParen, "')' to close the query")?;
             return Ok(Statement::CopyFromQuery {
@@ -32,6 +36,25 @@ impl Parser<'_> {
             table,
             files,
             options,
+            by_column: false,
+            span: self.span_from(start),
+        }))
+    }
+
+    /// After `COPY t FROM (`: `'file', ...) BY COLUMN`, one file per column (NumPy `.npy`).
+    fn copy_by_column(&mut self, start: usize, table: String) -> Result<Statement> {
+        let mut files = vec![self.string_literal("a file path in quotes")?];
+        while self.eat(&TokenKind::Comma) {
+            files.push(self.string_literal("a file path in quotes")?);
+        }
+        self.expect(&TokenKind::RightParen, "',' or ')' to close the file list")?;
+        self.expect_keyword("BY", "BY COLUMN")?;
+        self.expect_keyword("COLUMN", "COLUMN")?;
+        Ok(Statement::Copy(CopyFrom {
+            table,
+            files,
+            options: Vec::new(),
+            by_column: true,
             span: self.span_from(start),
         }))
     }
