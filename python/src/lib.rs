@@ -7,6 +7,7 @@ mod database;
 mod from_python;
 mod query_result;
 mod to_python;
+mod type_tree;
 
 use pyo3::prelude::*;
 

@@ -11,6 +11,7 @@ use warren_common::Value;
 
 use crate::database::Shared;
 use crate::to_python::to_python;
+use crate::type_tree::{type_tree, TablesSeen};
 
 /// A statement's complete result, as it leaves the engine.
 #[derive(Debug)]
@@ -113,6 +114,32 @@ impl PyQueryResult {
             .map(|row| to_python(py, &row[index], graph))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, values)
+    }
+
+    /// The type of column `index` as a nested tuple (see `type_tree`), for building Arrow types.
+    fn column_type_tree<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+        let ty = self.result.types.get(index).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err("column index out of range")
+        })?;
+        let mut seen = TablesSeen::default();
+        for row in &self.result.rows {
+            seen.add(&row[index]);
+        }
+        type_tree(py, ty, &seen, &self.result.snapshot)
+    }
+
+    /// Value `column` of row `row` as Kùzu prints it.
+    fn format_value(&self, row: usize, column: usize) -> PyResult<String> {
+        let value = self
+            .result
+            .rows
+            .get(row)
+            .and_then(|r| r.get(column))
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("no such value"))?;
+        Ok(warren_common::format::to_kuzu_string(
+            value,
+            self.result.snapshot.as_ref(),
+        ))
     }
 
     fn reset_iterator(&mut self) -> PyResult<()> {

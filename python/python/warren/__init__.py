@@ -16,6 +16,7 @@ from .connection import Connection
 from .database import Database
 from .prepared_statement import PreparedStatement
 from .query_result import QueryResult
+from .types import Type
 
 version = __version__
 
@@ -25,6 +26,7 @@ __all__ = [
     "Database",
     "PreparedStatement",
     "QueryResult",
+    "Type",
     "__version__",
     "constants",
     "storage_version",

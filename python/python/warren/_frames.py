@@ -38,6 +38,7 @@ _TEMPORAL_DTYPES = {
 def _pandas_column(values: list[Any], type_name: str) -> Any:
     """One column as a numpy array (fixed-width types) or a list of Python objects."""
     import numpy as np
+    import pandas as pd
 
     has_null = any(v is None for v in values)
     if type_name in _NUMPY_DTYPES:
@@ -54,9 +55,7 @@ def _pandas_column(values: list[Any], type_name: str) -> Any:
         if type_name == "DATE":
             values = [None if v is None else np.datetime64(v, "D") for v in values]
         return np.array([np.datetime64("NaT") if v is None and dtype[0] == "d" else v for v in values], dtype=dtype)
-    column = np.empty(len(values), dtype=object)
-    column[:] = values
-    return column
+    return pd.Series(values, dtype=object)
 
 
 def to_pandas(native: Any) -> Any:
@@ -72,57 +71,36 @@ def to_pandas(native: Any) -> Any:
     return pd.DataFrame(columns, columns=names)
 
 
-def _arrow_type(type_name: str) -> Any:
-    """The Arrow type of a scalar Kùzu type, or ``None`` to let pyarrow infer a nested one."""
+def to_arrow(native: Any, chunk_size: int | None, *, uuid_as_string: bool = False) -> Any:
+    """Every row of the result as a pyarrow Table of record batches of ``chunk_size`` rows;
+    ``uuid_as_string`` gives UUIDs as strings instead of Arrow's UUID extension type."""
     import pyarrow as pa
 
-    scalars = {
-        "BOOL": pa.bool_(),
-        "INT8": pa.int8(),
-        "INT16": pa.int16(),
-        "INT32": pa.int32(),
-        "INT64": pa.int64(),
-        "SERIAL": pa.int64(),
-        "UINT8": pa.uint8(),
-        "UINT16": pa.uint16(),
-        "UINT32": pa.uint32(),
-        "UINT64": pa.uint64(),
-        "FLOAT": pa.float32(),
-        "DOUBLE": pa.float64(),
-        "STRING": pa.string(),
-        "BLOB": pa.binary(),
-        "DATE": pa.date32(),
-        "TIMESTAMP": pa.timestamp("us"),
-        "TIMESTAMP_TZ": pa.timestamp("us", tz="UTC"),
-        "TIMESTAMP_NS": pa.timestamp("ns"),
-        "TIMESTAMP_MS": pa.timestamp("ms"),
-        "TIMESTAMP_SEC": pa.timestamp("s"),
-        "INTERVAL": pa.month_day_nano_interval(),
-        "UUID": pa.string(),
-    }
-    return scalars.get(type_name)
-
-
-def _arrow_values(values: list[Any], type_name: str) -> list[Any]:
-    """Adjusts Python values to what pyarrow expects for the column's Arrow type."""
-    if type_name == "UUID":
-        return [None if v is None else str(v) for v in values]
-    if type_name == "INTERVAL":
-        return [None if v is None else (0, v.days, (v.seconds * 1_000_000 + v.microseconds) * 1000) for v in values]
-    return values
-
-
-def to_arrow(native: Any, chunk_size: int | None) -> Any:
-    """Every row of the result as a pyarrow Table of record batches of ``chunk_size`` rows."""
-    import pyarrow as pa
+    from ._arrow import MapNullKeyError, column_array
 
     names = native.get_column_names()
-    types = native.get_column_data_types()
     arrays = []
-    for index, type_name in enumerate(types):
-        values = _arrow_values(native.column_values(index), type_name)
-        arrays.append(pa.array(values, type=_arrow_type(type_name)))
+    for index in range(len(names)):
+        values = native.column_values(index)
+        try:
+            arrays.append(column_array(values, native.column_type_tree(index), uuid_as_string=uuid_as_string))
+        except MapNullKeyError:
+            row = next(r for r, v in enumerate(values) if v is not None and None in v)
+            msg = f"Cannot convert map with null key to Arrow: {native.format_value(row, index)}"
+            raise RuntimeError(msg) from None
     table = pa.Table.from_arrays(arrays, names=names)
-    if chunk_size is not None and chunk_size > 0:
-        table = pa.Table.from_batches(table.to_batches(max_chunksize=chunk_size), schema=table.schema)
-    return table
+    return _rechunk(table, chunk_size)
+
+
+def _rechunk(table: Any, chunk_size: int | None) -> Any:
+    """Record batches of ``chunk_size`` rows, the remainder joining the last full batch (as
+    Kùzu's chunks do); a single batch when ``chunk_size`` is ``None`` or not positive."""
+    import pyarrow as pa
+
+    rows = table.num_rows
+    if chunk_size is None or chunk_size <= 0 or rows <= chunk_size:
+        return table.combine_chunks()
+    starts = list(range(0, rows - rows % chunk_size, chunk_size))
+    ends = [*starts[1:], rows]
+    batches = [table.slice(s, e - s).combine_chunks().to_batches()[0] for s, e in zip(starts, ends)]
+    return pa.Table.from_batches(batches, schema=table.schema)

@@ -111,20 +111,22 @@ class QueryResult:
         """The remaining rows as a polars DataFrame."""
         import polars as pl
 
-        return pl.from_arrow(self.get_as_arrow())
+        return pl.from_arrow(_frames.to_arrow(self._native(), None, uuid_as_string=True))
 
-    def get_as_networkx(self, directed: bool = True) -> nx.Graph | nx.DiGraph:  # noqa: FBT001, FBT002
-        """The nodes and rels of the remaining rows (paths included) as a networkx graph.
+    def get_as_networkx(self, directed: bool = True) -> nx.MultiGraph | nx.MultiDiGraph:  # noqa: FBT001, FBT002
+        """The nodes and rels of every row (paths included) as a networkx multigraph.
 
         A node's key is ``"<label>_<primary key>"``; its attributes are its properties, ``_label``
         and ``<label>: True``. Rels become edges carrying their properties.
         """
         import networkx as nx
 
-        graph = nx.DiGraph() if directed else nx.Graph()
+        graph = nx.MultiDiGraph() if directed else nx.MultiGraph()
         builder = _GraphBuilder(self.connection, graph)
         types = self.get_column_data_types()
-        for row in self.get_all():
+        native = self._native()
+        rows = [native.column_values(i) for i in range(len(types))]
+        for row in zip(*rows):
             for value, type_name in zip(row, types):
                 builder.add_value(value, type_name)
         builder.add_edges()
