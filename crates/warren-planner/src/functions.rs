@@ -100,6 +100,8 @@ pub enum ScalarFunction {
     Timestamp,
     Interval,
     Blob,
+    /// `uuid('...')`: a UUID from its text.
+    Uuid,
     // misc
     Coalesce,
     IfNull,
@@ -230,6 +232,7 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("timestamp", F::Timestamp, 1, 1),
     ("interval", F::Interval, 1, 1),
     ("blob", F::Blob, 1, 1),
+    ("uuid", F::Uuid, 1, 1),
     ("coalesce", F::Coalesce, 1, 64),
     ("ifnull", F::IfNull, 2, 2),
     ("hash", F::Hash, 1, 1),
@@ -348,6 +351,7 @@ impl ScalarFunction {
             F::Timestamp => LogicalType::Timestamp,
             F::Interval => LogicalType::Interval,
             F::Blob => LogicalType::Blob,
+            F::Uuid => LogicalType::Uuid,
             F::Coalesce | F::IfNull => args
                 .iter()
                 .find(|t| **t != LogicalType::Any)

@@ -426,6 +426,7 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
         F::ToBool => cast(&v[0], LogicalType::Bool)?,
         F::Date => cast(&v[0], LogicalType::Date)?,
         F::Blob => cast(&v[0], LogicalType::Blob)?,
+        F::Uuid => cast(&v[0], LogicalType::Uuid)?,
         F::Timestamp => cast(&v[0], LogicalType::Timestamp)?,
         F::Interval => cast(&v[0], LogicalType::Interval)?,
         F::Hash => {
