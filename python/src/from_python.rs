@@ -45,7 +45,7 @@ fn convert(object: &Bound<'_, PyAny>, in_list: bool) -> PyResult<Value> {
         return Ok(Value::Blob(bytes.to_vec().into()));
     }
     if let Ok(datetime) = object.cast::<PyDateTime>() {
-        return Ok(timestamp(datetime)?);
+        return timestamp(datetime);
     }
     if let Ok(date) = object.cast::<PyDate>() {
         let days = days_from_civil(
