@@ -118,9 +118,10 @@ impl PyQueryResult {
 
     /// The type of column `index` as a nested tuple (see `type_tree`), for building Arrow types.
     fn column_type_tree<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        let ty = self.result.types.get(index).ok_or_else(|| {
-            pyo3::exceptions::PyIndexError::new_err("column index out of range")
-        })?;
+        let ty =
+            self.result.types.get(index).ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err("column index out of range")
+            })?;
         let mut seen = TablesSeen::default();
         for row in &self.result.rows {
             seen.add(&row[index]);

@@ -85,7 +85,9 @@ pub fn type_tree<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let tree = |t: &LogicalType| type_tree(py, t, seen, snapshot);
     let fields = |fs: &[Field]| -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        fs.iter().map(|f| Ok((f.name.clone(), tree(&f.ty)?))).collect()
+        fs.iter()
+            .map(|f| Ok((f.name.clone(), tree(&f.ty)?)))
+            .collect()
     };
     let tuple = |items: Vec<Bound<'py, PyAny>>| -> PyResult<Bound<'py, PyAny>> {
         Ok(PyTuple::new(py, items)?.into_any())
@@ -93,9 +95,11 @@ pub fn type_tree<'py>(
     let name = |n: &str| n.into_bound_py_any(py);
     match ty {
         LogicalType::List(child) => tuple(vec![name("LIST")?, tree(child)?]),
-        LogicalType::Array(child, size) => {
-            tuple(vec![name("ARRAY")?, tree(child)?, size.into_bound_py_any(py)?])
-        }
+        LogicalType::Array(child, size) => tuple(vec![
+            name("ARRAY")?,
+            tree(child)?,
+            size.into_bound_py_any(py)?,
+        ]),
         LogicalType::Decimal(precision, scale) => tuple(vec![
             name("DECIMAL")?,
             precision.into_bound_py_any(py)?,
