@@ -174,3 +174,31 @@ fn run_script(
     }
     Ok(results)
 }
+
+/// The names that `LOAD FROM name` and `COPY t FROM name` read a table from, in `text`'s
+/// statements (empty when the text does not parse; running it reports the error).
+pub fn table_sources(text: &str) -> Vec<String> {
+    use warren_cypher::ast::{Clause, Query, Statement};
+    let Ok(statements) = warren_cypher::parse_script(text) else {
+        return Vec::new();
+    };
+    let from_query = |query: &Query| -> Vec<String> {
+        query
+            .parts
+            .iter()
+            .flat_map(|part| &part.clauses)
+            .filter_map(|clause| match clause {
+                Clause::LoadFrom(load) => load.parameter.clone(),
+                _ => None,
+            })
+            .collect()
+    };
+    statements
+        .iter()
+        .flat_map(|statement| match statement {
+            Statement::Query(query) => from_query(query),
+            Statement::CopyFromQuery { query, .. } => from_query(query),
+            _ => Vec::new(),
+        })
+        .collect()
+}

@@ -82,6 +82,7 @@ fn other(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     let module: String = class.getattr("__module__")?.extract()?;
     let name: String = class.getattr("__qualname__")?.extract()?;
     match (module.as_str(), name.as_str()) {
+        ("warren._scan", "Columns") => columns(object),
         ("uuid", "UUID") => Ok(Value::Uuid(object.getattr("int")?.extract()?)),
         ("decimal", "Decimal") => Ok(Value::Double(object.call_method0("__float__")?.extract()?)),
         ("numpy", _) if object.hasattr("tolist")? => convert(&object.call_method0("tolist")?, false),
@@ -89,6 +90,21 @@ fn other(object: &Bound<'_, PyAny>) -> PyResult<Value> {
             "Runtime exception: Cannot convert Python object to Kuzu value : unsupported type {module}.{name}"
         ))),
     }
+}
+
+/// A data frame as `warren._scan.Columns`: a STRUCT with one LIST per column, each value
+/// converted on its own (the binder finds each column's common type).
+fn columns(object: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let pairs: Vec<(String, Vec<Bound<'_, PyAny>>)> = object.getattr("columns")?.extract()?;
+    let mut fields = Vec::with_capacity(pairs.len());
+    for (name, values) in pairs {
+        let values = values
+            .iter()
+            .map(|v| convert(v, false))
+            .collect::<PyResult<Vec<_>>>()?;
+        fields.push((Arc::<str>::from(name), Value::list(values)));
+    }
+    Ok(Value::Struct(Arc::new(StructValue { fields })))
 }
 
 /// A Python int: INT64 (or the narrowest signed type inside a list); larger ones INT128.

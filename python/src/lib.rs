@@ -18,11 +18,18 @@ pub use query_result::PyQueryResult;
 /// The version of the segment file format this build reads and writes.
 const STORAGE_VERSION: u32 = warren_storage::segment::FORMAT_VERSION;
 
+/// The names that the statements of `query` read a table (a data frame) from.
+#[pyfunction]
+fn table_sources(query: &str) -> Vec<String> {
+    connection::table_sources(query)
+}
+
 #[pymodule]
 fn _warren(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyDatabase>()?;
     module.add_class::<PyConnection>()?;
     module.add_class::<PyQueryResult>()?;
+    module.add_function(wrap_pyfunction!(table_sources, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("storage_version", STORAGE_VERSION)?;
     module.add("ID", to_python::ID)?;

@@ -205,6 +205,9 @@ pub struct CallClause {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadFromClause {
     pub files: Vec<String>,
+    /// `LOAD FROM df` / `LOAD FROM $df`: rows from a table passed as the parameter of this name
+    /// (a STRUCT of equally long lists, one per column) instead of files.
+    pub parameter: Option<String>,
     /// `LOAD WITH HEADERS (name TYPE, ...)`: column names and type names as written.
     pub headers: Vec<(String, String)>,
     pub options: Vec<(String, Expr)>,

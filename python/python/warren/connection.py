@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _warren
+from . import _scan, _warren
 from .prepared_statement import PreparedStatement
 from .query_result import QueryResult
 
@@ -100,6 +100,8 @@ class Connection:
             raise RuntimeError(msg)
         if parameters is None:
             parameters = {}
+        if isinstance(parameters, dict):
+            parameters = _scan.with_frames(query, parameters)
         results = [QueryResult(self, r) for r in self._connection.execute(query, parameters)]
         return results[0] if len(results) == 1 else results
 

@@ -5,7 +5,9 @@
 use warren_common::Result;
 
 use super::Parser;
-use crate::ast::{CopyFrom, Statement};
+use crate::ast::{
+    Clause, CopyFrom, Expr, LoadFromClause, ProjectionClause, Query, SingleQuery, Span, Statement,
+};
 use crate::token::TokenKind;
 
 impl Parser<'_> {
@@ -29,6 +31,15 @@ impl Parser<'_> {
                 query,
                 span: self.span_from(start),
             });
+        }
+        if let Some(parameter) = self.table_parameter() {
+            let options = self.optional_options()?;
+            return Ok(copy_from_parameter(
+                table,
+                parameter,
+                options,
+                self.span_from(start),
+            ));
         }
         let files = self.file_list()?;
         let options = self.optional_options()?;
@@ -72,5 +83,42 @@ impl Parser<'_> {
             options,
             span: self.span_from(start),
         })
+    }
+}
+
+/// `COPY t FROM df (options)` is `COPY t FROM (LOAD FROM df (options) RETURN *)`.
+fn copy_from_parameter(
+    table: String,
+    parameter: String,
+    options: Vec<(String, Expr)>,
+    span: Span,
+) -> Statement {
+    let load = Clause::LoadFrom(LoadFromClause {
+        files: Vec::new(),
+        parameter: Some(parameter),
+        headers: Vec::new(),
+        options,
+        where_clause: None,
+        span,
+    });
+    let all = Clause::Return(ProjectionClause {
+        distinct: false,
+        star: true,
+        items: Vec::new(),
+        order_by: Vec::new(),
+        skip: None,
+        limit: None,
+        where_clause: None,
+        span,
+    });
+    Statement::CopyFromQuery {
+        table,
+        query: Box::new(Query {
+            parts: vec![SingleQuery {
+                clauses: vec![load, all],
+            }],
+            union_all: Vec::new(),
+        }),
+        span,
     }
 }

@@ -4,6 +4,7 @@
 
 mod coercion;
 mod expression;
+mod load_table;
 mod pattern;
 pub mod projected_graph;
 mod projection;
