@@ -92,19 +92,40 @@ fn other(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     }
 }
 
-/// A data frame as `warren._scan.Columns`: a STRUCT with one LIST per column, each value
-/// converted on its own (the binder finds each column's common type).
+/// A data frame as `warren._scan.Columns`: a STRUCT with one LIST per column. Each value is
+/// converted on its own and cast to the column's declared type when the frame declares one (a
+/// Kùzu type name); otherwise the binder finds the column's common type.
 fn columns(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     let pairs: Vec<(String, Vec<Bound<'_, PyAny>>)> = object.getattr("columns")?.extract()?;
+    let types: Vec<Option<String>> = object.getattr("types")?.extract()?;
     let mut fields = Vec::with_capacity(pairs.len());
-    for (name, values) in pairs {
+    for ((name, values), type_name) in pairs.into_iter().zip(types) {
+        let ty = type_name
+            .map(|t| LogicalType::parse(&t).map_err(PyRuntimeError::new_err))
+            .transpose()?;
         let values = values
             .iter()
-            .map(|v| convert(v, false))
+            .map(|v| {
+                let value = convert(v, false)?;
+                match &ty {
+                    Some(ty) => cast_declared(value, ty),
+                    None => Ok(value),
+                }
+            })
             .collect::<PyResult<Vec<_>>>()?;
         fields.push((Arc::<str>::from(name), Value::list(values)));
     }
     Ok(Value::Struct(Arc::new(StructValue { fields })))
+}
+
+/// A frame value cast to its column's declared type, with Kùzu's error text.
+fn cast_declared(value: Value, ty: &LogicalType) -> PyResult<Value> {
+    warren_common::cast::cast_value(&value, ty).map_err(|_| {
+        let shown = warren_common::format::to_kuzu_string(&value, &warren_common::value::NoGraph);
+        PyRuntimeError::new_err(format!(
+            "Conversion exception: Failed to cast value: Python value '{shown}' to {ty}"
+        ))
+    })
 }
 
 /// A Python int: INT64 (or the narrowest signed type inside a list); larger ones INT128.

@@ -24,10 +24,65 @@ _FRAME_TYPES = {
 
 
 class Columns:
-    """A data frame's columns: ``[(name, [value, ...]), ...]``."""
+    """A data frame's columns: ``[(name, [value, ...]), ...]`` and each column's Kùzu type name
+    (``None`` where the values decide)."""
 
-    def __init__(self, columns: list[tuple[str, list[Any]]]) -> None:
+    def __init__(self, columns: list[tuple[str, list[Any]]], types: list[str | None]) -> None:
         self.columns = columns
+        self.types = types
+
+
+_ARROW_SCALARS = {
+    "bool": "BOOL",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "uint8": "UINT8",
+    "uint16": "UINT16",
+    "uint32": "UINT32",
+    "uint64": "UINT64",
+    "halffloat": "FLOAT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "STRING",
+    "large_string": "STRING",
+    "string_view": "STRING",
+    "binary": "BLOB",
+    "large_binary": "BLOB",
+    "date32[day]": "DATE",
+    "date64[ms]": "DATE",
+}
+
+
+def _arrow_type_name(arrow_type: Any) -> str | None:
+    """The Kùzu type of a scalar Arrow type; ``None`` for nested ones (their values decide)."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(arrow_type):
+        if arrow_type.tz is not None:
+            return "TIMESTAMP_TZ"
+        return {"s": "TIMESTAMP_SEC", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[arrow_type.unit]
+    if pa.types.is_duration(arrow_type):
+        return "INTERVAL"
+    if pa.types.is_decimal(arrow_type):
+        return f"DECIMAL({arrow_type.precision}, {arrow_type.scale})"
+    return _ARROW_SCALARS.get(str(arrow_type))
+
+
+def _pandas_type_name(dtype: Any) -> str | None:
+    """The Kùzu type of a pandas column's dtype; ``None`` for object columns."""
+    import pyarrow as pa
+
+    if hasattr(dtype, "pyarrow_dtype"):
+        return _arrow_type_name(dtype.pyarrow_dtype)
+    name = str(dtype)
+    if name == "object":
+        return None
+    try:
+        return _arrow_type_name(pa.from_numpy_dtype(dtype.numpy_dtype if hasattr(dtype, "numpy_dtype") else dtype))
+    except (TypeError, NotImplementedError, pa.ArrowNotImplementedError):
+        return None
 
 
 def _kind(obj: Any) -> tuple[str, str]:
@@ -56,10 +111,28 @@ def to_columns(frame: Any) -> Columns:
         frame = frame.to_arrow()
         module = "pyarrow"
     if module == "pyarrow":
-        return Columns([(name, frame.column(name).to_pylist()) for name in frame.column_names])
-    return Columns([
-        (str(name), [None if _is_null(v) else v for v in frame[name].tolist()]) for name in frame.columns
-    ])
+        return Columns(
+            [(name, frame.column(name).to_pylist()) for name in frame.column_names],
+            [_arrow_type_name(field.type) for field in frame.schema],
+        )
+    columns = [(str(name), _pandas_values(frame[name])) for name in frame.columns]
+    types = [_pandas_type_name(frame[name].dtype) for name in frame.columns]
+    for index, (_, values) in enumerate(columns):
+        if types[index] is None and values and all(type(v) is int for v in values if v is not None):
+            types[index] = "INT64"  # an object column of Python ints too large for numpy's int64
+    return Columns(columns, types)
+
+
+def _pandas_values(series: Any) -> list[Any]:
+    """A pandas column's values; in an object column that holds strings, numbers and booleans
+    become their Python text (as Kùzu reads such mixed columns)."""
+    values = [None if _is_null(v) else v for v in series.tolist()]
+    if str(series.dtype) == "object" and any(isinstance(v, str) for v in values):
+        values = [str(v) if isinstance(v, (int, float, bool)) else v for v in values]
+    return values
+
+
+_MISSING = object()
 
 
 def _caller_variable(name: str) -> Any:
@@ -73,7 +146,7 @@ def _caller_variable(name: str) -> Any:
             if name in frame.f_globals:
                 return frame.f_globals[name]
         frame = frame.f_back
-    return None
+    return _MISSING
 
 
 def with_frames(query: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -84,8 +157,15 @@ def with_frames(query: str, parameters: dict[str, Any]) -> dict[str, Any]:
     for name in names:
         if name not in result:
             value = _caller_variable(name)
-            if value is not None and is_frame(value):
-                result[name] = value
+            if value is _MISSING:
+                continue
+            if not is_frame(value):
+                msg = (
+                    "Binder exception: Attempted to scan from unsupported python object. "
+                    "Can only scan from pandas/polars dataframes and pyarrow tables."
+                )
+                raise RuntimeError(msg)
+            result[name] = value
     for key, value in result.items():
         if is_frame(value):
             result[key] = to_columns(value)

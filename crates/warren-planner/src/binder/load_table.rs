@@ -58,23 +58,25 @@ impl Binder<'_> {
     ) -> Result<(usize, usize)> {
         let (mut skip, mut limit) = (0, usize::MAX);
         for (option, expr) in options {
-            let value = self.constant(expr)?;
-            let count = value
+            let option = option.to_ascii_uppercase();
+            if option != "SKIP" && option != "LIMIT" {
+                return Err(Error::binder(format!(
+                    "{option} Option not recognized by pyArrow scanner."
+                )));
+            }
+            let count = self
+                .constant(expr)?
                 .as_i64()
                 .and_then(|v| usize::try_from(v).ok())
                 .ok_or_else(|| {
                     Error::binder(format!(
-                        "The value of {option} must be a non-negative integer."
+                        "{option} Option must be a positive integer literal."
                     ))
                 })?;
-            match option.to_ascii_uppercase().as_str() {
-                "SKIP" => skip = count,
-                "LIMIT" => limit = count,
-                _ => {
-                    return Err(Error::binder(format!(
-                        "{option} option is not supported when scanning a data frame."
-                    )))
-                }
+            if option == "SKIP" {
+                skip = count;
+            } else {
+                limit = count;
             }
         }
         Ok((skip, limit))
@@ -85,7 +87,8 @@ impl Binder<'_> {
 fn read_table(name: &str, value: &Value, skip: usize, limit: usize) -> Result<Table> {
     let not_a_table = || {
         Error::binder(format!(
-            "Parameter {name} is not a table: expected a data frame (a STRUCT of equally long lists)."
+            "Trying to scan from unsupported data type {}. The only parameter types that can be scanned from are pandas/polars dataframes and pyarrow tables (parameter {name}).",
+            value.logical_type()
         ))
     };
     let Value::Struct(table) = value else {
