@@ -36,6 +36,8 @@ pub enum ScalarFunction {
     /// The number of distinct non-NULL elements.
     ListUnique,
     ListSum,
+    /// `array_cosine_similarity(a, b)`: the cosine of the angle between two numeric arrays.
+    ArrayCosineSimilarity,
     ListProduct,
     ListTransform,
     ListFilter,
@@ -151,6 +153,7 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("list_unique", F::ListUnique, 1, 1),
     ("array_unique", F::ListUnique, 1, 1),
     ("list_sum", F::ListSum, 1, 1),
+    ("array_cosine_similarity", F::ArrayCosineSimilarity, 2, 2),
     ("list_product", F::ListProduct, 1, 1),
     ("list_transform", F::ListTransform, 2, 2),
     ("list_filter", F::ListFilter, 2, 2),
@@ -335,6 +338,7 @@ impl ScalarFunction {
                 first.element().cloned().unwrap_or(LogicalType::Any)
             }
             F::ListTransform => LogicalType::list(LogicalType::Any),
+            F::ArrayCosineSimilarity => LogicalType::Double,
             F::Split => LogicalType::list(LogicalType::String),
             F::Abs | F::Floor | F::Ceil | F::Round | F::Sign => first,
             F::ToInt64 => LogicalType::Int64,
