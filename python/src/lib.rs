@@ -2,6 +2,7 @@
 //! run queries with the GIL released, and results materialized as Kùzu materializes them. The
 //! pure-Python package `warren` wraps these classes in Kùzu's API shape.
 
+mod arrow_export;
 mod connection;
 mod database;
 mod from_python;

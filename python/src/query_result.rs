@@ -129,6 +129,25 @@ impl PyQueryResult {
         type_tree(py, ty, &seen, &self.result.snapshot)
     }
 
+    /// Column `index` of every row as a pyarrow array built in Rust and passed through the Arrow
+    /// C data interface, or `None` when its type takes the row path.
+    fn column_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.check_open()?;
+        let ty =
+            self.result.types.get(index).ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err("column index out of range")
+            })?;
+        let values: Vec<&Value> = self.result.rows.iter().map(|row| &row[index]).collect();
+        match crate::arrow_export::column_array(ty, &values) {
+            Some(array) => crate::arrow_export::to_pyarrow(py, &array).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Value `column` of row `row` as Kùzu prints it.
     fn format_value(&self, row: usize, column: usize) -> PyResult<String> {
         let value = self

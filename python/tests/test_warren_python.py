@@ -135,3 +135,27 @@ def test_npy_copy_by_column(tmp_path: Path) -> None:
         [1, [3.0, 4.0]],
         [2, [5.0, 6.0]],
     ]
+
+
+def test_fixed_width_columns_cross_through_arrow(conn: warren.Connection) -> None:
+    """Numeric, temporal and string columns are built in Rust and handed over through the Arrow
+    C data interface; NULLs stay NULL and other types take the value-by-value path."""
+    pa = pytest.importorskip("pyarrow")
+    result = conn.execute(
+        "UNWIND [1, NULL, 3] AS x RETURN x, CAST(x AS DOUBLE) AS d, CAST(x AS STRING) AS s, "
+        "date('2020-01-01') AS day, [x] AS l"
+    )
+    native = result._query_result
+    ints = native.column_arrow(0)
+    assert isinstance(ints, pa.Array)
+    assert ints.type == pa.int64()
+    assert ints.to_pylist() == [1, None, 3]
+    assert native.column_arrow(2).to_pylist() == ["1", None, "3"]
+    assert native.column_arrow(3).type == pa.date32()
+    assert native.column_arrow(4) is None
+    table = result.get_as_arrow()
+    assert table.column("d").to_pylist() == [1.0, None, 3.0]
+    assert table.column("l").to_pylist() == [[1], [None], [3]]
+    df = result.get_as_df()
+    assert str(df["x"].dtype) == "float64"
+    assert df["x"].isna().tolist() == [False, True, False]

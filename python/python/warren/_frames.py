@@ -58,16 +58,28 @@ def _pandas_column(values: list[Any], type_name: str) -> Any:
     return pd.Series(values, dtype=object)
 
 
+def _pandas_column_of(native: Any, index: int, type_name: str) -> Any:
+    """Column ``index``: numeric and boolean columns through Arrow, the others as values."""
+    import numpy as np
+
+    if type_name in _NUMPY_DTYPES:
+        array = native.column_arrow(index)
+        if array is not None:
+            if array.null_count == 0:
+                return array.to_numpy(zero_copy_only=False).astype(_NUMPY_DTYPES[type_name], copy=False)
+            if type_name != "BOOL":
+                return array.to_numpy(zero_copy_only=False).astype("float64")
+            return np.array(array.to_pylist(), dtype=object)
+    return _pandas_column(native.column_values(index), type_name)
+
+
 def to_pandas(native: Any) -> Any:
     """Every row of the result as a pandas DataFrame."""
     import pandas as pd
 
     names = native.get_column_names()
     types = native.get_column_data_types()
-    columns = {
-        name: _pandas_column(native.column_values(index), type_name)
-        for index, (name, type_name) in enumerate(zip(names, types))
-    }
+    columns = {name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))}
     return pd.DataFrame(columns, columns=names)
 
 
@@ -81,6 +93,10 @@ def to_arrow(native: Any, chunk_size: int | None, *, uuid_as_string: bool = Fals
     names = native.get_column_names()
     arrays = []
     for index in range(len(names)):
+        fast = native.column_arrow(index)
+        if fast is not None:
+            arrays.append(fast)
+            continue
         values = native.column_values(index)
         try:
             arrays.append(column_array(values, native.column_type_tree(index), uuid_as_string=uuid_as_string))
