@@ -10,7 +10,7 @@ use warren_common::types::LogicalType;
 use warren_common::Value;
 
 use crate::database::Shared;
-use crate::to_python::to_python;
+use crate::to_python::{to_python, Lookup};
 use crate::type_tree::{type_tree, TablesSeen};
 
 /// A statement's complete result, as it leaves the engine.
@@ -55,7 +55,7 @@ impl PyQueryResult {
         start: usize,
         end: usize,
     ) -> PyResult<Vec<Bound<'py, PyList>>> {
-        let graph = self.result.snapshot.as_ref();
+        let graph = Lookup::plain(self.result.snapshot.as_ref());
         self.result.rows[start..end]
             .iter()
             .map(|row| crate::to_python::list(py, row, graph))
@@ -98,15 +98,25 @@ impl PyQueryResult {
         Ok(rows)
     }
 
-    /// The values of column `index` in every row, whatever the cursor's position.
-    fn column_values<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyList>> {
+    /// The values of column `index` in every row, whatever the cursor's position; with
+    /// `tagged_unions`, UNION values are `(tag, value)` tuples.
+    #[pyo3(signature = (index, tagged_unions=false))]
+    fn column_values<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+        tagged_unions: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         self.check_open()?;
         if index >= self.result.columns.len() {
             return Err(pyo3::exceptions::PyIndexError::new_err(
                 "column index out of range",
             ));
         }
-        let graph = self.result.snapshot.as_ref();
+        let graph = Lookup {
+            graph: self.result.snapshot.as_ref(),
+            tagged_unions,
+        };
         let values = self
             .result
             .rows

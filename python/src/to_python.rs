@@ -26,11 +26,30 @@ pub const NODES: &str = "_nodes";
 /// The key of a path's (or recursive rel's) rel list.
 pub const RELS: &str = "_rels";
 
-/// Converts one value; `graph` resolves the properties of nodes and rels.
+/// How values are looked up and shaped: `graph` resolves the properties of nodes and rels;
+/// with `tagged_unions`, a UNION value becomes a `(tag, value)` tuple (for building Arrow
+/// unions) instead of its member's value.
+#[derive(Clone, Copy)]
+pub struct Lookup<'a> {
+    pub graph: &'a dyn GraphLookup,
+    pub tagged_unions: bool,
+}
+
+impl<'a> Lookup<'a> {
+    /// Plain values, as `get_next` returns them.
+    pub fn plain(graph: &'a dyn GraphLookup) -> Self {
+        Self {
+            graph,
+            tagged_unions: false,
+        }
+    }
+}
+
+/// Converts one value.
 pub fn to_python<'py>(
     py: Python<'py>,
     value: &Value,
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
@@ -72,6 +91,11 @@ pub fn to_python<'py>(
             }
             dict.into_any()
         }
+        Value::Union(u) if graph.tagged_unions => {
+            let value = to_python(py, &u.value, graph)?;
+            pyo3::types::PyTuple::new(py, [u.tag.as_ref().into_pyobject(py)?.into_any(), value])?
+                .into_any()
+        }
         Value::Union(u) => to_python(py, &u.value, graph)?,
         Value::InternalId(id) => internal_id(py, *id)?.into_any(),
         Value::Node(node) => node_dict(py, node, graph)?.into_any(),
@@ -84,7 +108,7 @@ pub fn to_python<'py>(
 pub fn list<'py>(
     py: Python<'py>,
     values: &[Value],
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<Bound<'py, PyList>> {
     let items = values
         .iter()
@@ -108,10 +132,10 @@ fn add_properties(
     id: InternalId,
     is_rel: bool,
     projection: Option<&Arc<Vec<Arc<str>>>>,
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<()> {
     let py = dict.py();
-    for (name, value) in graph.properties(id, is_rel) {
+    for (name, value) in graph.graph.properties(id, is_rel) {
         if let Some(keep) = projection {
             if !keep.iter().any(|k| k.as_ref() == name.as_ref()) {
                 continue;
@@ -126,11 +150,11 @@ fn add_properties(
 pub fn node_dict<'py>(
     py: Python<'py>,
     node: &NodeValue,
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item(ID, internal_id(py, node.id)?)?;
-    dict.set_item(LABEL, graph.table_name(node.id.table))?;
+    dict.set_item(LABEL, graph.graph.table_name(node.id.table))?;
     add_properties(&dict, node.id, false, node.projection.as_ref(), graph)?;
     Ok(dict)
 }
@@ -139,13 +163,13 @@ pub fn node_dict<'py>(
 pub fn rel_dict<'py>(
     py: Python<'py>,
     rel: &RelValue,
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    let (src, dst) = graph.rel_endpoints(rel.id);
+    let (src, dst) = graph.graph.rel_endpoints(rel.id);
     dict.set_item(SRC, internal_id(py, src)?)?;
     dict.set_item(DST, internal_id(py, dst)?)?;
-    dict.set_item(LABEL, graph.table_name(rel.id.table))?;
+    dict.set_item(LABEL, graph.graph.table_name(rel.id.table))?;
     dict.set_item(ID, internal_id(py, rel.id)?)?;
     add_properties(&dict, rel.id, true, rel.projection.as_ref(), graph)?;
     Ok(dict)
@@ -155,7 +179,7 @@ pub fn rel_dict<'py>(
 pub fn path_dict<'py>(
     py: Python<'py>,
     path: &PathValue,
-    graph: &dyn GraphLookup,
+    graph: Lookup<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let nodes = path
         .nodes

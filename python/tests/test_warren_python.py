@@ -159,3 +159,12 @@ def test_fixed_width_columns_cross_through_arrow(conn: warren.Connection) -> Non
     df = result.get_as_df()
     assert str(df["x"].dtype) == "float64"
     assert df["x"].isna().tolist() == [False, True, False]
+
+
+def test_union_column_to_arrow(conn: warren.Connection) -> None:
+    pa = pytest.importorskip("pyarrow")
+    table = conn.execute("UNWIND [1, NULL, 3] AS x RETURN union_value(price := x) AS u").get_as_arrow()
+    column = table.column("u")
+    assert pa.types.is_union(column.type)
+    assert column.type.mode == "dense"
+    assert column.to_pylist() == [1, None, 3]

@@ -54,9 +54,6 @@ def arrow_type(tree: Any, *, storage: bool = False, uuid_as_string: bool = False
             if uuid_as_string:
                 return pa.string()
             return pa.binary(16) if storage else pa.uuid()
-        if tree.startswith("UNION"):
-            msg = "UNION columns cannot be converted to Arrow yet."
-            raise RuntimeError(msg)
         return _SCALARS[tree]
     kind = tree[0]
     if kind == "LIST":
@@ -69,6 +66,9 @@ def arrow_type(tree: Any, *, storage: bool = False, uuid_as_string: bool = False
         return pa.map_(arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string), arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string))
     if kind in {"STRUCT", "NODE", "REL"}:
         return pa.struct(_fields(tree, storage=storage, uuid_as_string=uuid_as_string))
+    if kind == "UNION":
+        members = [pa.field(name, arrow_type(child, storage=storage, uuid_as_string=uuid_as_string)) for name, child in tree[1]]
+        return pa.dense_union(members)
     if kind == "RECURSIVE_REL":
         node, rel = arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string), arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string)
         return pa.struct([(NODES, pa.list_(node)), (RELS, pa.list_(rel))])
@@ -124,3 +124,67 @@ def column_array(values: list[Any], tree: Any, *, uuid_as_string: bool = False) 
     array = pa.array([storage_value(v, tree, uuid_as_string=uuid_as_string) for v in values], type=storage_type)
     final_type = arrow_type(tree, uuid_as_string=uuid_as_string)
     return array if final_type == storage_type else array.cast(final_type)
+
+
+def has_union(tree: Any) -> bool:
+    """Whether a UNION occurs anywhere in ``tree``."""
+    if isinstance(tree, str):
+        return False
+    if tree[0] == "UNION":
+        return True
+    if tree[0] in {"STRUCT", "NODE", "REL"}:
+        return any(has_union(child) for _, child in tree[1])
+    if tree[0] == "DECIMAL":
+        return False
+    return any(has_union(child) for child in tree[1:] if not isinstance(child, int))
+
+
+def build(values: list[Any], tree: Any, *, uuid_as_string: bool = False) -> pa.Array:
+    """An Arrow array assembled bottom-up from its children, for trees with a UNION somewhere
+    (pyarrow cannot build unions from Python values); UNION values come as ``(tag, value)``."""
+    if isinstance(tree, str) or not has_union(tree):
+        return column_array(values, tree, uuid_as_string=uuid_as_string)
+    kind = tree[0]
+    mask = pa.array([v is None for v in values], type=pa.bool_())
+    if kind == "UNION":
+        return _build_union(values, tree, uuid_as_string=uuid_as_string)
+    if kind in {"STRUCT", "NODE", "REL"}:
+        members = _header(kind) + list(tree[1])
+        children = [build([None if v is None else v.get(name) for v in values], child, uuid_as_string=uuid_as_string) for name, child in members]
+        fields = [pa.field(name, child.type) for (name, _), child in zip(members, children)]
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    if kind in {"LIST", "ARRAY"}:
+        offsets, flat = [0], []
+        for v in values:
+            flat.extend(v if v is not None else ([None] * tree[2] if kind == "ARRAY" else []))
+            offsets.append(len(flat))
+        child = build(flat, tree[1], uuid_as_string=uuid_as_string)
+        if kind == "ARRAY":
+            return pa.FixedSizeListArray.from_arrays(child, tree[2], mask=mask)
+        return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), child, mask=mask)
+    if kind == "RECURSIVE_REL":
+        nodes = build([None if v is None else v[NODES] for v in values], ("LIST", tree[1]), uuid_as_string=uuid_as_string)
+        rels = build([None if v is None else v[RELS] for v in values], ("LIST", tree[2]), uuid_as_string=uuid_as_string)
+        return pa.StructArray.from_arrays([nodes, rels], names=[NODES, RELS], mask=mask)
+    msg = f"{kind} columns holding UNIONs cannot be converted to Arrow yet."
+    raise RuntimeError(msg)
+
+
+def _build_union(values: list[Any], tree: Any, *, uuid_as_string: bool) -> pa.Array:
+    """A dense union; a NULL is a NULL of the first member (Arrow unions have no validity)."""
+    names = [name for name, _ in tree[1]]
+    members: list[list[Any]] = [[] for _ in names]
+    type_ids, offsets = [], []
+    for value in values:
+        tag, member = (names[0], None) if value is None else value
+        index = names.index(tag)
+        type_ids.append(index)
+        offsets.append(len(members[index]))
+        members[index].append(member)
+    children = [build(member_values, child, uuid_as_string=uuid_as_string) for member_values, (_, child) in zip(members, tree[1])]
+    return pa.UnionArray.from_dense(
+        pa.array(type_ids, type=pa.int8()),
+        pa.array(offsets, type=pa.int32()),
+        children,
+        field_names=names,
+    )

@@ -88,7 +88,7 @@ def to_arrow(native: Any, chunk_size: int | None, *, uuid_as_string: bool = Fals
     ``uuid_as_string`` gives UUIDs as strings instead of Arrow's UUID extension type."""
     import pyarrow as pa
 
-    from ._arrow import MapNullKeyError, column_array
+    from ._arrow import MapNullKeyError, build, column_array, has_union
 
     names = native.get_column_names()
     arrays = []
@@ -97,9 +97,13 @@ def to_arrow(native: Any, chunk_size: int | None, *, uuid_as_string: bool = Fals
         if fast is not None:
             arrays.append(fast)
             continue
+        tree = native.column_type_tree(index)
+        if has_union(tree):
+            arrays.append(build(native.column_values(index, tagged_unions=True), tree, uuid_as_string=uuid_as_string))
+            continue
         values = native.column_values(index)
         try:
-            arrays.append(column_array(values, native.column_type_tree(index), uuid_as_string=uuid_as_string))
+            arrays.append(column_array(values, tree, uuid_as_string=uuid_as_string))
         except MapNullKeyError:
             row = next(r for r, v in enumerate(values) if v is not None and None in v)
             msg = f"Cannot convert map with null key to Arrow: {native.format_value(row, index)}"
