@@ -34,9 +34,7 @@ def conn() -> warren.Connection:
 
 def test_shortest_path_answer(conn: warren.Connection) -> None:
     _chain(conn, 6)
-    result = conn.execute(
-        "MATCH p = (a:N {id: 0})-[e:E* SHORTEST 1..10]->(b:N {id: 6}) RETURN length(e), nodes(p)"
-    )
+    result = conn.execute("MATCH p = (a:N {id: 0})-[e:E* SHORTEST 1..10]->(b:N {id: 6}) RETURN length(e), nodes(p)")
     hops, nodes = result.get_next()
     assert hops == 2
     assert [n["id"] for n in nodes] == [0, 5, 6]

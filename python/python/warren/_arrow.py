@@ -63,14 +63,22 @@ def arrow_type(tree: Any, *, storage: bool = False, uuid_as_string: bool = False
     if kind == "DECIMAL":
         return pa.decimal128(tree[1], tree[2])
     if kind == "MAP":
-        return pa.map_(arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string), arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string))
+        return pa.map_(
+            arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string),
+            arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string),
+        )
     if kind in {"STRUCT", "NODE", "REL"}:
         return pa.struct(_fields(tree, storage=storage, uuid_as_string=uuid_as_string))
     if kind == "UNION":
-        members = [pa.field(name, arrow_type(child, storage=storage, uuid_as_string=uuid_as_string)) for name, child in tree[1]]
+        members = [
+            pa.field(name, arrow_type(child, storage=storage, uuid_as_string=uuid_as_string)) for name, child in tree[1]
+        ]
         return pa.dense_union(members)
     if kind == "RECURSIVE_REL":
-        node, rel = arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string), arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string)
+        node, rel = (
+            arrow_type(tree[1], storage=storage, uuid_as_string=uuid_as_string),
+            arrow_type(tree[2], storage=storage, uuid_as_string=uuid_as_string),
+        )
         return pa.struct([(NODES, pa.list_(node)), (RELS, pa.list_(rel))])
     msg = f"{kind} columns cannot be converted to Arrow yet."
     raise RuntimeError(msg)
@@ -106,7 +114,13 @@ def storage_value(value: Any, tree: Any, *, uuid_as_string: bool = False) -> Any
     if kind == "MAP":
         if any(k is None for k in value):
             raise MapNullKeyError
-        return [(storage_value(k, tree[1], uuid_as_string=uuid_as_string), storage_value(v, tree[2], uuid_as_string=uuid_as_string)) for k, v in value.items()]
+        return [
+            (
+                storage_value(k, tree[1], uuid_as_string=uuid_as_string),
+                storage_value(v, tree[2], uuid_as_string=uuid_as_string),
+            )
+            for k, v in value.items()
+        ]
     if kind in {"STRUCT", "NODE", "REL"}:
         members = _header(kind) + list(tree[1])
         return {name: storage_value(value.get(name), child, uuid_as_string=uuid_as_string) for name, child in members}
@@ -150,7 +164,10 @@ def build(values: list[Any], tree: Any, *, uuid_as_string: bool = False) -> pa.A
         return _build_union(values, tree, uuid_as_string=uuid_as_string)
     if kind in {"STRUCT", "NODE", "REL"}:
         members = _header(kind) + list(tree[1])
-        children = [build([None if v is None else v.get(name) for v in values], child, uuid_as_string=uuid_as_string) for name, child in members]
+        children = [
+            build([None if v is None else v.get(name) for v in values], child, uuid_as_string=uuid_as_string)
+            for name, child in members
+        ]
         fields = [pa.field(name, child.type) for (name, _), child in zip(members, children)]
         return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
     if kind in {"LIST", "ARRAY"}:
@@ -163,7 +180,9 @@ def build(values: list[Any], tree: Any, *, uuid_as_string: bool = False) -> pa.A
             return pa.FixedSizeListArray.from_arrays(child, tree[2], mask=mask)
         return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), child, mask=mask)
     if kind == "RECURSIVE_REL":
-        nodes = build([None if v is None else v[NODES] for v in values], ("LIST", tree[1]), uuid_as_string=uuid_as_string)
+        nodes = build(
+            [None if v is None else v[NODES] for v in values], ("LIST", tree[1]), uuid_as_string=uuid_as_string
+        )
         rels = build([None if v is None else v[RELS] for v in values], ("LIST", tree[2]), uuid_as_string=uuid_as_string)
         return pa.StructArray.from_arrays([nodes, rels], names=[NODES, RELS], mask=mask)
     msg = f"{kind} columns holding UNIONs cannot be converted to Arrow yet."
@@ -181,7 +200,10 @@ def _build_union(values: list[Any], tree: Any, *, uuid_as_string: bool) -> pa.Ar
         type_ids.append(index)
         offsets.append(len(members[index]))
         members[index].append(member)
-    children = [build(member_values, child, uuid_as_string=uuid_as_string) for member_values, (_, child) in zip(members, tree[1])]
+    children = [
+        build(member_values, child, uuid_as_string=uuid_as_string)
+        for member_values, (_, child) in zip(members, tree[1])
+    ]
     return pa.UnionArray.from_dense(
         pa.array(type_ids, type=pa.int8()),
         pa.array(offsets, type=pa.int32()),

@@ -79,7 +79,9 @@ def to_pandas(native: Any) -> Any:
 
     names = native.get_column_names()
     types = native.get_column_data_types()
-    columns = {name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))}
+    columns = {
+        name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))
+    }
     return pd.DataFrame(columns, columns=names)
 
 

@@ -113,7 +113,7 @@ class QueryResult:
 
         return pl.from_arrow(_frames.to_arrow(self._native(), None, uuid_as_string=True))
 
-    def get_as_networkx(self, directed: bool = True) -> nx.MultiGraph | nx.MultiDiGraph:  # noqa: FBT001, FBT002
+    def get_as_networkx(self, directed: bool = True) -> nx.MultiGraph | nx.MultiDiGraph:
         """The nodes and rels of every row (paths included) as a networkx multigraph.
 
         A node's key is ``"<label>_<primary key>"``; its attributes are its properties, ``_label``
