@@ -70,6 +70,45 @@ def _arrow_type_name(arrow_type: Any) -> str | None:
     return _ARROW_SCALARS.get(str(arrow_type))
 
 
+def _reshape(value: Any, arrow_type: Any) -> Any:
+    """A value read from Arrow with its MAPs (lists of key-value pairs) in Warren's parameter
+    form, ``{"key": [...], "value": [...]}``, at any depth."""
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        pairs = list(value.items()) if isinstance(value, dict) else list(value)
+        return {
+            "key": [_reshape(k, arrow_type.key_type) for k, _ in pairs],
+            "value": [_reshape(v, arrow_type.item_type) for _, v in pairs],
+        }
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return [_reshape(v, arrow_type.value_type) for v in value]
+    if pa.types.is_struct(arrow_type):
+        return {field.name: _reshape(value.get(field.name), field.type) for field in arrow_type}
+    return value
+
+
+def _has_map(arrow_type: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_map(arrow_type):
+        return True
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return _has_map(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        return any(_has_map(field.type) for field in arrow_type)
+    return False
+
+
+def _arrow_values(values: list[Any], arrow_type: Any) -> list[Any]:
+    """Values of an Arrow-typed column, MAPs reshaped."""
+    if not _has_map(arrow_type):
+        return values
+    return [_reshape(v, arrow_type) for v in values]
+
+
 def _pandas_type_name(dtype: Any) -> str | None:
     """The Kùzu type of a pandas column's dtype; ``None`` for object columns."""
     import pyarrow as pa
@@ -112,7 +151,7 @@ def to_columns(frame: Any) -> Columns:
         module = "pyarrow"
     if module == "pyarrow":
         return Columns(
-            [(name, frame.column(name).to_pylist()) for name in frame.column_names],
+            [(field.name, _arrow_values(frame.column(field.name).to_pylist(), field.type)) for field in frame.schema],
             [_arrow_type_name(field.type) for field in frame.schema],
         )
     columns = [(str(name), _pandas_values(frame[name])) for name in frame.columns]
@@ -127,6 +166,8 @@ def _pandas_values(series: Any) -> list[Any]:
     """A pandas column's values; in an object column that holds strings, numbers and booleans
     become their Python text (as Kùzu reads such mixed columns)."""
     values = [None if _is_null(v) else v for v in series.tolist()]
+    if hasattr(series.dtype, "pyarrow_dtype"):
+        return _arrow_values(values, series.dtype.pyarrow_dtype)
     if str(series.dtype) == "object" and any(isinstance(v, str) for v in values):
         values = [str(v) if isinstance(v, (int, float, bool)) else v for v in values]
     return values
