@@ -33,10 +33,6 @@ class Connection:
     def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> None:
         self.close()
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = {"database": self.database, "num_threads": self.num_threads, "_connection": None}
-        return state
-
     def init_connection(self) -> None:
         """Opens the native connection (the constructor does this)."""
         self.database.init_database()
