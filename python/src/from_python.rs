@@ -212,7 +212,8 @@ fn unify_list(items: Vec<Value>) -> PyResult<Value> {
     Ok(Value::list(unify(items)?))
 }
 
-/// Converts every value to the list's common type: integers widen, integers and doubles become
+/// Converts every value to the list's common type (integers keep the narrowest type that holds
+/// them all, as Kùzu infers `[1, 2]` as INT8[]): integers widen, integers and doubles become
 /// DOUBLE, anything next to a STRING becomes a STRING; other mixes are an error.
 fn unify(items: Vec<Value>) -> PyResult<Vec<Value>> {
     let mut common: Option<LogicalType> = None;
@@ -227,15 +228,9 @@ fn unify(items: Vec<Value>) -> PyResult<Vec<Value>> {
             })?,
         });
     }
-    let Some(mut common) = common else {
+    let Some(common) = common else {
         return Ok(items);
     };
-    if matches!(
-        common,
-        LogicalType::Int8 | LogicalType::Int16 | LogicalType::Int32
-    ) {
-        common = LogicalType::Int64;
-    }
     items.into_iter().map(|v| cast_to(v, &common)).collect()
 }
 
