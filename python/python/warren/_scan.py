@@ -163,14 +163,60 @@ def to_columns(frame: Any) -> Columns:
 
 
 def _pandas_values(series: Any) -> list[Any]:
-    """A pandas column's values; in an object column that holds strings, numbers and booleans
-    become their Python text (as Kùzu reads such mixed columns)."""
+    """A pandas column's values. An object column whose values have no common type (strings
+    next to numbers, dicts of different fields, ...) is read as their Python text, as Kùzu
+    reads such columns."""
     values = [None if _is_null(v) else v for v in series.tolist()]
     if hasattr(series.dtype, "pyarrow_dtype"):
         return _arrow_values(values, series.dtype.pyarrow_dtype)
-    if str(series.dtype) == "object" and any(isinstance(v, str) for v in values):
-        values = [str(v) if isinstance(v, (int, float, bool)) else v for v in values]
+    if str(series.dtype) == "object":
+        try:
+            shape = None
+            for value in values:
+                shape = _merge(shape, _shape(value))
+        except _NoCommonType:
+            return [None if v is None else str(v) for v in values]
     return values
+
+
+class _NoCommonType(Exception):
+    """Two values of an object column have no common type."""
+
+
+def _shape(value: Any) -> Any:
+    """A value's type, structurally: a name for scalars, ``("list", element)`` for lists and
+    ``("dict", {key: shape})`` for dicts; ``None`` (NULL) matches anything."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return ("dict", {k: _shape(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        element = None
+        for item in value:
+            element = _merge(element, _shape(item))
+        return ("list", element)
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+def _merge(a: Any, b: Any) -> Any:
+    """The common shape of two shapes; raises ``_NoCommonType`` when there is none."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0]:
+        if a[0] == "list":
+            return ("list", _merge(a[1], b[1]))
+        if a[1].keys() != b[1].keys():
+            raise _NoCommonType
+        return ("dict", {k: _merge(a[1][k], b[1][k]) for k in a[1]})
+    if a != b:
+        raise _NoCommonType
+    return a
 
 
 _MISSING = object()
