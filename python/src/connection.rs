@@ -92,9 +92,10 @@ impl PyConnection {
         self.interrupt.store(true, Ordering::Relaxed);
     }
 
-    /// Closes the connection; a second call does nothing.
-    fn close(&self) {
-        self.slot.lock().expect("connection lock").take();
+    /// Closes the connection; a second call does nothing. A running query is waited for, with
+    /// the GIL released.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.slot.lock().expect("connection lock").take());
     }
 
     #[getter]

@@ -72,10 +72,13 @@ impl PyDatabase {
         })
     }
 
-    /// Closes the database and every connection to it; a second call does nothing.
-    fn close(&self) {
-        self.shared.close();
-        self.db.lock().expect("database lock").take();
+    /// Closes the database and every connection to it; a second call does nothing. A query
+    /// running on one of its connections is waited for, with the GIL released.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            self.shared.close();
+            self.db.lock().expect("database lock").take();
+        });
     }
 
     #[getter]
