@@ -166,3 +166,16 @@ def test_union_column_to_arrow(conn: warren.Connection) -> None:
     assert pa.types.is_union(column.type)
     assert column.type.mode == "dense"
     assert column.to_pylist() == [1, None, 3]
+
+
+def test_merge_with_several_pattern_parts(conn: warren.Connection) -> None:
+    """The parts of `MERGE a, b` are matched as one pattern: created together the first time,
+    matched (and not created again) the second time."""
+    conn.execute("CREATE NODE TABLE P(id INT64, PRIMARY KEY(id))")
+    conn.execute("CREATE REL TABLE R(FROM P TO P)")
+    conn.execute("CREATE (:P {id: 1}), (:P {id: 2}), (:P {id: 3})")
+    query = "MATCH (a:P {id: 1}), (b:P {id: 2}), (c:P {id: 3}) MERGE (a)-[:R]->(b), (b)-[:R]->(c) RETURN count(*)"
+    for _ in range(2):
+        assert conn.execute(query).get_next() == [1]
+    rels = conn.execute("MATCH (x:P)-[:R]->(y:P) RETURN x.id, y.id ORDER BY x.id").get_all()
+    assert rels == [[1, 2], [2, 3]]

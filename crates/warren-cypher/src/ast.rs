@@ -152,8 +152,9 @@ pub enum Clause {
         patterns: Vec<PatternPart>,
         span: Span,
     },
+    /// `MERGE a, b ...`: the comma-separated parts are matched, and created, as one pattern.
     Merge {
-        pattern: PatternPart,
+        patterns: Vec<PatternPart>,
         on_create: Vec<SetItem>,
         on_match: Vec<SetItem>,
         span: Span,

@@ -149,12 +149,12 @@ impl Binder<'_> {
                     plan = self.bind_create(plan, patterns, &mut scope)?;
                 }
                 ast::Clause::Merge {
-                    pattern,
+                    patterns,
                     on_create,
                     on_match,
                     ..
                 } => {
-                    plan = self.bind_merge(plan, pattern, on_create, on_match, &mut scope)?;
+                    plan = self.bind_merge(plan, patterns, on_create, on_match, &mut scope)?;
                 }
                 ast::Clause::Set { items, .. } => {
                     plan = self.bind_set(plan, items, &scope)?;
