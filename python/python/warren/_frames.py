@@ -59,8 +59,9 @@ def _pandas_column(values: list[Any], type_name: str) -> Any:
 
 
 def _pandas_column_of(native: Any, index: int, type_name: str) -> Any:
-    """Column ``index``: numeric and boolean columns through Arrow, the others as values."""
+    """Column ``index``: numeric, boolean and string columns through Arrow, the others as values."""
     import numpy as np
+    import pandas as pd
 
     if type_name in _NUMPY_DTYPES:
         array = native.column_arrow(index)
@@ -70,6 +71,10 @@ def _pandas_column_of(native: Any, index: int, type_name: str) -> Any:
             if type_name != "BOOL":
                 return array.to_numpy(zero_copy_only=False).astype("float64")
             return np.array(array.to_pylist(), dtype=object)
+    if type_name == "STRING":
+        array = native.column_arrow(index)
+        if array is not None:
+            return pd.Series(array.to_numpy(zero_copy_only=False), dtype=object)
     return _pandas_column(native.column_values(index), type_name)
 
 
