@@ -179,3 +179,21 @@ def test_merge_with_several_pattern_parts(conn: warren.Connection) -> None:
         assert conn.execute(query).get_next() == [1]
     rels = conn.execute("MATCH (x:P)-[:R]->(y:P) RETURN x.id, y.id ORDER BY x.id").get_all()
     assert rels == [[1, 2], [2, 3]]
+
+
+def test_async_connection_scans_a_caller_data_frame() -> None:
+    """AsyncConnection finds a data frame named in the query among the awaiting code's
+    variables, although the query runs in a worker thread."""
+    import asyncio
+
+    pd = pytest.importorskip("pandas")
+
+    async def run() -> list[list[int]]:
+        people = pd.DataFrame({"id": [3, 1, 2]})
+        async_conn = warren.AsyncConnection(warren.Database())
+        result = await async_conn.execute("LOAD FROM people RETURN id ORDER BY id")
+        rows = result.get_all()
+        async_conn.close()
+        return rows
+
+    assert asyncio.run(run()) == [[1], [2], [3]]

@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from . import _scan
 from .connection import Connection
 
 if TYPE_CHECKING:
@@ -73,7 +74,11 @@ class AsyncConnection:
         query: str | PreparedStatement,
         parameters: dict[str, Any] | None = None,
     ) -> QueryResult | list[QueryResult]:
-        """Runs ``query`` in a worker thread and returns its result(s)."""
+        """Runs ``query`` in a worker thread and returns its result(s). Data frames named in the
+        query are looked up among the caller's variables here, before the query leaves for the
+        worker thread."""
+        if isinstance(query, str) and (parameters is None or isinstance(parameters, dict)):
+            parameters = _scan.with_frames(query, parameters or {})
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._run, query, parameters)
 
