@@ -124,6 +124,8 @@ pub struct CopyFrom {
     pub files: Vec<String>,
     /// `(HEADER=true, DELIM='|', ...)`: option names as written, values as expressions.
     pub options: Vec<(String, Expr)>,
+    /// `BY COLUMN`: each file holds one column (NumPy `.npy`), in the table's property order.
+    pub by_column: bool,
     pub span: Span,
 }
 
@@ -154,8 +156,9 @@ pub enum Clause {
         patterns: Vec<PatternPart>,
         span: Span,
     },
+    /// `MERGE a, b ...`: the comma-separated parts are matched, and created, as one pattern.
     Merge {
-        pattern: PatternPart,
+        patterns: Vec<PatternPart>,
         on_create: Vec<SetItem>,
         on_match: Vec<SetItem>,
         span: Span,
@@ -207,6 +210,9 @@ pub struct CallClause {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadFromClause {
     pub files: Vec<String>,
+    /// `LOAD FROM df` / `LOAD FROM $df`: rows from a table passed as the parameter of this name
+    /// (a STRUCT of equally long lists, one per column) instead of files.
+    pub parameter: Option<String>,
     /// `LOAD WITH HEADERS (name TYPE, ...)`: column names and type names as written.
     pub headers: Vec<(String, String)>,
     pub options: Vec<(String, Expr)>,

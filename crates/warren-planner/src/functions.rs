@@ -36,6 +36,8 @@ pub enum ScalarFunction {
     /// The number of distinct non-NULL elements.
     ListUnique,
     ListSum,
+    /// `array_cosine_similarity(a, b)`: the cosine of the angle between two numeric arrays.
+    ArrayCosineSimilarity,
     ListProduct,
     ListTransform,
     ListFilter,
@@ -100,6 +102,8 @@ pub enum ScalarFunction {
     Timestamp,
     Interval,
     Blob,
+    /// `uuid('...')`: a UUID from its text.
+    Uuid,
     // misc
     Coalesce,
     IfNull,
@@ -149,6 +153,7 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("list_unique", F::ListUnique, 1, 1),
     ("array_unique", F::ListUnique, 1, 1),
     ("list_sum", F::ListSum, 1, 1),
+    ("array_cosine_similarity", F::ArrayCosineSimilarity, 2, 2),
     ("list_product", F::ListProduct, 1, 1),
     ("list_transform", F::ListTransform, 2, 2),
     ("list_filter", F::ListFilter, 2, 2),
@@ -230,6 +235,7 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("timestamp", F::Timestamp, 1, 1),
     ("interval", F::Interval, 1, 1),
     ("blob", F::Blob, 1, 1),
+    ("uuid", F::Uuid, 1, 1),
     ("coalesce", F::Coalesce, 1, 64),
     ("ifnull", F::IfNull, 2, 2),
     ("hash", F::Hash, 1, 1),
@@ -332,6 +338,7 @@ impl ScalarFunction {
                 first.element().cloned().unwrap_or(LogicalType::Any)
             }
             F::ListTransform => LogicalType::list(LogicalType::Any),
+            F::ArrayCosineSimilarity => LogicalType::Double,
             F::Split => LogicalType::list(LogicalType::String),
             F::Abs | F::Floor | F::Ceil | F::Round | F::Sign => first,
             F::ToInt64 => LogicalType::Int64,
@@ -348,6 +355,7 @@ impl ScalarFunction {
             F::Timestamp => LogicalType::Timestamp,
             F::Interval => LogicalType::Interval,
             F::Blob => LogicalType::Blob,
+            F::Uuid => LogicalType::Uuid,
             F::Coalesce | F::IfNull => args
                 .iter()
                 .find(|t| **t != LogicalType::Any)

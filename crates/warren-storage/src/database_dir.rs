@@ -228,7 +228,8 @@ impl DatabaseDir {
             .map_err(|e| Error::io(path.join(LOCK).display(), e))?;
         lock_with_grace(&lock, true).map_err(|_| {
             Error::Io(format!(
-                "database {} is in use by another process (could not take its lock)",
+                "Could not set lock on file : {} (database {} is in use by another process)",
+                path.join(LOCK).display(),
                 path.display()
             ))
         })?;

@@ -105,11 +105,11 @@ impl Parser<'_> {
         })
     }
 
-    /// `MERGE pattern [ON CREATE SET ...] [ON MATCH SET ...]`, the ON parts in any order.
+    /// `MERGE pattern, ... [ON CREATE SET ...] [ON MATCH SET ...]`, the ON parts in any order.
     fn merge(&mut self) -> Result<Clause> {
         let start = self.position;
         self.advance();
-        let pattern = self.pattern_part()?;
+        let patterns = self.pattern_list()?;
         let mut on_create = Vec::new();
         let mut on_match = Vec::new();
         while self.eat_keyword("ON") {
@@ -124,7 +124,7 @@ impl Parser<'_> {
             target.extend(self.set_items()?);
         }
         Ok(Clause::Merge {
-            pattern,
+            patterns,
             on_create,
             on_match,
             span: self.span_from(start),

@@ -1,10 +1,13 @@
 //! The COPY statements: `COPY t FROM 'file' [(options)]`, `COPY t FROM ['a', 'b']`,
-//! `COPY t FROM (query)` and `COPY (query) TO 'file' [(options)]`.
+//! `COPY t FROM (query)`, `COPY t FROM ('a.npy', 'b.npy') BY COLUMN` and
+//! `COPY (query) TO 'file' [(options)]`.
 
 use warren_common::Result;
 
 use super::Parser;
-use crate::ast::{CopyFrom, Statement};
+use crate::ast::{
+    Clause, CopyFrom, Expr, LoadFromClause, ProjectionClause, Query, SingleQuery, Span, Statement,
+};
 use crate::token::TokenKind;
 
 impl Parser<'_> {
@@ -18,6 +21,9 @@ impl Parser<'_> {
         let table = self.name("a table name or a query in parentheses")?;
         self.expect_keyword("FROM", "FROM")?;
         if self.eat(&TokenKind::LeftParen) {
+            if matches!(self.kind(), TokenKind::String(_)) {
+                return self.copy_by_column(start, table);
+            }
             let query = Box::new(self.query()?);
             self.expect(&TokenKind::RightParen, "')' to close the query")?;
             return Ok(Statement::CopyFromQuery {
@@ -26,12 +32,40 @@ impl Parser<'_> {
                 span: self.span_from(start),
             });
         }
+        if let Some(parameter) = self.table_parameter() {
+            let options = self.optional_options()?;
+            return Ok(copy_from_parameter(
+                table,
+                parameter,
+                options,
+                self.span_from(start),
+            ));
+        }
         let files = self.file_list()?;
         let options = self.optional_options()?;
         Ok(Statement::Copy(CopyFrom {
             table,
             files,
             options,
+            by_column: false,
+            span: self.span_from(start),
+        }))
+    }
+
+    /// After `COPY t FROM (`: `'file', ...) BY COLUMN`, one file per column (NumPy `.npy`).
+    fn copy_by_column(&mut self, start: usize, table: String) -> Result<Statement> {
+        let mut files = vec![self.string_literal("a file path in quotes")?];
+        while self.eat(&TokenKind::Comma) {
+            files.push(self.string_literal("a file path in quotes")?);
+        }
+        self.expect(&TokenKind::RightParen, "',' or ')' to close the file list")?;
+        self.expect_keyword("BY", "BY COLUMN")?;
+        self.expect_keyword("COLUMN", "COLUMN")?;
+        Ok(Statement::Copy(CopyFrom {
+            table,
+            files,
+            options: Vec::new(),
+            by_column: true,
             span: self.span_from(start),
         }))
     }
@@ -49,5 +83,42 @@ impl Parser<'_> {
             options,
             span: self.span_from(start),
         })
+    }
+}
+
+/// `COPY t FROM df (options)` is `COPY t FROM (LOAD FROM df (options) RETURN *)`.
+fn copy_from_parameter(
+    table: String,
+    parameter: String,
+    options: Vec<(String, Expr)>,
+    span: Span,
+) -> Statement {
+    let load = Clause::LoadFrom(LoadFromClause {
+        files: Vec::new(),
+        parameter: Some(parameter),
+        headers: Vec::new(),
+        options,
+        where_clause: None,
+        span,
+    });
+    let all = Clause::Return(ProjectionClause {
+        distinct: false,
+        star: true,
+        items: Vec::new(),
+        order_by: Vec::new(),
+        skip: None,
+        limit: None,
+        where_clause: None,
+        span,
+    });
+    Statement::CopyFromQuery {
+        table,
+        query: Box::new(Query {
+            parts: vec![SingleQuery {
+                clauses: vec![load, all],
+            }],
+            union_all: Vec::new(),
+        }),
+        span,
     }
 }

@@ -18,7 +18,10 @@ impl Parser<'_> {
             Vec::new()
         };
         self.expect_keyword("FROM", "FROM and a file")?;
-        let files = self.file_list()?;
+        let (files, parameter) = match self.table_parameter() {
+            Some(name) => (Vec::new(), Some(name)),
+            None => (self.file_list()?, None),
+        };
         let options = self.optional_options()?;
         let where_clause = if self.eat_keyword("WHERE") {
             Some(self.expression()?)
@@ -27,11 +30,22 @@ impl Parser<'_> {
         };
         Ok(LoadFromClause {
             files,
+            parameter,
             headers,
             options,
             where_clause,
             span: self.span_from(start),
         })
+    }
+
+    /// A table given by name (`df`) or as a parameter (`$df`), consumed if present.
+    pub(super) fn table_parameter(&mut self) -> Option<String> {
+        let name = match self.kind() {
+            TokenKind::Identifier(name) | TokenKind::Parameter(name) => name.clone(),
+            _ => return None,
+        };
+        self.advance();
+        Some(name)
     }
 
     /// After `WITH`: `HEADERS (name TYPE, ...)`.

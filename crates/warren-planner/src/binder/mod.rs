@@ -4,6 +4,7 @@
 
 mod coercion;
 mod expression;
+mod load_table;
 mod pattern;
 pub mod projected_graph;
 mod projection;
@@ -330,7 +331,8 @@ impl<'a> Binder<'a> {
         for (name, expr) in &copy.options {
             options.push((name.clone(), self.constant(expr)?));
         }
-        let options = CsvOptions::from_pairs(&options)?;
+        let mut options = CsvOptions::from_pairs(&options)?;
+        options.by_column = copy.by_column;
         let files = copy.files.iter().map(|f| self.resolve_path(f)).collect();
         Ok(BoundStatement::Copy {
             table: copy.table.clone(),

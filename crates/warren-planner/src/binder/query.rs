@@ -149,12 +149,12 @@ impl Binder<'_> {
                     plan = self.bind_create(plan, patterns, &mut scope)?;
                 }
                 ast::Clause::Merge {
-                    pattern,
+                    patterns,
                     on_create,
                     on_match,
                     ..
                 } => {
-                    plan = self.bind_merge(plan, pattern, on_create, on_match, &mut scope)?;
+                    plan = self.bind_merge(plan, patterns, on_create, on_match, &mut scope)?;
                 }
                 ast::Clause::Set { items, .. } => {
                     plan = self.bind_set(plan, items, &scope)?;
@@ -181,6 +181,10 @@ impl Binder<'_> {
         load: &ast::LoadFromClause,
         scope: &mut Scope,
     ) -> Result<Plan> {
+        if let Some(name) = &load.parameter {
+            let plan = self.bind_load_table(input, name, &load.options, scope)?;
+            return self.filter_loaded(plan, load, scope);
+        }
         let files: Vec<std::path::PathBuf> =
             load.files.iter().map(|f| self.resolve_path(f)).collect();
         if files.iter().any(|f| {
@@ -222,20 +226,30 @@ impl Binder<'_> {
             });
             slots.push((slot, ty));
         }
-        let mut plan = Plan::LoadCsv {
+        let plan = Plan::LoadCsv {
             input: Box::new(input),
             files,
             options,
             columns: slots,
         };
-        if let Some(predicate) = &load.where_clause {
-            let (predicate, _) = self.bind_expr(predicate, scope)?;
-            plan = Plan::Filter {
-                input: Box::new(plan),
-                predicate,
-            };
-        }
-        Ok(plan)
+        self.filter_loaded(plan, load, scope)
+    }
+
+    /// The `WHERE` of a `LOAD FROM` over the loaded rows.
+    fn filter_loaded(
+        &mut self,
+        plan: Plan,
+        load: &ast::LoadFromClause,
+        scope: &Scope,
+    ) -> Result<Plan> {
+        let Some(predicate) = &load.where_clause else {
+            return Ok(plan);
+        };
+        let (predicate, _) = self.bind_expr(predicate, scope)?;
+        Ok(Plan::Filter {
+            input: Box::new(plan),
+            predicate,
+        })
     }
 
     /// Binds the body of `EXISTS { ... }` / `COUNT { ... }` as a plan over the outer row.

@@ -233,26 +233,28 @@ impl Binder<'_> {
         })
     }
 
+    /// `MERGE p1, p2 ... [ON CREATE SET ...] [ON MATCH SET ...]`: the parts are matched as one
+    /// pattern; where nothing matches, every part is created (nodes bound earlier are reused).
     pub(crate) fn bind_merge(
         &mut self,
         input: Plan,
-        pattern: &ast::PatternPart,
+        patterns: &[ast::PatternPart],
         on_create: &[ast::SetItem],
         on_match: &[ast::SetItem],
         scope: &mut Scope,
     ) -> Result<Plan> {
         let clause = ast::MatchClause {
             optional: false,
-            patterns: vec![pattern.clone()],
+            patterns: patterns.to_vec(),
             where_clause: None,
             hint: None,
-            span: pattern.span,
+            span: patterns.first().map(|p| p.span).unwrap_or_default(),
         };
         let mut match_scope = scope.clone();
         let matcher = self.bind_match(Plan::Argument, &clause, &mut match_scope)?;
         // Creation binds the same names to the same slots as the matcher did.
         let mut create_scope = scope.clone();
-        let mut creation = self.creation(std::slice::from_ref(pattern), &mut create_scope)?;
+        let mut creation = self.creation(patterns, &mut create_scope)?;
         for variable in match_scope.variables() {
             if let Some(created) = create_scope.get(&variable.name) {
                 let (from, to) = (created.slot, variable.slot);

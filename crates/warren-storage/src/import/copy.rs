@@ -250,6 +250,10 @@ pub fn copy_from_files(
     options: &CsvOptions,
     progress: &mut dyn CopyProgress,
 ) -> Result<CopySummary> {
+    if options.by_column {
+        let rows = super::npy::read_rows(files)?;
+        return copy_into(editor, table, CopySource::Rows(&rows), options);
+    }
     copy_into(
         editor,
         table,

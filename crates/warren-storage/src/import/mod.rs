@@ -5,6 +5,7 @@
 
 pub mod copy;
 pub mod csv_reader;
+pub mod npy;
 pub mod options;
 
 pub use copy::{copy_from_files, copy_from_rows, CopySummary};

@@ -24,6 +24,8 @@ pub struct CsvOptions {
     /// Pair selection for rel tables with several FROM/TO pairs: `(FROM='a', TO='b')`.
     pub from_table: Option<String>,
     pub to_table: Option<String>,
+    /// `COPY ... BY COLUMN`: one NumPy `.npy` file per column instead of CSV rows.
+    pub by_column: bool,
 }
 
 impl Default for CsvOptions {
@@ -37,6 +39,7 @@ impl Default for CsvOptions {
             auto_detect: true,
             from_table: None,
             to_table: None,
+            by_column: false,
         }
     }
 }
