@@ -82,7 +82,10 @@ impl PyDatabase {
         };
         // An in-memory database has no log to checkpoint, but reports the settings as given.
         let settings = [
-            ("auto_checkpoint", Some(warren::Value::Bool(auto_checkpoint))),
+            (
+                "auto_checkpoint",
+                Some(warren::Value::Bool(auto_checkpoint)),
+            ),
             (
                 "checkpoint_threshold",
                 (checkpoint_threshold >= 0).then_some(warren::Value::Int64(checkpoint_threshold)),

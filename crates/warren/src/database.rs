@@ -122,7 +122,13 @@ impl Drop for UserHandles {
             inner: self.inner.clone(),
             _user: None,
         };
-        if db.inner.settings.checkpoint_on_close.load(Ordering::Relaxed) && db.wal_frames() > 0 {
+        if db
+            .inner
+            .settings
+            .checkpoint_on_close
+            .load(Ordering::Relaxed)
+            && db.wal_frames() > 0
+        {
             // A failed checkpoint leaves the log whole: the next open replays it.
             let _ = db.checkpoint();
         }

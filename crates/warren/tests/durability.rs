@@ -87,17 +87,30 @@ fn closing_checkpoints_unless_told_not_to() {
         db.connect().query("CREATE (:P {ID: 1})").unwrap();
         assert!(log_bytes() > 64);
     }
-    assert_eq!(log_bytes(), 64, "the close folded the log into the segments");
+    assert_eq!(
+        log_bytes(),
+        64,
+        "the close folded the log into the segments"
+    );
     {
         let db = Database::open(&path).unwrap();
         let mut conn = db.connect();
         conn.query("CALL force_checkpoint_on_close=false").unwrap();
         conn.query("CREATE (:P {ID: 2})").unwrap();
-        assert_eq!(one(&db, "CALL current_setting('force_checkpoint_on_close') RETURN *"), "False");
+        assert_eq!(
+            one(
+                &db,
+                "CALL current_setting('force_checkpoint_on_close') RETURN *"
+            ),
+            "False"
+        );
     }
     assert!(log_bytes() > 64, "the log was kept");
     let db = Database::open(&path).unwrap();
-    assert_eq!(strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"), vec!["1", "2"]);
+    assert_eq!(
+        strings(&db, "MATCH (a:P) RETURN a.ID ORDER BY a.ID"),
+        vec!["1", "2"]
+    );
 }
 
 #[test]
