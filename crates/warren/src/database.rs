@@ -175,6 +175,16 @@ impl Database {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: DatabaseOptions) -> Result<Self> {
+        Self::open_with_log_file_system(path, options, Arc::new(RealFileSystem))
+    }
+
+    /// Opens a database whose write-ahead log goes through `fs` (the segment files use the
+    /// real file system): tests pass a simulated file system that injects faults and crashes.
+    pub fn open_with_log_file_system(
+        path: impl AsRef<Path>,
+        options: DatabaseOptions,
+        fs: Arc<dyn FileSystem>,
+    ) -> Result<Self> {
         let path = path.as_ref();
         let mode = match (options.read_only, options.write_if_free) {
             (true, _) => OpenMode::Read,
@@ -182,7 +192,6 @@ impl Database {
             (false, false) => OpenMode::Write,
         };
         let (mut dir, snapshot) = DatabaseDir::open_mode(path, mode)?;
-        let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
             let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
             (None, snapshot, lsn, Vec::new())
