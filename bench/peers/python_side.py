@@ -13,12 +13,14 @@ Workloads (times include the query and the result's fetch/conversion in Python):
   df        the same query then get_as_df()
   networkx  the edges out of the 64 sources, RETURN a, r, b, then get_as_networkx()
 
-Memory (arrow, df): each system's query + conversion also runs once in a child process of its
-own that opens the loaded database, imports pyarrow/pandas, and records ru_maxrss (peak RSS)
-before and after one `execute` + conversion (with the result kept alive); the reported figure is
-the growth of the peak RSS of that child. It counts everything the process touched for the query:
-the system's buffers/caches for the pages read, the query's own working memory, and the
-converted table. It is a single cold run per system (the database files are in the OS cache).
+Memory (arrow, df): before the timed runs, each system's query + conversion also runs R times
+(alternating) in child processes of their own, one run per child: the child opens the loaded
+database, imports pyarrow/pandas, resets its peak-RSS mark (writes 5 to /proc/self/clear_refs),
+reads VmRSS, runs one `execute` + conversion with the result kept alive, and reads VmHWM. The
+figure is the median of VmHWM - VmRSS: the peak growth of resident memory over one query and
+conversion, counting the system's caches of the pages read, the query's working memory and the
+converted table. (ru_maxrss is not usable here: Linux carries it over execve from the parent.)
+The database files are in the OS page cache; mapped file pages count in RSS when touched.
 
     python bench/peers/python_side.py --dataset /tmp/g18 --repeat 3 --out bench/out/python-side
 """
@@ -29,7 +31,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
@@ -109,9 +110,14 @@ def load(system: str, path: str, dataset: str, threads: int) -> float:
 # one run of a workload: returns the converted result (kept by the caller until timing ends)
 
 
+LAST_EXECUTE_S = [0.0]
+
+
 def run_once(workload: str, conn: Any) -> Any:
     query = WORKLOADS[workload][0]
+    start = time.perf_counter()
     result = conn.execute(query)
+    LAST_EXECUTE_S[0] = time.perf_counter() - start
     if workload in ("sp64", "sp1"):
         return result.get_all()
     if workload == "arrow":
@@ -177,21 +183,46 @@ def comparable(answer: Any) -> Any:
 # memory child
 
 
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
 def child_memory(args: argparse.Namespace) -> None:
+    """One execute()+conversion in a fresh process; peak-RSS growth from /proc/self/status.
+
+    ru_maxrss is not used: Linux carries it over execve from the parent (this benchmark's main
+    process, hundreds of MiB after loading), so it would hide the child's own peak. VmHWM belongs
+    to the new address space, and writing 5 to /proc/self/clear_refs resets it to the current RSS.
+    """
     import numpy  # noqa: F401
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
     db, conn = open_system(args.system, args.db, args.threads)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        reset = True
+    except OSError:
+        reset = False
+    before = _status_kib("VmRSS")
+    hwm_before = _status_kib("VmHWM")
     start = time.perf_counter()
     value = run_once(args.child_memory, conn)
     elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    hwm = _status_kib("VmHWM")
+    rss_after = _status_kib("VmRSS")
     info = {
-        "baseline_maxrss_kib": before,
-        "peak_maxrss_kib": after,
-        "growth_kib": after - before,
+        "rss_before_kib": before,
+        "hwm_before_kib": hwm_before,
+        "hwm_reset": reset,
+        "peak_kib": hwm,
+        "rss_after_kib": rss_after,
+        "growth_kib": hwm - before,
         "time_s": elapsed,
     }
     if args.child_memory == "arrow":
@@ -291,6 +322,7 @@ def main() -> int:
         },
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "loadavg_start": os.getloadavg(),
         "load_s": {},
         "workloads": {},
     }
@@ -315,11 +347,22 @@ def main() -> int:
     memory: dict[str, dict[str, Any]] = {}
     if not args.no_memory:
         for workload in [w for w in workloads if w in MEMORY_WORKLOADS]:
+            runs: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
+            for _ in range(args.repeat):
+                for system in SYSTEMS:
+                    info = memory_in_child(system, workload, paths[system], args.threads)
+                    runs[system].append(info)
+                    print(f"memory {workload} {system}: {info}", flush=True)
             memory[workload] = {}
             for system in SYSTEMS:
-                info = memory_in_child(system, workload, paths[system], args.threads)
-                memory[workload][system] = info
-                print(f"memory {workload} {system}: {info}", flush=True)
+                ok = [r for r in runs[system] if "error" not in r]
+                if ok:
+                    memory[workload][system] = {
+                        "growth_kib": int(statistics.median(r["growth_kib"] for r in ok)),
+                        "runs": runs[system],
+                    }
+                else:
+                    memory[workload][system] = {"error": runs[system][0]["error"], "runs": runs[system]}
 
     conns = {s: open_system(s, paths[s], args.threads) for s in SYSTEMS}
     failed = False
@@ -327,6 +370,7 @@ def main() -> int:
     for workload in workloads:
         entry: dict[str, Any] = {"query": WORKLOADS[workload][0], "goal": WORKLOADS[workload][1]}
         samples: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+        exec_samples: dict[str, list[float]] = {s: [] for s in SYSTEMS}
         answers: dict[str, Any] = {}
         errors: dict[str, str] = {}
         for rep in range(args.repeat + 1):  # rep 0: warm-up
@@ -338,6 +382,7 @@ def main() -> int:
                     start = time.perf_counter()
                     value = run_once(workload, conn)
                     elapsed = time.perf_counter() - start
+                    executed = LAST_EXECUTE_S[0]
                     answer = answer_of(workload, value)
                     del value
                 except Exception as exc:  # noqa: BLE001
@@ -352,9 +397,12 @@ def main() -> int:
                 answers[system] = answer
                 if rep > 0:
                     samples[system].append(elapsed)
+                    exec_samples[system].append(executed)
         medians = {s: (statistics.median(samples[s]) if samples[s] and s not in errors else None) for s in SYSTEMS}
         entry["samples_s"] = samples
         entry["median_s"] = medians
+        entry["execute_samples_s"] = exec_samples
+        entry["execute_median_s"] = {s: (statistics.median(v) if v else None) for s, v in exec_samples.items()}
         entry["answers"] = {s: (a if workload not in ("sp64",) else a[:3] + [["...", len(a), "rows"]])
                             for s, a in answers.items()}
         entry["errors"] = errors
@@ -408,8 +456,9 @@ def main() -> int:
         f"Graph500 dataset {args.dataset}; {args.threads} threads each; median of {args.repeat} timed runs "
         "after one warm-up, Warren and Kùzu alternating in one process.",
         "Times: execute() plus the fetch/conversion (get_all, get_as_arrow, get_as_df, get_as_networkx).",
-        "mem: growth of peak RSS (ru_maxrss) of a fresh child process over one execute()+conversion "
-        "on the opened database (the converted result kept alive); includes the system's buffer pool/cache.",
+        "mem: median over R fresh child processes of the peak-RSS growth (VmHWM after, reset by clear_refs, "
+        "minus VmRSS before) of one execute()+conversion on the just-opened database, the converted "
+        "result kept alive; it includes what the system caches of the pages read.",
     ]
     for workload, entry in report["workloads"].items():
         for system, err in entry["errors"].items():
@@ -417,6 +466,11 @@ def main() -> int:
         for system, info in entry.get("memory", {}).items():
             if "error" in info:
                 notes.append(f"{workload} {system} memory child FAILED: {info['error']}")
+        em = entry.get("execute_median_s", {})
+        if all(em.get(x) is not None and entry["median_s"].get(x) is not None for x in SYSTEMS):
+            notes.append(f"{workload}: execute() alone (median): warren {fmt_ms(em['warren'])} ms, kuzu {fmt_ms(em['kuzu'])} ms; "
+                         f"fetch/conversion: warren {fmt_ms(entry['median_s']['warren'] - em['warren'])} ms, "
+                         f"kuzu {fmt_ms(entry['median_s']['kuzu'] - em['kuzu'])} ms")
         if workload in ("arrow", "df") and "warren" in entry["answers"] and "kuzu" in entry["answers"]:
             wa, ka = entry["answers"]["warren"], entry["answers"]["kuzu"]
             if wa["_types"] != ka["_types"] or wa["_names"] != ka["_names"]:
@@ -425,6 +479,7 @@ def main() -> int:
     full = text + "\n\n" + "\n".join(notes) + "\n"
     print()
     print(full)
+    report["loadavg_end"] = os.getloadavg()
     report["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     report["table"] = text
     report["notes"] = notes

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Durable writes, Warren beside Kùzu in one run: `warren bench writes` (every scenario) and
-# writes_kuzu.py (the commit and batch scenarios), on the same Graph500 dataset, then the table
-# with Warren's ratio over Kùzu per scenario.
+# Durable writes, Warren beside Kùzu and DuckDB in one run: `warren bench writes` (every
+# scenario), writes_kuzu.py and writes_duckdb.py (the commit and batch scenarios), on the same
+# Graph500 dataset, then the table with Warren's ratio over each per scenario.
 #   bench/peers/writes.sh [--scale 18] [--threads 2] [--repeat 3] [--out bench/out/writes-s18]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,4 +30,7 @@ rm -rf "$out/warren-db"
     --output "$out/warren-writes.json" | tee "$out/warren-writes.txt"
 "$python" "$here/writes_kuzu.py" --dataset "$dataset" --db "$out/kuzu" --threads "$threads" \
     --output "$out/kuzu-writes.json"
-"$python" "$here/writes_table.py" "$out/warren-writes.json" "$out/kuzu-writes.json" | tee "$out/results.txt"
+"$python" "$here/writes_duckdb.py" --dataset "$dataset" --db "$out/duckdb" --threads "$threads" \
+    --output "$out/duckdb-writes.json"
+"$python" "$here/writes_table.py" "$out/warren-writes.json" "$out/kuzu-writes.json" \
+    "$out/duckdb-writes.json" | tee "$out/results.txt"

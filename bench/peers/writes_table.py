@@ -1,7 +1,9 @@
-"""Prints the writes table: Warren's `warren bench writes` report beside writes_kuzu.py's, with
-Warren's ratio over Kùzu (commits or edges per second: Warren / Kùzu; latency: Kùzu / Warren).
+"""Prints the writes table: Warren's `warren bench writes` report beside the peers' JSON files
+(writes_kuzu.py, writes_duckdb.py), with Warren's ratio over each peer (ops per second: Warren /
+peer, so above 1 means Warren is faster; a peer's figure marked `<` is an upper bound, and the
+ratio a lower bound).
 
-    python writes_table.py warren-writes.json kuzu-writes.json
+    python writes_table.py warren-writes.json kuzu-writes.json [duckdb-writes.json ...]
 """
 
 from __future__ import annotations
@@ -24,26 +26,39 @@ def fmt(value: float | None) -> str:
 
 def main() -> None:
     warren = json.load(open(sys.argv[1]))
-    kuzu = json.load(open(sys.argv[2]))["scenarios"]
-    header = ["scenario", "Warren ops/s", "Kùzu ops/s", "ratio", "Warren p50 us", "Kùzu p50 us",
-              "Warren p99 us", "Kùzu p99 us", "p99 ratio"]
+    peers = [json.load(open(path)) for path in sys.argv[2:]]
+    names = [p["system"].replace("kuzu", "Kùzu").replace("duckdb", "DuckDB") for p in peers]
+    header = ["scenario", "Warren ops/s"]
+    for name in names:
+        header += [f"{name} ops/s", "ratio"]
+    header += ["Warren p50/p99 us"] + [f"{name} p50/p99 us" for name in names]
     rows = [header]
     for run in warren["runs"]:
-        name = run["dataset"]
-        f = run["figures"]
-        ops = median(f.get("ops_per_s"))
-        p50 = median(f.get("latency_us_p50"))
-        p99 = median(f.get("latency_us_p99"))
-        peer = kuzu.get(name, {})
-        k_ops, k_p50, k_p99 = peer.get("ops_per_s"), peer.get("latency_us_p50"), peer.get("latency_us_p99")
-        bound = ">" if peer.get("upper_bound") else ""
-        ratio = f"{bound}{ops / k_ops:.1f}x" if ops and k_ops else "-"
-        p99_ratio = f"{k_p99 / p99:.1f}x" if p99 and k_p99 and name.startswith("commit") else "-"
-        rows.append([name, fmt(ops), ("<" if bound else "") + fmt(k_ops), ratio, fmt(p50) if name.startswith("commit") else "-",
-                     fmt(k_p50), fmt(p99) if name.startswith("commit") else "-", fmt(k_p99), p99_ratio])
+        scenario = run["dataset"]
+        figures = run["figures"]
+        ops = median(figures.get("ops_per_s"))
+        commit = scenario.startswith("commit")
+        row = [scenario, fmt(ops)]
+        latencies = []
+        if commit:
+            p50, p99 = median(figures.get("latency_us_p50")), median(figures.get("latency_us_p99"))
+            latencies.append(f"{fmt(p50)}/{fmt(p99)}")
+        else:
+            latencies.append("-")
+        for peer in peers:
+            cell = peer["scenarios"].get(scenario, {})
+            peer_ops = cell.get("ops_per_s")
+            bound = bool(cell.get("upper_bound"))
+            row.append(("<" if bound and peer_ops else "") + fmt(peer_ops))
+            row.append(f"{'>' if bound else ''}{ops / peer_ops:.1f}x" if ops and peer_ops else "-")
+            if commit and "latency_us_p50" in cell:
+                latencies.append(f"{fmt(cell['latency_us_p50'])}/{fmt(cell['latency_us_p99'])}")
+            else:
+                latencies.append("-")
+        rows.append(row + latencies)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 if __name__ == "__main__":

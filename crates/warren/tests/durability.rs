@@ -170,8 +170,22 @@ fn ddl_after_row_commits_keeps_them() {
 
 #[test]
 fn concurrent_writers_all_commit_and_readers_see_whole_commits() {
+    writers_and_a_reader(DatabaseOptions::default());
+}
+
+/// The same across checkpoints: a tiny threshold makes background checkpoints fold the delta
+/// and recycle the log again and again while the writers and the reader go on.
+#[test]
+fn writers_and_readers_go_on_across_background_checkpoints() {
+    writers_and_a_reader(DatabaseOptions {
+        checkpoint_threshold_bytes: 2048,
+        ..DatabaseOptions::default()
+    });
+}
+
+fn writers_and_a_reader(options: DatabaseOptions) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path().join("db")).unwrap();
+    let db = Database::open_with(dir.path().join("db"), options).unwrap();
     schema(&db);
     const WRITERS: i64 = 8;
     const EACH: i64 = 40;
