@@ -25,6 +25,12 @@ use crate::connection::Connection;
 /// Kùzu's default `checkpoint_threshold`: a log larger than this is checkpointed.
 pub const CHECKPOINT_THRESHOLD_BYTES_DEFAULT: u64 = 16 << 20;
 
+/// A rel table whose delta holds more than this share of its stored rels (and at least
+/// [`DELTA_CHANGES_MIN`] changes) is checkpointed too: traversals read the delta through a
+/// merged CSR, and a large delta makes every first traversal after a commit longer.
+pub const DELTA_SHARE_MAX: f64 = 0.05;
+pub const DELTA_CHANGES_MIN: usize = 1 << 16;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatabaseOptions {
     /// Open without writing: no lock, any number of reading processes may coexist with one
@@ -487,7 +493,10 @@ impl Database {
     fn maybe_checkpoint_in_background(&self) {
         let settings = &self.inner.settings;
         let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
-        if !settings.auto_checkpoint.load(Ordering::Relaxed) || self.wal_bytes() < threshold {
+        if !settings.auto_checkpoint.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.wal_bytes() < threshold && !self.delta_is_large() {
             return;
         }
         if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
@@ -513,6 +522,19 @@ impl Database {
             // It finished: `checkpoint_running` was clear.
             let _ = previous.join();
         }
+    }
+
+    /// Whether some rel table's delta passed [`DELTA_SHARE_MAX`] of its stored rels.
+    fn delta_is_large(&self) -> bool {
+        let snapshot = self.snapshot();
+        snapshot.tables().values().any(|table| match table {
+            warren_storage::TableData::Rel(rels) => {
+                let changes = rels.delta().changes();
+                changes >= DELTA_CHANGES_MIN
+                    && changes as f64 > DELTA_SHARE_MAX * rels.num_stored_rows() as f64
+            }
+            warren_storage::TableData::Node(_) => false,
+        })
     }
 
     /// `CHECKPOINT`: folds every delta into new segment files and recycles the log. The fold
