@@ -468,7 +468,8 @@ def main() -> int:
                 notes.append(f"{workload} {system} memory child FAILED: {info['error']}")
         em = entry.get("execute_median_s", {})
         if all(em.get(x) is not None and entry["median_s"].get(x) is not None for x in SYSTEMS):
-            notes.append(f"{workload}: execute() alone (median): warren {fmt_ms(em['warren'])} ms, kuzu {fmt_ms(em['kuzu'])} ms; "
+            notes.append(f"{workload}: execute() alone (median): warren {fmt_ms(em['warren'])} ms, "
+                         f"kuzu {fmt_ms(em['kuzu'])} ms; "
                          f"fetch/conversion: warren {fmt_ms(entry['median_s']['warren'] - em['warren'])} ms, "
                          f"kuzu {fmt_ms(entry['median_s']['kuzu'] - em['kuzu'])} ms")
         if workload in ("arrow", "df") and "warren" in entry["answers"] and "kuzu" in entry["answers"]:
