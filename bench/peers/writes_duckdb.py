@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
 
 import duckdb
 
-from writes_kuzu import BATCH_EDGES, BATCH_STATEMENTS, COMMITS, Ids, percentile
+from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, measure_commits
 
 INSERT = "INSERT INTO knows VALUES ($a, $b)"
 BATCH = "INSERT INTO knows SELECT unnest($src), unnest($dst)"
@@ -49,47 +48,14 @@ def rows(conn: duckdb.DuckDBPyConnection) -> int:
 
 def commits(conn: duckdb.DuckDBPyConnection, nodes: int, connections: int) -> dict:
     before = rows(conn)
-    per = COMMITS // connections
-    latencies: list[float] = []
-    retries = [0]
-    lock = threading.Lock()
 
-    def work(index: int) -> None:
+    def commit(_index: int):
         own = conn.cursor()
-        ids = Ids(0x9E3779B9 + index * 7919, nodes)
-        mine = []
-        for _ in range(per):
-            parameters = {"a": ids.next(), "b": ids.next()}
-            begun = time.perf_counter()
-            while True:
-                try:
-                    own.execute(INSERT, parameters)
-                    break
-                except duckdb.TransactionException:
-                    with lock:
-                        retries[0] += 1
-            mine.append(time.perf_counter() - begun)
-        with lock:
-            latencies.extend(mine)
+        return lambda parameters: own.execute(INSERT, parameters)
 
-    started = time.perf_counter()
-    workers = [threading.Thread(target=work, args=(i,)) for i in range(connections)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    elapsed = time.perf_counter() - started
-    made = per * connections
+    made, figures = measure_commits(connections, nodes, commit, duckdb.TransactionException)
     assert rows(conn) == before + made, "row count does not match the commits made"
-    micros = [l * 1e6 for l in latencies]
-    return {
-        "ops_per_s": made / elapsed,
-        "latency_us_p50": percentile(micros, 0.50),
-        "latency_us_p99": percentile(micros, 0.99),
-        "latency_us_p999": percentile(micros, 0.999),
-        "latency_us_max": max(micros),
-        "retries": retries[0],
-    }
+    return figures
 
 
 def batch(conn: duckdb.DuckDBPyConnection, nodes: int) -> dict:

@@ -19,40 +19,17 @@ import argparse
 import json
 import os
 import shutil
-import threading
 import time
 
 import kuzu
 
+from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, measure_commits
+
 EDGE = "MATCH (a:Person {ID: $a}), (b:Person {ID: $b}) CREATE (a)-[:Knows]->(b)"
 BATCH = "UNWIND $pairs AS p MATCH (a:Person {ID: p[1]}), (b:Person {ID: p[2]}) CREATE (a)-[:Knows]->(b)"
-COMMITS = 2048
-BATCH_EDGES = 10_000
-BATCH_STATEMENTS = 5
 # Kùzu plans the UNWIND batch as a join that can take minutes: each statement is stopped after
 # this long, and the result is then reported as an upper bound on Kùzu's edges per second.
 BATCH_TIMEOUT_MS = 60_000
-
-
-class Ids:
-    """The same xorshift64* sequence as Warren's bench (node ids below `nodes`)."""
-
-    def __init__(self, seed: int, nodes: int) -> None:
-        self.state = (seed | 1) & 0xFFFFFFFFFFFFFFFF
-        self.nodes = nodes
-
-    def next(self) -> int:
-        s = self.state
-        s ^= s >> 12
-        s ^= (s << 25) & 0xFFFFFFFFFFFFFFFF
-        s ^= s >> 27
-        self.state = s
-        return ((s * 0x2545F4914F6CDD1D) & 0xFFFFFFFFFFFFFFFF) % self.nodes
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def count(conn: kuzu.Connection, query: str) -> int:
@@ -83,47 +60,14 @@ def load(dataset: str, path: str, threads: int) -> kuzu.Database:
 def commits(db: kuzu.Database, nodes: int, connections: int, threads: int) -> dict:
     conn = kuzu.Connection(db, num_threads=threads)
     before = edges(conn)
-    per = COMMITS // connections
-    latencies: list[float] = []
-    retries = [0]
-    lock = threading.Lock()
 
-    def work(index: int) -> None:
+    def commit(_index: int):
         own = kuzu.Connection(db, num_threads=1)
-        ids = Ids(0x9E3779B9 + index * 7919, nodes)
-        mine = []
-        for _ in range(per):
-            parameters = {"a": ids.next(), "b": ids.next()}
-            begun = time.perf_counter()
-            while True:
-                try:
-                    own.execute(EDGE, parameters)
-                    break
-                except RuntimeError:
-                    with lock:
-                        retries[0] += 1
-            mine.append(time.perf_counter() - begun)
-        with lock:
-            latencies.extend(mine)
+        return lambda parameters: own.execute(EDGE, parameters)
 
-    started = time.perf_counter()
-    workers = [threading.Thread(target=work, args=(i,)) for i in range(connections)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    elapsed = time.perf_counter() - started
-    made = per * connections
+    made, figures = measure_commits(connections, nodes, commit, RuntimeError)
     assert edges(conn) == before + made, "edge count does not match the commits made"
-    micros = [l * 1e6 for l in latencies]
-    return {
-        "ops_per_s": made / elapsed,
-        "latency_us_p50": percentile(micros, 0.50),
-        "latency_us_p99": percentile(micros, 0.99),
-        "latency_us_p999": percentile(micros, 0.999),
-        "latency_us_max": max(micros),
-        "retries": retries[0],
-    }
+    return figures
 
 
 def batch(db: kuzu.Database, nodes: int, threads: int) -> dict:
