@@ -5,9 +5,14 @@ measures commits per second and commit latency.
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import threading
 import time
 from typing import Callable
+
+Scenarios = list[tuple[str, Callable[[], dict]]]
 
 COMMITS = 2048
 BATCH_EDGES = 10_000
@@ -85,3 +90,22 @@ def measure_commits(
         "latency_us_max": max(micros),
         "retries": retries[0],
     }
+
+
+def main(system: str, version: str, doc: str, scenarios: Callable[[argparse.Namespace], Scenarios]) -> None:
+    """The command line of a writes peer: `--dataset DIR --db DIR --threads N --output FILE`;
+    runs the scenarios `scenarios(args)` loads, writing the JSON after each (so a peer that
+    stops midway still leaves its finished scenarios) and printing each one's figures."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--db", required=True, help="a folder for the peer's database")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.db, exist_ok=True)
+    results: dict = {"system": system, "version": version, "threads": args.threads, "scenarios": {}}
+    for name, run in scenarios(args):
+        results["scenarios"][name] = run()
+        with open(args.output, "w") as f:
+            json.dump(results, f, indent=2)
+        print(name, results["scenarios"][name], flush=True)

@@ -15,14 +15,12 @@ by exactly the commits made.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import time
 
 import duckdb
 
-from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, measure_commits
+from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, Scenarios, main, measure_commits
 
 INSERT = "INSERT INTO knows VALUES ($a, $b)"
 BATCH = "INSERT INTO knows SELECT unnest($src), unnest($dst)"
@@ -74,30 +72,16 @@ def batch(conn: duckdb.DuckDBPyConnection, nodes: int) -> dict:
     return {"ops_per_s": made / elapsed}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--db", required=True, help="a folder for DuckDB's database file")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.db, exist_ok=True)
+def scenarios(args) -> Scenarios:
     conn = load(args.dataset, os.path.join(args.db, "duckdb-writes.db"), args.threads)
     nodes = conn.execute("SELECT count(*) FROM person").fetchone()[0]
-    results = {"system": "duckdb", "version": duckdb.__version__, "threads": args.threads,
-               "scenarios": {}}
-    scenarios = [
+    return [
         ("commit-1", lambda: commits(conn, nodes, 1)),
         ("commit-8", lambda: commits(conn, nodes, 8)),
         ("commit-64", lambda: commits(conn, nodes, 64)),
         ("batch", lambda: batch(conn, nodes)),
     ]
-    for name, run in scenarios:
-        results["scenarios"][name] = run()
-        with open(args.output, "w") as f:
-            json.dump(results, f, indent=2)
-        print(name, results["scenarios"][name], flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main("duckdb", duckdb.__version__, __doc__, scenarios)

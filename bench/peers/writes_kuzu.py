@@ -15,15 +15,13 @@ Every scenario checks that the edge count grew by exactly the commits made.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import time
 
 import kuzu
 
-from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, measure_commits
+from writes_common import BATCH_EDGES, BATCH_STATEMENTS, Ids, Scenarios, main, measure_commits
 
 EDGE = "MATCH (a:Person {ID: $a}), (b:Person {ID: $b}) CREATE (a)-[:Knows]->(b)"
 BATCH = "UNWIND $pairs AS p MATCH (a:Person {ID: p[1]}), (b:Person {ID: p[2]}) CREATE (a)-[:Knows]->(b)"
@@ -97,30 +95,16 @@ def batch(db: kuzu.Database, nodes: int, threads: int) -> dict:
     return {"ops_per_s": made / elapsed}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--db", required=True, help="a folder for Kùzu's database")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.db, exist_ok=True)
+def scenarios(args) -> Scenarios:
     db = load(args.dataset, os.path.join(args.db, "kuzu-writes.db"), args.threads)
     nodes = count(kuzu.Connection(db), "MATCH (a:Person) RETURN count(*)")
-    results = {"system": "kuzu", "version": kuzu.__version__, "threads": args.threads,
-               "scenarios": {}}
-    scenarios = [
+    return [
         ("commit-1", lambda: commits(db, nodes, 1, args.threads)),
         ("commit-8", lambda: commits(db, nodes, 8, args.threads)),
         ("commit-64", lambda: commits(db, nodes, 64, args.threads)),
         ("batch", lambda: batch(db, nodes, args.threads)),
     ]
-    for name, run in scenarios:
-        results["scenarios"][name] = run()
-        with open(args.output, "w") as f:
-            json.dump(results, f, indent=2)
-        print(name, results["scenarios"][name], flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main("kuzu", kuzu.__version__, __doc__, scenarios)
