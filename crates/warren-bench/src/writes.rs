@@ -506,6 +506,14 @@ fn manual_checkpoints() -> DatabaseOptions {
     }
 }
 
+/// No checkpoint at all, not even at close: the log stays for the next open to replay.
+fn no_checkpoints() -> DatabaseOptions {
+    DatabaseOptions {
+        checkpoint_on_close: false,
+        ..manual_checkpoints()
+    }
+}
+
 fn checkpoint_under_load(
     work: &WorkCopy,
     options: &BenchOptions,
@@ -560,7 +568,7 @@ fn recovery(work: &WorkCopy, sizes: Sizes, repeat: u64) -> BenchResult<Sample> {
     let table = format!("BenchNote{repeat}");
     let text = "x".repeat(RECOVERY_ROW_BYTES);
     let rows = {
-        let db = work.open(manual_checkpoints())?;
+        let db = work.open(no_checkpoints())?;
         let mut conn = db.connect();
         conn.query(&format!(
             "CREATE NODE TABLE {table}(id INT64, text STRING, PRIMARY KEY(id))"
@@ -580,6 +588,12 @@ fn recovery(work: &WorkCopy, sizes: Sizes, repeat: u64) -> BenchResult<Sample> {
     let started = Instant::now();
     let db = work.open(DatabaseOptions::default())?;
     let open_s = started.elapsed().as_secs_f64();
+    if db.wal_bytes() < sizes.recovery_log_bytes {
+        return Err(BenchError::Result(
+            "recovery: the reopened log is smaller than the one written (it was checkpointed)"
+                .into(),
+        ));
+    }
     let mut conn = db.connect();
     let found = count(&mut conn, &format!("MATCH (n:{table}) RETURN count(*)"))?;
     expect_growth("recovery", 0, found, rows)?;
