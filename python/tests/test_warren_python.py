@@ -197,3 +197,48 @@ def test_async_connection_scans_a_caller_data_frame() -> None:
         return rows
 
     assert asyncio.run(run()) == [[1], [2], [3]]
+
+
+def _warren_binary() -> str:
+    """The `warren` command line tool scripts/test-python points at (WARREN_BIN)."""
+    import os
+
+    binary = os.environ.get("WARREN_BIN", "")
+    if not binary or not Path(binary).exists():
+        pytest.skip("WARREN_BIN does not name the warren binary (scripts/test-python sets it)")
+    return binary
+
+
+SEED_QUERIES = [
+    "MATCH p=(a:Person)-[r:Knows* SHORTEST 1..30]->(b:Person) WHERE a.ID < 64 "
+    "RETURN a.ID, count(*), sum(length(p)) ORDER BY a.ID",
+    "MATCH p = (a:Person)-[r:Knows* ALL SHORTEST 1..30]->(b:Person) WHERE a.ID = 0 RETURN count(*)",
+    "MATCH (a:Person)-[r:Knows*1..4]->(b:Person) WHERE a.ID < 5 AND b.ID < 500 RETURN count(*)",
+]
+
+
+def test_seed_answers_equal_the_command_lines(tmp_path: Path) -> None:
+    """A Graph500 graph loaded through Python answers the seed queries as `warren query` does
+    on the same files loaded by `warren run`."""
+    import csv
+    import io
+    import subprocess
+
+    binary = _warren_binary()
+    data = tmp_path / "g"
+    subprocess.run([binary, "generate", "graph500", "--scale", "10", "--out", str(data)], check=True)
+    cli_db = tmp_path / "cli-db"
+    for script in ("schema.cypher", "copy.cypher"):
+        subprocess.run([binary, "run", str(cli_db), str(data / script)], check=True, capture_output=True)
+    db = warren.Database(str(tmp_path / "py-db"))
+    conn = warren.Connection(db, num_threads=2)
+    for script in ("schema.cypher", "copy.cypher"):
+        for line in (data / script).read_text().splitlines():
+            if line.strip():
+                conn.execute(line)
+    for query in SEED_QUERIES:
+        cli = subprocess.run(
+            [binary, "query", str(cli_db), query, "--format", "csv"], check=True, capture_output=True, text=True
+        ).stdout
+        expected = [[int(v) for v in row] for row in list(csv.reader(io.StringIO(cli)))[1:]]
+        assert conn.execute(query).get_all() == expected, query
