@@ -24,14 +24,33 @@ pub struct PyUserFunction {
 }
 
 impl PyUserFunction {
-    fn invoke(&self, py: Python<'_>, args: &[Value]) -> PyResult<Value> {
+    /// Calls the callable; `Ok(Err(_))` is an exception it raised, `Err(_)` a failure to
+    /// convert its arguments or result.
+    fn invoke(&self, py: Python<'_>, args: &[Value]) -> PyResult<PyResult<Value>> {
         let lookup = Lookup::plain(&NoGraph);
         let args = args
             .iter()
             .map(|v| to_python(py, v, lookup))
             .collect::<PyResult<Vec<_>>>()?;
-        let result = self.callable.bind(py).call1(PyTuple::new(py, args)?)?;
-        from_python_as(&result, &self.return_type)
+        let args = PyTuple::new(py, args)?;
+        Ok(match self.callable.bind(py).call1(args) {
+            Ok(result) => Ok(from_python_as(&result, &self.return_type)?),
+            Err(raised) => Err(raised),
+        })
+    }
+}
+
+/// A conversion error raised by `from_python` or `to_python` (a `RuntimeError` carrying Kùzu's
+/// message) as the Warren error it names.
+fn conversion_error(py: Python<'_>, error: &PyErr) -> Error {
+    let message = error.value(py).to_string();
+    match message.strip_prefix("Conversion exception: ") {
+        Some(rest) => Error::Conversion(rest.to_string()),
+        None => Error::runtime(
+            message
+                .trim_start_matches("Runtime exception: ")
+                .to_string(),
+        ),
     }
 }
 
@@ -54,9 +73,10 @@ impl warren::UserFunction for PyUserFunction {
 
     fn call(&self, args: &[Value]) -> Result<Value> {
         Python::attach(|py| match self.invoke(py, args) {
-            Ok(value) => Ok(value),
-            Err(_) if self.catch_exceptions => Ok(Value::Null),
-            Err(error) => Err(Error::runtime(error.to_string())),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(_)) if self.catch_exceptions => Ok(Value::Null),
+            Ok(Err(raised)) => Err(Error::runtime(raised.to_string())),
+            Err(error) => Err(conversion_error(py, &error)),
         })
     }
 }

@@ -73,10 +73,13 @@ def _declared(ty: Any) -> str:
 def _inferred(name: str, parameter: str, annotation: Any) -> str:
     type_name = _type_name(annotation)
     if type_name is None:
-        what = "return type" if parameter == "return" else f"parameter {parameter}"
+        what = "return type" if parameter == "return" else f"type of parameter {parameter}"
+        found = f"annotation {annotation!r}"
+        if annotation is inspect.Parameter.empty:
+            found = "no annotation"
         msg = (
-            f"Catalog exception: Could not infer the {what} of {name} from its annotation "
-            f"{annotation!r}; declare it in params_type or return_type."
+            f"Catalog exception: Could not infer the {what} of {name} from {found}; "
+            "declare it in params_type or return_type."
         )
         raise RuntimeError(msg)
     return type_name
