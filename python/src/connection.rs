@@ -93,9 +93,8 @@ impl PyConnection {
     #[pyo3(signature = (name, udf, parameter_types, return_type, null_in_null_out, catch_exceptions))]
     fn create_function(
         &self,
-        py: Python<'_>,
         name: String,
-        udf: Py<PyAny>,
+        udf: &Bound<'_, PyAny>,
         parameter_types: Vec<String>,
         return_type: &str,
         null_in_null_out: bool,
@@ -106,7 +105,7 @@ impl PyConnection {
         };
         let function = PyUserFunction {
             name,
-            callable: udf,
+            callable: udf.clone().unbind(),
             parameter_types: parameter_types
                 .iter()
                 .map(|t| parse(t))
@@ -116,7 +115,7 @@ impl PyConnection {
             catch_exceptions,
         };
         let function: Arc<dyn warren::UserFunction> = Arc::new(function);
-        self.with_connection(py, |connection| connection.create_function(function))
+        self.with_connection(udf.py(), |connection| connection.create_function(function))
     }
 
     /// Removes a function defined with `create_function`.
