@@ -9,11 +9,12 @@ use std::time::Instant;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use warren_common::Value;
+use warren_common::{LogicalType, Value};
 
 use crate::database::{ConnectionSlot, PyDatabase, Shared};
 use crate::from_python::from_python;
 use crate::query_result::{Materialized, PyQueryResult};
+use crate::user_function::PyUserFunction;
 
 /// A Warren error as Python's `RuntimeError` with Warren's (Kùzu's) message text.
 pub fn runtime_error(error: warren::Error) -> PyErr {
@@ -75,16 +76,51 @@ impl PyConnection {
     }
 
     /// Sets how many threads a query may use (0 keeps the default).
-    fn set_max_threads(&self, threads: i64) -> PyResult<()> {
+    fn set_max_threads(&self, py: Python<'_>, threads: i64) -> PyResult<()> {
         if threads <= 0 {
             return Ok(());
         }
-        self.set("threads", Value::Int64(threads))
+        self.set(py, "threads", Value::Int64(threads))
     }
 
     /// Sets the query timeout in milliseconds (0 for none).
-    fn set_timeout(&self, milliseconds: i64) -> PyResult<()> {
-        self.set("timeout", Value::Int64(milliseconds.max(0)))
+    fn set_timeout(&self, py: Python<'_>, milliseconds: i64) -> PyResult<()> {
+        self.set(py, "timeout", Value::Int64(milliseconds.max(0)))
+    }
+
+    /// Defines the scalar function `name` calling `udf`, with its parameter and return types as
+    /// Kùzu type names (the Python wrapper infers them from annotations).
+    #[pyo3(signature = (name, udf, parameter_types, return_type, null_in_null_out, catch_exceptions))]
+    fn create_function(
+        &self,
+        name: String,
+        udf: &Bound<'_, PyAny>,
+        parameter_types: Vec<String>,
+        return_type: &str,
+        null_in_null_out: bool,
+        catch_exceptions: bool,
+    ) -> PyResult<()> {
+        let parse = |text: &str| {
+            LogicalType::parse(text).map_err(|e| runtime_error(warren::Error::Catalog(e)))
+        };
+        let function = PyUserFunction {
+            name,
+            callable: udf.clone().unbind(),
+            parameter_types: parameter_types
+                .iter()
+                .map(|t| parse(t))
+                .collect::<PyResult<_>>()?,
+            return_type: parse(return_type)?,
+            null_in_null_out,
+            catch_exceptions,
+        };
+        let function: Arc<dyn warren::UserFunction> = Arc::new(function);
+        self.with_connection(udf.py(), |connection| connection.create_function(function))
+    }
+
+    /// Removes a function defined with `create_function`.
+    fn remove_function(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.with_connection(py, |connection| connection.remove_function(name))
     }
 
     /// Stops the query that is running on this connection, from any thread.
@@ -105,10 +141,22 @@ impl PyConnection {
 }
 
 impl PyConnection {
-    fn set(&self, name: &str, value: Value) -> PyResult<()> {
-        let mut guard = self.slot.lock().expect("connection lock");
-        let connection = guard.as_mut().ok_or_else(closed_error)?;
-        connection.set(name, value).map_err(runtime_error)
+    fn set(&self, py: Python<'_>, name: &str, value: Value) -> PyResult<()> {
+        self.with_connection(py, |connection| connection.set(name, value))
+    }
+
+    /// Runs `f` on the open connection. The lock is waited for with the GIL released: a query
+    /// that holds it may be calling a Python user function, which needs the GIL.
+    fn with_connection<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut warren::Connection) -> warren::Result<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.slot.lock().expect("connection lock");
+            let connection = guard.as_mut().ok_or_else(closed_error)?;
+            f(connection).map_err(runtime_error)
+        })
     }
 
     /// A closed connection whose database was closed reports the database as closed.

@@ -21,6 +21,53 @@ pub fn from_python(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     convert(object, false)
 }
 
+/// Converts a user function's result to its declared type: lists, maps and structs element by
+/// element (a `dict` is a MAP or a STRUCT as `ty` says), other values converted and cast.
+pub fn from_python_as(object: &Bound<'_, PyAny>, ty: &LogicalType) -> PyResult<Value> {
+    if object.is_none() {
+        return Ok(Value::Null);
+    }
+    let is_sequence = object.is_instance_of::<PyList>() || object.is_instance_of::<PyTuple>();
+    match (ty, object.cast::<PyDict>()) {
+        (LogicalType::List(element) | LogicalType::Array(element, _), _) if is_sequence => {
+            let items = object
+                .try_iter()?
+                .map(|item| from_python_as(&item?, element))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(Value::list(items))
+        }
+        (LogicalType::Map(key_type, value_type), Ok(dict)) => {
+            let mut entries = Vec::with_capacity(dict.len());
+            for (key, value) in dict.iter() {
+                entries.push((
+                    from_python_as(&key, key_type)?,
+                    from_python_as(&value, value_type)?,
+                ));
+            }
+            Ok(Value::Map(entries.into()))
+        }
+        (LogicalType::Struct(fields), Ok(dict)) => {
+            let mut values = Vec::with_capacity(fields.len());
+            for field in fields.iter() {
+                let value = match dict.get_item(&field.name)? {
+                    Some(value) => from_python_as(&value, &field.ty)?,
+                    None => Value::Null,
+                };
+                values.push((Arc::<str>::from(field.name.as_str()), value));
+            }
+            Ok(Value::Struct(Arc::new(StructValue { fields: values })))
+        }
+        _ => {
+            let value = convert(object, false)?;
+            if value.logical_type() == *ty {
+                Ok(value)
+            } else {
+                cast_declared(value, ty)
+            }
+        }
+    }
+}
+
 /// `in_list`: integers take the narrowest type (they are widened when the list is unified).
 fn convert(object: &Bound<'_, PyAny>, in_list: bool) -> PyResult<Value> {
     if object.is_none() {

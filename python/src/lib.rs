@@ -9,6 +9,7 @@ mod from_python;
 mod query_result;
 mod to_python;
 mod type_tree;
+mod user_function;
 
 use pyo3::prelude::*;
 

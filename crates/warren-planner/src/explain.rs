@@ -125,6 +125,14 @@ pub fn expr_text(expr: &Expr) -> String {
             let args: Vec<String> = args.iter().map(expr_text).collect();
             format!("{}({})", function.name(), args.join(","))
         }
+        Expr::UserFunction { function, args } => {
+            let args: Vec<String> = args.iter().map(expr_text).collect();
+            format!(
+                "{}({})",
+                function.0.name().to_ascii_uppercase(),
+                args.join(",")
+            )
+        }
         Expr::Lambda { params, body } => {
             let params: Vec<String> = params.iter().map(|p| format!("#{p}")).collect();
             format!("({})->{}", params.join(","), expr_text(body))

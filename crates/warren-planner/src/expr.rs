@@ -10,6 +10,7 @@ use warren_common::TableId;
 
 use crate::functions::ScalarFunction;
 use crate::plan::Plan;
+use crate::user_function::UserFunctionRef;
 
 pub use warren_cypher::ast::{BinaryOp, Quantifier, UnaryOp};
 
@@ -68,6 +69,11 @@ pub enum Expr {
     },
     Function {
         function: ScalarFunction,
+        args: Vec<Expr>,
+    },
+    /// A call of a connection's user function; the arguments have its parameter types.
+    UserFunction {
+        function: UserFunctionRef,
         args: Vec<Expr>,
     },
     /// A lambda argument of a list function: parameters are row slots set per element.
@@ -152,7 +158,9 @@ impl Expr {
                 visit(a);
                 visit(b);
             }
-            Expr::Function { args, .. } | Expr::List(args) => args.iter().for_each(visit),
+            Expr::Function { args, .. } | Expr::UserFunction { args, .. } | Expr::List(args) => {
+                args.iter().for_each(visit)
+            }
             Expr::Lambda { body, .. } => visit(body),
             Expr::Case {
                 operand,

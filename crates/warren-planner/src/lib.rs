@@ -9,6 +9,8 @@ pub mod expr;
 pub mod functions;
 pub mod optimizer;
 pub mod plan;
+pub mod user_function;
 
 pub use binder::{bind_statement, AlterTable, BindSettings, BoundStatement, DefaultSemantic};
 pub use plan::{Plan, QueryPlan};
+pub use user_function::{UserFunction, UserFunctionRef, UserFunctions};

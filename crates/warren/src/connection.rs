@@ -15,7 +15,7 @@ use warren_common::{Error, Result};
 use warren_cypher::ast::{Statement, TransactionCommand};
 use warren_exec::{ExecContext, ExecSettings, Interrupt};
 use warren_planner::binder::{ProjectedGraphs, Session};
-use warren_planner::{BindSettings, BoundStatement, QueryPlan};
+use warren_planner::{BindSettings, BoundStatement, QueryPlan, UserFunction, UserFunctions};
 use warren_storage::editor::Changes;
 use warren_storage::{Editor, Snapshot};
 
@@ -43,6 +43,8 @@ pub struct Connection {
     projected_graphs: ProjectedGraphs,
     /// The writer slot, held while an auto-committing write statement runs.
     write_lock: Option<WriteLock>,
+    /// Scalar functions defined with [`Connection::create_function`].
+    user_functions: UserFunctions,
 }
 
 impl Connection {
@@ -55,6 +57,7 @@ impl Connection {
             working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             projected_graphs: ProjectedGraphs::default(),
             write_lock: None,
+            user_functions: UserFunctions::default(),
         }
     }
 
@@ -69,6 +72,17 @@ impl Connection {
     /// Sets `name` as `CALL name = value` would.
     pub fn set(&mut self, name: &str, value: Value) -> Result<()> {
         self.settings.set(name, &value)
+    }
+
+    /// Defines a scalar function that this connection's statements may call; Kùzu's catalog
+    /// error when a function of that name exists.
+    pub fn create_function(&mut self, function: Arc<dyn UserFunction>) -> Result<()> {
+        self.user_functions.create(function)
+    }
+
+    /// Removes a function defined with [`Connection::create_function`].
+    pub fn remove_function(&mut self, name: &str) -> Result<()> {
+        self.user_functions.remove(name)
     }
 
     /// A flag that, once set from another thread, stops the running query.
@@ -168,6 +182,7 @@ impl Connection {
             db: &self.db,
             settings: &self.settings,
             graphs: &self.projected_graphs,
+            functions: &self.user_functions,
         };
         let bound = warren_planner::bind_statement(
             statement,
@@ -621,11 +636,12 @@ fn drain_rows(root: &mut warren_exec::BoxedOperator, ctx: &ExecContext) -> Resul
     Ok(rows)
 }
 
-/// What table functions read of a connection while its statement binds.
+/// What the binder reads of a connection while its statement binds.
 struct SessionView<'a> {
     db: &'a Database,
     settings: &'a Settings,
     graphs: &'a ProjectedGraphs,
+    functions: &'a UserFunctions,
 }
 
 impl Session for SessionView<'_> {
@@ -635,5 +651,9 @@ impl Session for SessionView<'_> {
 
     fn projected_graphs(&self) -> &ProjectedGraphs {
         self.graphs
+    }
+
+    fn user_function(&self, name: &str) -> Option<Arc<dyn UserFunction>> {
+        self.functions.get(name)
     }
 }

@@ -27,4 +27,5 @@ pub use result::QueryResult;
 pub use settings::Settings;
 pub use warren_common::{Error, LogicalType, Result, Value};
 pub use warren_exec::recursive::counters::{LevelSummary, TraversalSummary};
+pub use warren_planner::UserFunction;
 pub use warren_storage::Snapshot;

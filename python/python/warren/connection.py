@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _scan, _warren
+from . import _scan, _udf, _warren
 from .prepared_statement import PreparedStatement
 from .query_result import QueryResult
 
@@ -111,12 +111,22 @@ class Connection:
         default_null_handling: bool = True,
         catch_exceptions: bool = False,
     ) -> None:
-        """User-defined functions in Python are not supported by Warren yet."""
-        del udf, params_type, return_type, default_null_handling, catch_exceptions
-        msg = f"Python user-defined functions are not supported by Warren yet (cannot create {name})."
-        raise RuntimeError(msg)
+        """Defines the scalar function ``name`` that calls ``udf`` once per row.
+
+        ``params_type`` and ``return_type`` are ``Type`` values or type names such as
+        ``"MAP(STRING, INT64)"``; when omitted they are inferred from ``udf``'s annotations
+        (``int`` is INT64, ``float`` DOUBLE, ``str`` STRING, ``list[int]`` INT64[],
+        ``dict[str, int]`` MAP(STRING, INT64), ...). With ``default_null_handling`` a NULL
+        argument gives NULL without calling ``udf``; with ``catch_exceptions`` an exception
+        raised by ``udf`` gives NULL instead of failing the query.
+        """
+        self._check_usable()
+        parameters, returns = _udf.signature_types(name, udf, params_type, return_type)
+        self._connection.create_function(
+            name, udf, parameters, returns, default_null_handling, catch_exceptions
+        )
 
     def remove_function(self, name: str) -> None:
-        """User-defined functions in Python are not supported by Warren yet."""
-        msg = f"Python user-defined functions are not supported by Warren yet (cannot remove {name})."
-        raise RuntimeError(msg)
+        """Removes a function defined with ``create_function``."""
+        self._check_usable()
+        self._connection.remove_function(name)

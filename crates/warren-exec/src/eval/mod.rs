@@ -59,6 +59,13 @@ impl<'a> Evaluator<'a> {
                 Ok(Value::Bool(is_null != *negated))
             }
             Expr::Function { function, args } => functions::call(self, *function, args, row),
+            Expr::UserFunction { function, args } => {
+                let values = args
+                    .iter()
+                    .map(|e| self.eval(e, row))
+                    .collect::<Result<Vec<_>>>()?;
+                function.call(&values)
+            }
             Expr::Lambda { .. } => Err(Error::internal(
                 "a lambda evaluated outside a list function",
             )),

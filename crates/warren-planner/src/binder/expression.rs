@@ -13,6 +13,7 @@ use super::scope::{Scope, Variable, VariableKind};
 use super::Binder;
 use crate::expr::{AggregateExpr, AggregateFunction, Expr, InternalProperty, PropertyColumns};
 use crate::functions::ScalarFunction;
+use crate::user_function::{UserFunction, UserFunctionRef};
 
 /// Where aggregate calls go while a projection is bound.
 #[derive(Debug, Default)]
@@ -553,6 +554,11 @@ impl Binder<'_> {
         if let Some(bound) = self.bind_special_function(name, args, scope)? {
             return Ok(bound);
         }
+        if ScalarFunction::lookup(name).is_none() {
+            if let Some(function) = self.session.user_function(name) {
+                return self.bind_user_function(function, args, scope, sink);
+            }
+        }
         let (function, min, max) = ScalarFunction::lookup(name).ok_or_else(|| {
             Error::Catalog(format!(
                 "function {} does not exist.",
@@ -606,6 +612,48 @@ impl Binder<'_> {
         Ok((
             Expr::Function {
                 function,
+                args: bound,
+            },
+            ty,
+        ))
+    }
+
+    /// A call of a user function: each argument is cast to its parameter's declared type
+    /// (a value that does not cast fails when the row is evaluated, as Kùzu's casts do).
+    fn bind_user_function(
+        &mut self,
+        function: Arc<dyn UserFunction>,
+        args: &[ast::Expr],
+        scope: &Scope,
+        sink: &mut Option<&mut AggregateSink>,
+    ) -> Result<(Expr, LogicalType)> {
+        let parameters = function.parameter_types();
+        if args.len() != parameters.len() {
+            let types: Vec<String> = parameters.iter().map(ToString::to_string).collect();
+            return Err(Error::binder(format!(
+                "Function {} did not receive correct arguments:\nActual:   ({})\nExpected: ({}) -> {}\n",
+                function.name().to_ascii_uppercase(),
+                vec!["ANY"; args.len()].join(","),
+                types.join(","),
+                function.return_type()
+            )));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for (arg, parameter) in args.iter().zip(parameters) {
+            let (e, ty) = self.bind_expr_with(arg, scope, sink)?;
+            bound.push(if ty == *parameter || ty == LogicalType::Any {
+                e
+            } else {
+                Expr::Cast {
+                    expr: Box::new(e),
+                    ty: parameter.clone(),
+                }
+            });
+        }
+        let ty = function.return_type().clone();
+        Ok((
+            Expr::UserFunction {
+                function: UserFunctionRef(function),
                 args: bound,
             },
             ty,

@@ -63,6 +63,10 @@ pub(crate) fn map_children(expr: Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr 
             function,
             args: args.into_iter().map(&mut *f).collect(),
         },
+        Expr::UserFunction { function, args } => Expr::UserFunction {
+            function,
+            args: args.into_iter().map(&mut *f).collect(),
+        },
         Expr::List(items) => Expr::List(items.into_iter().map(&mut *f).collect()),
         Expr::Struct(fields) => Expr::Struct(fields.into_iter().map(|(n, e)| (n, f(e))).collect()),
         Expr::Cast { expr, ty } => Expr::Cast {

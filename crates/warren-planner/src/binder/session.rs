@@ -1,10 +1,14 @@
 //! What a statement may read of the connection it runs on besides the catalog: its settings
-//! (for `current_setting`) and its projected graphs (for `SHOW_PROJECTED_GRAPHS` and
-//! `PROJECTED_GRAPH_INFO`). Kùzu keeps both in its client context.
+//! (for `current_setting`), its projected graphs (for `SHOW_PROJECTED_GRAPHS` and
+//! `PROJECTED_GRAPH_INFO`) and its user-defined functions. Kùzu keeps these in its client
+//! context.
+
+use std::sync::Arc;
 
 use warren_common::value::Value;
 
 use super::projected_graph::ProjectedGraphs;
+use crate::user_function::UserFunction;
 
 pub trait Session {
     /// The value of setting `name` (case-insensitive), or `None` when there is no such setting.
@@ -12,6 +16,11 @@ pub trait Session {
 
     /// The connection's projected graphs.
     fn projected_graphs(&self) -> &ProjectedGraphs;
+
+    /// The user-defined function `name` (case-insensitive), if the connection has one.
+    fn user_function(&self, _name: &str) -> Option<Arc<dyn UserFunction>> {
+        None
+    }
 }
 
 /// A session with no settings and no projected graphs, for binding outside a connection.
