@@ -79,6 +79,9 @@ struct WriterState {
     latest_lsn: u64,
     /// Log records after the last checkpoint, for rebasing a background checkpoint.
     since_checkpoint: Vec<LoggedCommit>,
+    /// Counts structural commits (DDL, COPY): a background checkpoint whose base is older than
+    /// the last one gives up (the structural commit already wrote every table).
+    structural_epoch: u64,
 }
 
 #[derive(Debug)]
@@ -98,7 +101,8 @@ pub(crate) struct Inner {
     checkpoint_running: AtomicBool,
     /// The background checkpoint thread, if one was started.
     background: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// Serializes checkpoints (explicit ones and background ones).
+    /// Serializes checkpoints (explicit, background and on close). Never taken while holding
+    /// the writer slot: a checkpoint takes the slot while holding this lock.
     checkpoint_lock: Mutex<()>,
     next_transaction: AtomicU64,
 }
@@ -262,6 +266,7 @@ impl Database {
                 latest: snapshot,
                 latest_lsn: lsn,
                 since_checkpoint,
+                structural_epoch: 0,
             }),
             writer_free: Condvar::new(),
             failure: Mutex::new(None),
@@ -467,7 +472,6 @@ impl Database {
         snapshot: Snapshot,
         changes: &Changes,
     ) -> Result<()> {
-        let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
         let (folded, folded_ids) = snapshot.folded().map_err(Error::internal)?;
         let mut changed: BTreeSet<_> = changes.replaced.clone();
         changed.extend(folded_ids);
@@ -483,9 +487,10 @@ impl Database {
         let mut state = self.inner.writer.lock().expect("writer state");
         state.latest = folded.clone();
         state.since_checkpoint.clear();
+        state.structural_epoch += 1;
         drop(state);
-        drop(lock);
         self.publish(folded, lsn);
+        drop(lock);
         Ok(())
     }
 
@@ -546,13 +551,19 @@ impl Database {
             return self.fold_in_memory();
         };
         let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
-        let (base, base_lsn) = {
-            let published = self.inner.published.read().expect("published snapshot");
-            (published.snapshot.clone(), published.lsn)
+        let (base, base_lsn, epoch) = {
+            let state = self.inner.writer.lock().expect("writer state");
+            (
+                state.latest.clone(),
+                state.latest_lsn,
+                state.structural_epoch,
+            )
         };
         if !base.has_delta() {
             return Ok(());
         }
+        // Only durable commits are folded.
+        wal.wait_durable(base_lsn).map_err(|e| self.fail(e))?;
         let (folded, folded_ids) = base.folded().map_err(Error::internal)?;
         let changed: BTreeSet<_> = folded_ids.into_iter().collect();
         let files = dir
@@ -561,6 +572,13 @@ impl Database {
             .write_tables(&folded, &changed)?;
         let lock = self.begin_write()?;
         let mut state = self.inner.writer.lock().expect("writer state");
+        if state.structural_epoch != epoch {
+            // A DDL or COPY committed meanwhile by writing every table: nothing left to do
+            // (the files written above are removed with the other unreferenced ones).
+            drop(state);
+            drop(lock);
+            return dir.lock().expect("directory lock").remove_unreferenced();
+        }
         wal.wait_durable(state.latest_lsn)
             .map_err(|e| self.fail(e))?;
         let later: Vec<LoggedCommit> = state

@@ -449,3 +449,47 @@ proptest! {
         }
     }
 }
+
+/// DDL (a structural commit, holding the writer slot) while background checkpoints run (which
+/// take the slot at their end): neither waits for the other forever, and every commit stays.
+#[test]
+fn ddl_and_background_checkpoints_do_not_deadlock() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let options = DatabaseOptions {
+            checkpoint_threshold_bytes: 1024,
+            ..DatabaseOptions::default()
+        };
+        let db = Database::open_with(&path, options.clone()).unwrap();
+        schema(&db);
+        std::thread::scope(|scope| {
+            let writer = db.clone();
+            scope.spawn(move || {
+                let mut conn = writer.connect();
+                for i in 0..1500 {
+                    conn.query(&format!("CREATE (:P {{ID: {i}}})")).unwrap();
+                }
+            });
+            let ddl = db.clone();
+            scope.spawn(move || {
+                let mut conn = ddl.connect();
+                for t in 0..120 {
+                    conn.query(&format!(
+                        "CREATE NODE TABLE Q{t}(ID INT64, PRIMARY KEY(ID))"
+                    ))
+                    .unwrap();
+                }
+            });
+        });
+        drop(db);
+        let db = Database::open_with(&path, options).unwrap();
+        assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "1500");
+        assert_eq!(strings(&db, "CALL show_tables() RETURN name").len(), 122);
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("DDL and checkpoints finished (no deadlock)");
+}
