@@ -35,6 +35,9 @@ pub enum Statement {
     CopyFromQuery {
         table: String,
         query: Box<Query>,
+        /// COPY's own options of `COPY t FROM df (options)`: `FROM`, `TO` (the rel pair) and
+        /// `IGNORE_ERRORS`; the scan's options (`SKIP`, `LIMIT`) go to the `LOAD FROM`.
+        options: Vec<(String, Expr)>,
         span: Span,
     },
     /// `COPY (query) TO 'file' (OPTIONS)`: write a query's rows to a file.

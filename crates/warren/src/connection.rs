@@ -17,6 +17,7 @@ use warren_exec::{ExecContext, ExecSettings, Interrupt};
 use warren_planner::binder::{ProjectedGraphs, Session};
 use warren_planner::{BindSettings, BoundStatement, QueryPlan, UserFunction, UserFunctions};
 use warren_storage::editor::Changes;
+use warren_storage::import::CopyWarning;
 use warren_storage::{Editor, Snapshot};
 
 use crate::database::{Database, WriteLock};
@@ -45,7 +46,16 @@ pub struct Connection {
     write_lock: Option<WriteLock>,
     /// Scalar functions defined with [`Connection::create_function`].
     user_functions: UserFunctions,
+    /// Statements run so far: the id of the next one is this plus one (`show_warnings()`'s
+    /// `query_id`).
+    statements_run: u64,
+    /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most
+    /// [`WARNING_LIMIT`], as Kùzu keeps).
+    warnings: Vec<(u64, CopyWarning)>,
 }
+
+/// The most warnings a connection keeps (Kùzu's default `warning_limit`).
+const WARNING_LIMIT: usize = 8192;
 
 impl Connection {
     pub(crate) fn new(db: Database) -> Self {
@@ -58,6 +68,8 @@ impl Connection {
             projected_graphs: ProjectedGraphs::default(),
             write_lock: None,
             user_functions: UserFunctions::default(),
+            statements_run: 0,
+            warnings: Vec::new(),
         }
     }
 
@@ -178,11 +190,13 @@ impl Connection {
     ) -> Result<QueryResult> {
         let started = Instant::now();
         let snapshot = self.current_snapshot();
+        self.statements_run += 1;
         let session = SessionView {
             db: &self.db,
             settings: &self.settings,
             graphs: &self.projected_graphs,
             functions: &self.user_functions,
+            warnings: &self.warnings,
         };
         let bound = warren_planner::bind_statement(
             statement,
@@ -288,12 +302,26 @@ impl Connection {
                     started.elapsed(),
                 ))
             }
-            BoundStatement::CopyFromQuery { table, query } => {
+            BoundStatement::CopyFromQuery {
+                table,
+                query,
+                options,
+            } => {
                 let mut result = self.run_query(query, snapshot, Duration::ZERO)?;
                 let rows = result.collect_rows()?;
                 let mut editor = Editor::new(self.current_snapshot());
-                let summary = warren_storage::import::copy_from_rows(&mut editor, &table, &rows)?;
+                let summary =
+                    warren_storage::import::copy_from_rows(&mut editor, &table, &rows, &options)?;
                 self.commit_editor(editor)?;
+                let room = WARNING_LIMIT.saturating_sub(self.warnings.len());
+                let query_id = self.statements_run;
+                self.warnings.extend(
+                    summary
+                        .warnings
+                        .iter()
+                        .take(room)
+                        .map(|w| (query_id, w.clone())),
+                );
                 Ok(self.copied(&summary, started))
             }
             BoundStatement::Copy {
@@ -642,6 +670,7 @@ struct SessionView<'a> {
     settings: &'a Settings,
     graphs: &'a ProjectedGraphs,
     functions: &'a UserFunctions,
+    warnings: &'a [(u64, CopyWarning)],
 }
 
 impl Session for SessionView<'_> {
@@ -651,6 +680,10 @@ impl Session for SessionView<'_> {
 
     fn projected_graphs(&self) -> &ProjectedGraphs {
         self.graphs
+    }
+
+    fn warnings(&self) -> &[(u64, CopyWarning)] {
+        self.warnings
     }
 
     fn user_function(&self, name: &str) -> Option<Arc<dyn UserFunction>> {

@@ -29,6 +29,7 @@ impl Parser<'_> {
             return Ok(Statement::CopyFromQuery {
                 table,
                 query,
+                options: Vec::new(),
                 span: self.span_from(start),
             });
         }
@@ -86,13 +87,22 @@ impl Parser<'_> {
     }
 }
 
-/// `COPY t FROM df (options)` is `COPY t FROM (LOAD FROM df (options) RETURN *)`.
+/// The options of `COPY t FROM df (options)` that are COPY's rather than the scan's.
+const COPY_OPTIONS: [&str; 3] = ["FROM", "TO", "IGNORE_ERRORS"];
+
+/// `COPY t FROM df (options)` is `COPY t FROM (LOAD FROM df (options) RETURN *)`, with COPY's
+/// own options (`FROM`, `TO`, `IGNORE_ERRORS`) kept on the COPY.
 fn copy_from_parameter(
     table: String,
     parameter: String,
     options: Vec<(String, Expr)>,
     span: Span,
 ) -> Statement {
+    let (copy_options, options): (Vec<_>, Vec<_>) = options.into_iter().partition(|(name, _)| {
+        COPY_OPTIONS
+            .iter()
+            .any(|option| name.eq_ignore_ascii_case(option))
+    });
     let load = Clause::LoadFrom(LoadFromClause {
         files: Vec::new(),
         parameter: Some(parameter),
@@ -119,6 +129,7 @@ fn copy_from_parameter(
             }],
             union_all: Vec::new(),
         }),
+        options: copy_options,
         span,
     }
 }

@@ -131,6 +131,21 @@ fn copy_with_queries() {
 }
 
 #[test]
+fn copy_from_a_table_parameter_keeps_its_own_options() {
+    let text = "COPY knows FROM df (from = 'a', SKIP = 1, to = 'b', ignore_errors = true)";
+    let Statement::CopyFromQuery { query, options, .. } = statement(text) else {
+        panic!("not COPY FROM query")
+    };
+    let names: Vec<&str> = options.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let Clause::LoadFrom(load) = &query.parts[0].clauses[0] else {
+        panic!("not LOAD FROM")
+    };
+    let scan: Vec<&str> = load.options.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(scan, ["SKIP"]);
+}
+
+#[test]
 fn settings_and_transactions() {
     let Statement::CallSetting { name, value, .. } = statement("CALL THREADS=4") else {
         panic!("not a setting")

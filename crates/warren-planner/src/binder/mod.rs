@@ -89,6 +89,8 @@ pub enum BoundStatement {
     CopyFromQuery {
         table: String,
         query: QueryPlan,
+        /// COPY's options of `COPY t FROM df (options)`: the rel pair and `IGNORE_ERRORS`.
+        options: CsvOptions,
     },
     /// `CALL name = value`.
     Setting {
@@ -184,15 +186,25 @@ impl<'a> Binder<'a> {
                 if_exists: *if_exists,
             },
             ast::Statement::Copy(copy) => self.bind_copy(copy)?,
-            ast::Statement::CopyFromQuery { table, query, .. } => {
+            ast::Statement::CopyFromQuery {
+                table,
+                query,
+                options,
+                ..
+            } => {
                 if self.catalog.node_table(table).is_none()
                     && self.catalog.rel_table(table).is_none()
                 {
                     return Err(Error::binder(format!("Table {table} does not exist.")));
                 }
+                let mut constants = Vec::with_capacity(options.len());
+                for (name, expr) in options {
+                    constants.push((name.clone(), self.constant(expr)?));
+                }
                 BoundStatement::CopyFromQuery {
                     table: table.clone(),
                     query: self.bind_query(query)?,
+                    options: CsvOptions::from_pairs(&constants)?,
                 }
             }
             ast::Statement::CopyTo { .. } => {
@@ -332,6 +344,11 @@ impl<'a> Binder<'a> {
             options.push((name.clone(), self.constant(expr)?));
         }
         let mut options = CsvOptions::from_pairs(&options)?;
+        if options.ignore_errors {
+            return Err(Error::binder(
+                "Unrecognized csv parsing option: IGNORE_ERRORS.",
+            ));
+        }
         options.by_column = copy.by_column;
         let files = copy.files.iter().map(|f| self.resolve_path(f)).collect();
         Ok(BoundStatement::Copy {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use warren_common::value::Value;
 
+use warren_storage::import::CopyWarning;
+
 use super::projected_graph::ProjectedGraphs;
 use crate::user_function::UserFunction;
 
@@ -20,6 +22,12 @@ pub trait Session {
     /// The user-defined function `name` (case-insensitive), if the connection has one.
     fn user_function(&self, _name: &str) -> Option<Arc<dyn UserFunction>> {
         None
+    }
+
+    /// The rows COPY skipped with `IGNORE_ERRORS` on this connection, each with the id of its
+    /// statement (for `show_warnings()`).
+    fn warnings(&self) -> &[(u64, CopyWarning)] {
+        &[]
     }
 }
 

@@ -31,6 +31,7 @@ enum TableFunction {
     CurrentSetting,
     ShowProjectedGraphs,
     ProjectedGraphInfo,
+    ShowWarnings,
 }
 
 /// A table function's result: named, typed columns and their rows.
@@ -70,6 +71,7 @@ impl TableFunction {
             "current_setting" => TableFunction::CurrentSetting,
             "show_projected_graphs" => TableFunction::ShowProjectedGraphs,
             "projected_graph_info" => TableFunction::ProjectedGraphInfo,
+            "show_warnings" => TableFunction::ShowWarnings,
             _ => return None,
         })
     }
@@ -77,10 +79,23 @@ impl TableFunction {
     /// The argument types the function takes.
     fn parameters(self) -> &'static [&'static str] {
         match self {
-            TableFunction::ShowTables | TableFunction::ShowProjectedGraphs => &[],
+            TableFunction::ShowTables
+            | TableFunction::ShowProjectedGraphs
+            | TableFunction::ShowWarnings => &[],
             _ => &["STRING"],
         }
     }
+}
+
+/// Kùzu's `READ_PANDAS(pointer)`, the scan `LOAD FROM df` stands for, takes the address of a
+/// Python object, which no Cypher value is: a call by name fails as Kùzu's fails for arguments of
+/// another type.
+fn read_pandas(arguments: &[Argument]) -> Error {
+    let actual: Vec<String> = arguments.iter().map(|(_, ty)| ty.to_string()).collect();
+    Error::binder(format!(
+        "Function READ_PANDAS did not receive correct arguments:\nActual:   ({})\nExpected: (POINTER)\n",
+        actual.join(",")
+    ))
 }
 
 /// The single `CALL` of a statement that is nothing but a call to a standalone function
@@ -115,6 +130,9 @@ impl Binder<'_> {
                 "{} is not a table or algorithm function.",
                 call.name
             )));
+        }
+        if call.name.eq_ignore_ascii_case("READ_PANDAS") {
+            return Err(read_pandas(&self.constant_arguments(&call.args)?));
         }
         let function = TableFunction::lookup(&call.name)
             .ok_or_else(|| Error::Catalog(format!("function {} does not exist.", call.name)))?;
@@ -173,6 +191,7 @@ impl Binder<'_> {
                 Ok(output)
             }
             TableFunction::ShowProjectedGraphs => Ok(self.show_projected_graphs()),
+            TableFunction::ShowWarnings => Ok(self.show_warnings()),
             TableFunction::ProjectedGraphInfo => {
                 let name = argument();
                 let graph = self
@@ -183,6 +202,26 @@ impl Binder<'_> {
                 Ok(projected_graph_info(graph))
             }
         }
+    }
+
+    fn show_warnings(&self) -> TableOutput {
+        let mut output = TableOutput::new(&[
+            ("query_id", LogicalType::UInt64),
+            ("message", LogicalType::String),
+            ("file_path", LogicalType::String),
+            ("line_number", LogicalType::UInt64),
+            ("skipped_line_or_record", LogicalType::String),
+        ]);
+        for (query, warning) in self.session.warnings() {
+            output.push(vec![
+                Value::UInt64(*query),
+                Value::string(warning.message.as_str()),
+                Value::string(warning.file_path.as_str()),
+                Value::UInt64(warning.line_number),
+                Value::string(warning.record.as_str()),
+            ]);
+        }
+        output
     }
 
     fn show_projected_graphs(&self) -> TableOutput {

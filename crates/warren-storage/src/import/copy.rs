@@ -2,7 +2,9 @@
 //! column types and builds the table's next version (existing rows followed by the new ones).
 //! Node tables get their primary-key index rebuilt; rel tables resolve both endpoint keys and get
 //! both CSRs rebuilt. Any bad row aborts the whole COPY with its location (`file:line`, or the
-//! row number of a query) and the reason; nothing is applied.
+//! row number of a query) and the reason; nothing is applied, except that with `IGNORE_ERRORS`
+//! (COPY from a query or a data frame) the failing rows are skipped, each with a warning, and the
+//! others are copied.
 
 use std::path::PathBuf;
 
@@ -21,6 +23,20 @@ use crate::rel_table::RelTable;
 pub struct CopySummary {
     pub table: String,
     pub rows: u64,
+    /// The rows `IGNORE_ERRORS` skipped.
+    pub warnings: Vec<CopyWarning>,
+}
+
+/// A row COPY skipped under `IGNORE_ERRORS`, as Kùzu's `show_warnings()` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyWarning {
+    pub message: String,
+    /// The file the row is in; empty for a query's or a data frame's rows.
+    pub file_path: String,
+    /// The row's line, or its number (from 1) among the query's rows.
+    pub line_number: u64,
+    /// The skipped row's values, comma-separated.
+    pub record: String,
 }
 
 /// One input row: a CSV record or a row of query results.
@@ -266,18 +282,15 @@ pub fn copy_from_files(
     )
 }
 
-/// Runs `COPY table FROM (query)` with the query's rows.
+/// Runs `COPY table FROM (query)` with the query's rows; `options` select the rel pair and
+/// whether failing rows are skipped (`IGNORE_ERRORS`).
 pub fn copy_from_rows(
     editor: &mut Editor,
     table: &str,
     rows: &[Vec<Value>],
+    options: &CsvOptions,
 ) -> Result<CopySummary> {
-    copy_into(
-        editor,
-        table,
-        CopySource::Rows(rows),
-        &CsvOptions::default(),
-    )
+    copy_into(editor, table, CopySource::Rows(rows), options)
 }
 
 fn copy_into(
@@ -289,9 +302,20 @@ fn copy_into(
     if let Some(schema) = editor.catalog().node_table(table) {
         let (id, name) = (schema.id, schema.name.clone());
         editor.fold(id)?;
-        let (data, rows) = copy_node_table(editor, id, &mut source)?;
+        let mut warnings = Vec::new();
+        let (data, rows) = match skippable_rows(&source, options) {
+            Some(rows) => {
+                let kept = node_rows_without_errors(editor, id, rows, &mut warnings);
+                copy_node_table(editor, id, &mut CopySource::Rows(&kept))?
+            }
+            None => copy_node_table(editor, id, &mut source)?,
+        };
         editor.replace_node_table(id, data);
-        return Ok(CopySummary { table: name, rows });
+        return Ok(CopySummary {
+            table: name,
+            rows,
+            warnings,
+        });
     }
     if let Some(schema) = editor.catalog().rel_table(table) {
         let name = schema.name.clone();
@@ -301,11 +325,171 @@ fn copy_into(
         for id in [pair, from, to] {
             editor.fold(id)?;
         }
-        let (data, rows) = copy_rel_table(editor, pair, &mut source)?;
+        let mut warnings = Vec::new();
+        let (data, rows) = match skippable_rows(&source, options) {
+            Some(rows) => {
+                let kept = rel_rows_without_errors(editor, pair, rows, &mut warnings);
+                copy_rel_table(editor, pair, &mut CopySource::Rows(&kept))?
+            }
+            None => copy_rel_table(editor, pair, &mut source)?,
+        };
         editor.replace_rel_table(pair, data);
-        return Ok(CopySummary { table: name, rows });
+        return Ok(CopySummary {
+            table: name,
+            rows,
+            warnings,
+        });
     }
     Err(Error::binder(format!("Table {table} does not exist.")))
+}
+
+/// The rows of a query whose failing rows `IGNORE_ERRORS` skips; `None` when COPY is atomic.
+fn skippable_rows<'a>(source: &CopySource<'a>, options: &CsvOptions) -> Option<&'a [Vec<Value>]> {
+    match source {
+        CopySource::Rows(rows) if options.ignore_errors => Some(rows),
+        _ => None,
+    }
+}
+
+/// The type a value of a column of type `ty` is converted to (a SERIAL is an INT64).
+fn value_type(ty: &LogicalType) -> LogicalType {
+    match ty {
+        LogicalType::Serial => LogicalType::Int64,
+        other => other.clone(),
+    }
+}
+
+fn show(value: &Value) -> String {
+    warren_common::format::to_kuzu_string(value, &warren_common::value::NoGraph)
+}
+
+/// Records that row `index` (from 0) of `rows` is skipped for `message`.
+fn skip_row(warnings: &mut Vec<CopyWarning>, rows: &[Vec<Value>], index: usize, message: String) {
+    let record = rows[index].iter().map(show).collect::<Vec<_>>().join(",");
+    warnings.push(CopyWarning {
+        message,
+        file_path: String::new(),
+        line_number: index as u64 + 1,
+        record,
+    });
+}
+
+/// Converts row `values` to `types`, or says why it can't.
+fn convert_row(values: &[Value], types: &[LogicalType]) -> std::result::Result<Vec<Value>, String> {
+    if values.len() != types.len() {
+        return Err(format!(
+            "expected {} values per row, but found {}",
+            types.len(),
+            values.len()
+        ));
+    }
+    values
+        .iter()
+        .zip(types)
+        .map(|(value, ty)| warren_common::cast::cast_value(value, &value_type(ty)))
+        .collect()
+}
+
+/// `IGNORE_ERRORS` for a node table: the rows that convert and whose primary key is neither NULL
+/// nor taken (by a stored node or an earlier row); a warning for each other row.
+fn node_rows_without_errors(
+    editor: &Editor,
+    table: TableId,
+    rows: &[Vec<Value>],
+    warnings: &mut Vec<CopyWarning>,
+) -> Vec<Vec<Value>> {
+    let schema = editor
+        .catalog()
+        .node_table_by_id(table)
+        .expect("resolved table");
+    let stored = editor.node_table(table);
+    let pk = schema.primary_key;
+    let serial = schema.properties[pk].ty == LogicalType::Serial;
+    let types: Vec<LogicalType> = (0..schema.properties.len())
+        .filter(|&i| !(serial && i == pk))
+        .map(|i| schema.properties[i].ty.clone())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut kept = Vec::with_capacity(rows.len());
+    for (index, values) in rows.iter().enumerate() {
+        let converted = match convert_row(values, &types) {
+            Ok(converted) => converted,
+            Err(message) => {
+                skip_row(warnings, rows, index, message);
+                continue;
+            }
+        };
+        if !serial {
+            let key = &converted[pk];
+            if key.is_null() {
+                skip_row(
+                    warnings,
+                    rows,
+                    index,
+                    "Found NULL, which violates the non-null constraint of the primary key column."
+                        .into(),
+                );
+                continue;
+            }
+            if stored.lookup(key).is_some() || !seen.insert(key.clone()) {
+                skip_row(
+                    warnings,
+                    rows,
+                    index,
+                    format!(
+                        "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
+                        show(key)
+                    ),
+                );
+                continue;
+            }
+        }
+        kept.push(converted);
+    }
+    kept
+}
+
+/// `IGNORE_ERRORS` for a rel table pair: the rows that convert and whose endpoints exist; a
+/// warning for each other row.
+fn rel_rows_without_errors(
+    editor: &Editor,
+    pair: TableId,
+    rows: &[Vec<Value>],
+    warnings: &mut Vec<CopyWarning>,
+) -> Vec<Vec<Value>> {
+    let catalog = editor.catalog();
+    let (schema, ends) = catalog.rel_pair(pair).expect("resolved pair");
+    let key_type = |table| {
+        catalog
+            .node_table_by_id(table)
+            .expect("endpoint table")
+            .primary_key()
+            .ty
+            .clone()
+    };
+    let mut types = vec![key_type(ends.from), key_type(ends.to)];
+    types.extend(schema.properties.iter().map(|p| p.ty.clone()));
+    let (from, to) = (editor.node_table(ends.from), editor.node_table(ends.to));
+    let mut kept = Vec::with_capacity(rows.len());
+    for (index, values) in rows.iter().enumerate() {
+        let converted = match convert_row(values, &types) {
+            Ok(converted) => converted,
+            Err(message) => {
+                skip_row(warnings, rows, index, message);
+                continue;
+            }
+        };
+        let missing = [(&converted[0], from), (&converted[1], to)]
+            .into_iter()
+            .find(|(key, table)| table.lookup(key).is_none());
+        if let Some((key, _)) = missing {
+            let message = format!("Unable to find primary key value {}.", show(key));
+            skip_row(warnings, rows, index, message);
+            continue;
+        }
+        kept.push(converted);
+    }
+    kept
 }
 
 fn copy_node_table(

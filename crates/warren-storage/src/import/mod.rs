@@ -8,6 +8,6 @@ pub mod csv_reader;
 pub mod npy;
 pub mod options;
 
-pub use copy::{copy_from_files, copy_from_rows, CopySummary};
+pub use copy::{copy_from_files, copy_from_rows, CopySummary, CopyWarning};
 pub use csv_reader::{read_rows, sniff_columns, CopyProgress};
 pub use options::CsvOptions;

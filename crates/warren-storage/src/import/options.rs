@@ -26,6 +26,10 @@ pub struct CsvOptions {
     pub to_table: Option<String>,
     /// `COPY ... BY COLUMN`: one NumPy `.npy` file per column instead of CSV rows.
     pub by_column: bool,
+    /// `IGNORE_ERRORS`: rows that fail (a bad value, a duplicate or NULL primary key, a missing
+    /// rel endpoint) are skipped with a warning instead of failing the COPY. Only COPY from a
+    /// query or a data frame supports it yet.
+    pub ignore_errors: bool,
 }
 
 impl Default for CsvOptions {
@@ -40,6 +44,7 @@ impl Default for CsvOptions {
             from_table: None,
             to_table: None,
             by_column: false,
+            ignore_errors: false,
         }
     }
 }
@@ -84,6 +89,7 @@ impl CsvOptions {
                 "AUTO_DETECT" | "AUTODETECT" => options.auto_detect = boolean(name, value)?,
                 "FROM" => options.from_table = value.as_str().map(str::to_string),
                 "TO" => options.to_table = value.as_str().map(str::to_string),
+                "IGNORE_ERRORS" => options.ignore_errors = boolean(name, value)?,
                 // Accepted for compatibility; Warren decides parallelism itself.
                 "PARALLEL" | "SAMPLE_SIZE" => {}
                 other => {
