@@ -462,12 +462,8 @@ impl Connection {
                 rows.push(slots.iter().map(|&s| row[s].clone()).collect());
             }
         }
-        let changes = ctx.changes();
-        let after = ctx.snapshot();
-        if !changes.is_empty() {
-            let new_snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
-            self.commit_snapshot(snapshot.generation(), new_snapshot, changes)?;
-        }
+        drop(root);
+        self.commit_query_edits(ctx, snapshot.generation())?;
         Ok(QueryResult::materialized(
             columns,
             types,
@@ -639,10 +635,10 @@ impl Connection {
 fn writes(bound: &BoundStatement) -> bool {
     match bound {
         BoundStatement::Query(plan) => plan.updates,
-        BoundStatement::Profile(inner) | BoundStatement::Explain(inner) => {
+        BoundStatement::Profile(inner) => {
             matches!(&**inner, BoundStatement::Query(plan) if plan.updates)
-                && matches!(bound, BoundStatement::Profile(_))
         }
+        BoundStatement::Explain(_) => false,
         BoundStatement::CreateNodeTable { .. }
         | BoundStatement::CreateRelTable { .. }
         | BoundStatement::DropTable { .. }

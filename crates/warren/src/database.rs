@@ -17,7 +17,7 @@ use warren_storage::changes::ChangeSet;
 use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
 use warren_storage::io::{FileSystem, RealFileSystem};
-use warren_storage::wal::Wal;
+use warren_storage::wal::{RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
 use crate::connection::Connection;
@@ -96,7 +96,6 @@ pub(crate) struct Inner {
     read_only: bool,
     /// Why a database opened for writing is read-only (another process writes).
     read_only_reason: Option<String>,
-    options: DatabaseOptions,
     settings: DatabaseSettings,
     checkpoint_running: AtomicBool,
     /// The background checkpoint thread, if one was started.
@@ -277,7 +276,6 @@ impl Database {
                 checkpoint_threshold_bytes: AtomicU64::new(options.checkpoint_threshold_bytes),
                 checkpoint_on_close: AtomicBool::new(options.checkpoint_on_close),
             },
-            options,
             checkpoint_running: AtomicBool::new(false),
             background: Mutex::new(None),
             checkpoint_lock: Mutex::new(()),
@@ -307,10 +305,6 @@ impl Database {
 
     pub fn is_read_only(&self) -> bool {
         self.inner.read_only
-    }
-
-    pub fn options(&self) -> &DatabaseOptions {
-        &self.inner.options
     }
 
     /// Bytes in the write-ahead log (0 in memory or read-only).
@@ -587,11 +581,7 @@ impl Database {
             .filter(|(lsn, ..)| *lsn > base_lsn)
             .cloned()
             .collect();
-        let mut rebased = folded;
-        for (_, _, payload) in &later {
-            let changes = ChangeSet::decode(payload, rebased.catalog())?;
-            rebased = changes.apply(&rebased)?;
-        }
+        let (rebased, _, _) = replay(folded, base_lsn, later.iter().cloned(), wal.path())?;
         let rebased = Arc::new(rebased.with_generation(state.latest.generation()));
         dir.lock()
             .expect("directory lock")
@@ -642,30 +632,49 @@ fn recover(
         return Ok((wal, snapshot, checkpoint_lsn, Vec::new()));
     }
     let (wal, recovered) = Wal::open(fs.clone(), &path, dir.database_id())?;
-    let mut snapshot = snapshot;
-    let mut lsn = checkpoint_lsn;
-    let mut records = Vec::new();
-    for frame in recovered.frames {
-        if frame.lsn <= checkpoint_lsn {
-            continue;
-        }
-        if frame.lsn != lsn + 1 {
-            return Err(Error::Corrupt(format!(
-                "{}: log sequence number {} follows {lsn}: committed transactions are missing",
-                path.display(),
-                frame.lsn
-            )));
-        }
-        let changes = ChangeSet::decode(&frame.payload, snapshot.catalog())?;
-        snapshot = changes.apply(&snapshot)?;
-        lsn = frame.lsn;
-        records.push((frame.lsn, frame.txn_id, Arc::from(frame.payload)));
-    }
+    let (snapshot, lsn, records) =
+        replay(snapshot, checkpoint_lsn, logged(recovered.frames), &path)?;
     if wal.last_lsn() < checkpoint_lsn {
         // The log was recycled before this checkpoint: continue the sequence after it.
         wal.reset(checkpoint_lsn + 1, &[])?;
     }
     Ok((wal, snapshot, lsn, records))
+}
+
+/// A log's committed frames as the commits a database keeps after a checkpoint.
+fn logged(frames: Vec<RecoveredFrame>) -> impl Iterator<Item = LoggedCommit> {
+    frames
+        .into_iter()
+        .map(|frame| (frame.lsn, frame.txn_id, Arc::from(frame.payload)))
+}
+
+/// Applies the commits after `after_lsn` to `snapshot` in log order (recovery, a reader's
+/// open, a checkpoint's rebase): the snapshot, its last LSN, and the commits applied. The
+/// commits must follow each other without a gap; a gap means committed transactions are
+/// missing from `log`.
+fn replay(
+    snapshot: Snapshot,
+    after_lsn: u64,
+    commits: impl Iterator<Item = LoggedCommit>,
+    log: &Path,
+) -> Result<(Snapshot, u64, Vec<LoggedCommit>)> {
+    let mut snapshot = snapshot;
+    let mut lsn = after_lsn;
+    let mut applied = Vec::new();
+    for commit in commits.filter(|(lsn, ..)| *lsn > after_lsn) {
+        if commit.0 != lsn + 1 {
+            return Err(Error::Corrupt(format!(
+                "{}: log sequence number {} follows {lsn}: committed transactions are missing",
+                log.display(),
+                commit.0
+            )));
+        }
+        let changes = ChangeSet::decode(&commit.2, snapshot.catalog())?;
+        snapshot = changes.apply(&snapshot)?;
+        lsn = commit.0;
+        applied.push(commit);
+    }
+    Ok((snapshot, lsn, applied))
 }
 
 /// A reader's view: the manifest's tables plus the committed transactions in the log, read
@@ -689,15 +698,7 @@ fn read_committed(
             snapshot = dir.reload()?;
             continue;
         }
-        let mut lsn = checkpoint_lsn;
-        for frame in recovered.frames {
-            if frame.lsn <= checkpoint_lsn {
-                continue;
-            }
-            let changes = ChangeSet::decode(&frame.payload, snapshot.catalog())?;
-            snapshot = changes.apply(&snapshot)?;
-            lsn = frame.lsn;
-        }
+        let (snapshot, lsn, _) = replay(snapshot, checkpoint_lsn, logged(recovered.frames), &path)?;
         return Ok((snapshot, lsn));
     }
     Err(Error::Io(format!(
