@@ -242,9 +242,8 @@ impl DatabaseDir {
         let mut attempts = 0;
         loop {
             match self.load() {
-                Err(Error::Io(message)) if self.read_only && attempts < LOAD_ATTEMPTS_MAX => {
+                Err(Error::Io(_)) if self.read_only && attempts < LOAD_ATTEMPTS_MAX => {
                     attempts += 1;
-                    let _ = message;
                     std::thread::sleep(std::time::Duration::from_millis(2));
                 }
                 result => return result,

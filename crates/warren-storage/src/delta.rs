@@ -15,6 +15,13 @@ use warren_common::value::Value;
 
 use crate::buffer::Bitmap;
 
+/// How many rows are deleted: the stored tombstones, and the delta's that are not stored ones.
+pub fn deleted_rows(stored: Option<&Bitmap>, deleted: &OrdSet<u64>) -> u64 {
+    let is_stored = |row: u64| stored.is_some_and(|d| d.get(row as usize));
+    let stored_deleted = stored.map_or(0, |d| d.count_ones() as u64);
+    stored_deleted + deleted.iter().filter(|&&row| !is_stored(row)).count() as u64
+}
+
 /// The tombstones of `rows` rows after a fold: the stored bitmap's and the delta's; `None` when
 /// no row is deleted.
 pub fn fold_tombstones(

@@ -11,12 +11,11 @@ use warren_common::types::LogicalType;
 use warren_common::value::Value;
 use warren_common::{Error, InternalId, Result, TableId};
 
-use crate::buffer::Bitmap;
 use crate::catalog::{Catalog, Property};
 use crate::changes::{apply_changes, ChangeSet, NodeChange, RelChange};
 use crate::column::{Column, ColumnBuilder};
 use crate::node_table::NodeTable;
-use crate::pk_index::PrimaryKeyIndex;
+use crate::pk_index::duplicate_key_message;
 use crate::rel_table::{Direction, RelTable};
 use crate::snapshot::{Snapshot, TableData};
 
@@ -278,15 +277,10 @@ impl Editor {
 
     /// A table's data with its delta folded in (ALTER rewrites whole columns).
     fn folded_data(&self, id: TableId) -> Result<Option<TableData>> {
-        Ok(match self.tables.get(&id) {
-            Some(TableData::Node(data)) => Some(TableData::Node(Arc::new(
-                data.folded().map_err(Error::internal)?,
-            ))),
-            Some(TableData::Rel(data)) => Some(TableData::Rel(Arc::new(
-                data.folded().map_err(Error::internal)?,
-            ))),
-            None => None,
-        })
+        self.tables
+            .get(&id)
+            .map(|data| data.folded().map_err(Error::internal))
+            .transpose()
     }
 
     /// The storage ids (node table or rel pairs) of the table called `name`.
@@ -387,10 +381,7 @@ impl Editor {
             ));
         }
         if self.lookup_node(table, &row[pk]).is_some() {
-            return Err(Error::runtime(format!(
-                "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
-                warren_common::format::to_kuzu_string(&row[pk], &warren_common::value::NoGraph)
-            )));
+            return Err(Error::runtime(duplicate_key_message(&row[pk])));
         }
         let offset = self.node_count(table);
         if offset >= warren_common::limits::NODE_TABLE_ROWS_MAX {
@@ -629,16 +620,6 @@ impl Editor {
         };
         Ok((snapshot, changes))
     }
-}
-
-/// Builds the primary-key index, turning a duplicate into Kùzu's error.
-pub fn build_pk_index(keys: &Column, deleted: Option<&Bitmap>) -> Result<PrimaryKeyIndex> {
-    PrimaryKeyIndex::build(keys, deleted).map_err(|(_, key)| {
-        Error::runtime(format!(
-            "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
-            warren_common::format::to_kuzu_string(&key, &warren_common::value::NoGraph)
-        ))
-    })
 }
 
 fn default_value(property: &Property) -> Result<Value> {

@@ -8,7 +8,7 @@ use warren_common::value::Value;
 use crate::buffer::Bitmap;
 use crate::catalog::NodeTableSchema;
 use crate::column::{Column, ColumnBuilder};
-use crate::delta::{fold_tombstones, NodeDelta};
+use crate::delta::{deleted_rows, fold_tombstones, NodeDelta};
 use crate::pk_index::PrimaryKeyIndex;
 
 #[derive(Clone, Debug)]
@@ -122,14 +122,7 @@ impl NodeTable {
 
     /// Rows not deleted.
     pub fn num_live_rows(&self) -> u64 {
-        let stored_deleted = self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64);
-        let newly_deleted = self
-            .delta
-            .deleted
-            .iter()
-            .filter(|&&row| row >= self.num_rows || !self.stored_is_deleted(row))
-            .count() as u64;
-        self.num_rows() - stored_deleted - newly_deleted
+        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
     }
 
     /// The stored columns (the segment's rows only; see [`NodeTable::has_delta`]).

@@ -41,6 +41,14 @@ pub fn hash_i64(key: i64) -> u64 {
     mix(key as u64)
 }
 
+/// Kùzu's message for a primary key that is already taken (COPY, CREATE).
+pub fn duplicate_key_message(key: &Value) -> String {
+    format!(
+        "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
+        warren_common::format::to_kuzu_string(key, &warren_common::value::NoGraph)
+    )
+}
+
 /// The hash of a key value; `None` for NULL and types that cannot be keys.
 pub fn key_hash(key: &Value) -> Option<u64> {
     if let Some(v) = key.as_i128() {

@@ -12,7 +12,7 @@ use warren_common::value::Value;
 use crate::buffer::{Bitmap, Bytes};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
-use crate::delta::{fold_tombstones, AppendedRel, RelDelta};
+use crate::delta::{deleted_rows, fold_tombstones, AppendedRel, RelDelta};
 use imbl::OrdMap;
 
 /// The traversal direction of an adjacency lookup.
@@ -245,11 +245,6 @@ impl RelTable {
         }
     }
 
-    /// Whether the merged CSR of this version has been built (for tests and `PROFILE`).
-    pub fn has_merged_csr(&self) -> bool {
-        self.merged.get().is_some()
-    }
-
     /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
     /// segment and the delta in place.
     pub fn entries(&self, node: u32, direction: Direction) -> Vec<(u32, u32)> {
@@ -307,15 +302,7 @@ impl RelTable {
 
     /// Live rels (not deleted).
     pub fn num_live_rows(&self) -> u64 {
-        let stored_deleted = self.deleted.as_ref().map_or(0, |d| d.count_ones() as u64);
-        let stored = |rel: u64| self.deleted.as_ref().is_some_and(|d| d.get(rel as usize));
-        let newly_deleted = self
-            .delta
-            .deleted
-            .iter()
-            .filter(|&&rel| rel >= self.num_rows || !stored(rel))
-            .count() as u64;
-        self.num_rows() - stored_deleted - newly_deleted
+        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
     }
 
     /// A new version with `change` applied to the delta; `from_rows` and `to_rows` are the

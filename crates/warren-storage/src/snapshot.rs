@@ -17,6 +17,24 @@ pub enum TableData {
     Rel(Arc<RelTable>),
 }
 
+impl TableData {
+    /// Whether committed changes are not yet folded into the table's segment.
+    pub fn has_delta(&self) -> bool {
+        match self {
+            TableData::Node(t) => t.has_delta(),
+            TableData::Rel(t) => t.has_delta(),
+        }
+    }
+
+    /// The same data with its delta folded into new in-memory parts (O(table)).
+    pub fn folded(&self) -> Result<TableData, String> {
+        Ok(match self {
+            TableData::Node(t) => TableData::Node(Arc::new(t.folded()?)),
+            TableData::Rel(t) => TableData::Rel(Arc::new(t.folded()?)),
+        })
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     catalog: Arc<Catalog>,
@@ -54,10 +72,7 @@ impl Snapshot {
 
     /// Whether any table holds committed changes not yet folded into its segment.
     pub fn has_delta(&self) -> bool {
-        self.tables.values().any(|t| match t {
-            TableData::Node(t) => t.has_delta(),
-            TableData::Rel(t) => t.has_delta(),
-        })
+        self.tables.values().any(TableData::has_delta)
     }
 
     /// The same data with every table's delta folded into new in-memory tables (O(data with
@@ -65,13 +80,8 @@ impl Snapshot {
     pub fn folded(&self) -> Result<(Snapshot, Vec<TableId>), String> {
         let mut tables = self.tables.clone();
         let mut folded = Vec::new();
-        for (&id, data) in &self.tables {
-            let next = match data {
-                TableData::Node(t) if t.has_delta() => TableData::Node(Arc::new(t.folded()?)),
-                TableData::Rel(t) if t.has_delta() => TableData::Rel(Arc::new(t.folded()?)),
-                _ => continue,
-            };
-            tables.insert(id, next);
+        for (&id, data) in self.tables.iter().filter(|(_, data)| data.has_delta()) {
+            tables.insert(id, data.folded()?);
             folded.push(id);
         }
         let snapshot = Self::from_arc_catalog(self.catalog.clone(), tables, self.generation);

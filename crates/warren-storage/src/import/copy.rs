@@ -17,6 +17,7 @@ use crate::editor::Editor;
 use crate::import::csv_reader::{for_each_row, parse_i64, CopyProgress, RowReader};
 use crate::import::options::CsvOptions;
 use crate::node_table::NodeTable;
+use crate::pk_index::duplicate_key_message;
 use crate::rel_table::RelTable;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -432,15 +433,7 @@ fn node_rows_without_errors(
                 continue;
             }
             if stored.lookup(key).is_some() || !seen.insert(key.clone()) {
-                skip_row(
-                    warnings,
-                    rows,
-                    index,
-                    format!(
-                        "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
-                        show(key)
-                    ),
-                );
+                skip_row(warnings, rows, index, duplicate_key_message(key));
                 continue;
             }
         }
@@ -549,11 +542,12 @@ fn copy_node_table(
     }
     let pk_index = crate::pk_index::PrimaryKeyIndex::build(&columns[pk], stored.deleted())
         .map_err(|(row, key)| Error::Copy {
-            location: if row >= first_new_row as usize { locate(row) } else { String::new() },
-            message: format!(
-                "Found duplicated primary key value {}, which violates the uniqueness constraint of the primary key column.",
-                warren_common::format::to_kuzu_string(&key, &warren_common::value::NoGraph)
-            ),
+            location: if row >= first_new_row as usize {
+                locate(row)
+            } else {
+                String::new()
+            },
+            message: duplicate_key_message(&key),
         })?;
     let deleted = stored.deleted().map(|d| {
         let mut bits = d.to_bits();
