@@ -14,7 +14,7 @@ use pyo3::types::{
 use pyo3::types::{PyDateAccess, PyDeltaAccess, PyTimeAccess, PyTzInfoAccess};
 use warren_common::temporal::{days_from_civil, Interval, MICROS_PER_DAY, MICROS_PER_SECOND};
 use warren_common::types::LogicalType;
-use warren_common::value::{StructValue, Value};
+use warren_common::value::{StructValue, UnionValue, Value};
 
 /// Converts a parameter value.
 pub fn from_python(object: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -130,6 +130,7 @@ fn other(object: &Bound<'_, PyAny>) -> PyResult<Value> {
     let name: String = class.getattr("__qualname__")?.extract()?;
     match (module.as_str(), name.as_str()) {
         ("warren._scan", "Columns") => columns(object),
+        ("warren._scan", "UnionMember") => union_member(object),
         ("uuid", "UUID") => Ok(Value::Uuid(object.getattr("int")?.extract()?)),
         ("decimal", "Decimal") => Ok(Value::Double(object.call_method0("__float__")?.extract()?)),
         ("numpy", _) if object.hasattr("tolist")? => convert(&object.call_method0("tolist")?, false),
@@ -137,6 +138,17 @@ fn other(object: &Bound<'_, PyAny>) -> PyResult<Value> {
             "Runtime exception: Cannot convert Python object to Kuzu value : unsupported type {module}.{name}"
         ))),
     }
+}
+
+/// A value of an Arrow UNION column (`warren._scan.UnionMember`): a UNION value tagged with its
+/// member's name, which the column's declared UNION type then casts to the member's type.
+fn union_member(object: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let tag: String = object.getattr("tag")?.extract()?;
+    let value = convert(&object.getattr("value")?, false)?;
+    Ok(Value::Union(Arc::new(UnionValue {
+        tag: Arc::from(tag),
+        value,
+    })))
 }
 
 /// A data frame as `warren._scan.Columns`: a STRUCT with one LIST per column. Each value is

@@ -56,9 +56,15 @@ _ARROW_SCALARS = {
 
 
 def _arrow_type_name(arrow_type: Any) -> str | None:
-    """The Kùzu type of a scalar Arrow type; ``None`` for nested ones (their values decide)."""
+    """The Kùzu type of a scalar Arrow type or of a UNION of scalar types; ``None`` for other
+    nested ones (their values decide)."""
     import pyarrow as pa
 
+    if pa.types.is_union(arrow_type):
+        members = [(field.name, _arrow_type_name(field.type)) for field in arrow_type]
+        if any(name is None for _, name in members):
+            return None
+        return "UNION(" + ", ".join(f"`{name}` {member}" for name, member in members) + ")"
     if pa.types.is_timestamp(arrow_type):
         if arrow_type.tz is not None:
             return "TIMESTAMP_TZ"
@@ -102,11 +108,48 @@ def _has_map(arrow_type: Any) -> bool:
     return False
 
 
+class UnionMember:
+    """A value of an Arrow UNION column with the name of the member it belongs to, so that the
+    engine builds a tagged UNION value instead of guessing the member from the value."""
+
+    __slots__ = ("tag", "value")
+
+    def __init__(self, tag: str, value: Any) -> None:
+        self.tag = tag
+        self.value = value
+
+
+def _union_members(array: Any) -> list[Any]:
+    """The values of an Arrow UNION array (or chunked array) as ``UnionMember``s (``None`` for
+    NULLs)."""
+    union_type = array.type
+    names = {code: union_type.field(i).name for i, code in enumerate(union_type.type_codes)}
+    chunks = array.chunks if hasattr(array, "chunks") else [array]
+    members: list[Any] = []
+    for chunk in chunks:
+        for scalar in chunk:
+            member = scalar.value
+            if member is None or not member.is_valid:
+                members.append(None)
+            else:
+                members.append(UnionMember(names[scalar.type_code], member.as_py()))
+    return members
+
+
 def _arrow_values(values: list[Any], arrow_type: Any) -> list[Any]:
     """Values of an Arrow-typed column, MAPs reshaped."""
     if not _has_map(arrow_type):
         return values
     return [_reshape(v, arrow_type) for v in values]
+
+
+def _arrow_column(column: Any) -> list[Any]:
+    """The values of an Arrow (chunked) array: UNION members tagged, MAPs reshaped."""
+    import pyarrow as pa
+
+    if pa.types.is_union(column.type) and _arrow_type_name(column.type) is not None:
+        return _union_members(column)
+    return _arrow_values(column.to_pylist(), column.type)
 
 
 def _pandas_type_name(dtype: Any) -> str | None:
@@ -151,7 +194,7 @@ def to_columns(frame: Any) -> Columns:
         module = "pyarrow"
     if module == "pyarrow":
         return Columns(
-            [(field.name, _arrow_values(frame.column(field.name).to_pylist(), field.type)) for field in frame.schema],
+            [(field.name, _arrow_column(frame.column(field.name))) for field in frame.schema],
             [_arrow_type_name(field.type) for field in frame.schema],
         )
     columns = [(str(name), _pandas_values(frame[name])) for name in frame.columns]
@@ -166,6 +209,11 @@ def _pandas_values(series: Any) -> list[Any]:
     """A pandas column's values. An object column whose values have no common type (strings
     next to numbers, dicts of different fields, ...) is read as their Python text, as Kùzu
     reads such columns."""
+    if hasattr(series.dtype, "pyarrow_dtype") and hasattr(series.array, "__arrow_array__"):
+        import pyarrow as pa
+
+        if pa.types.is_union(series.dtype.pyarrow_dtype):
+            return _arrow_column(series.array.__arrow_array__())
     values = [None if _is_null(v) else v for v in series.tolist()]
     if hasattr(series.dtype, "pyarrow_dtype"):
         return _arrow_values(values, series.dtype.pyarrow_dtype)

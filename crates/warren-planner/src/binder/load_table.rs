@@ -119,6 +119,9 @@ fn read_table(name: &str, value: &Value, skip: usize, limit: usize) -> Result<Ta
 
 /// The common type of a column's non-NULL values (STRING when all are NULL).
 fn column_type(values: &[Value]) -> LogicalType {
+    if let Some(union) = union_column_type(values) {
+        return union;
+    }
     let mut ty: Option<LogicalType> = None;
     for value in values.iter().filter(|v| !v.is_null()) {
         let next = value.logical_type();
@@ -130,5 +133,71 @@ fn column_type(values: &[Value]) -> LogicalType {
     match ty {
         None | Some(LogicalType::Any) => LogicalType::String,
         Some(ty) => ty,
+    }
+}
+
+/// The UNION type of a column whose non-NULL values are all UNION values (an Arrow UNION column
+/// of a data frame): one member per tag, in the order the tags first appear, each member's
+/// type the common type of its values. `None` for any other column.
+fn union_column_type(values: &[Value]) -> Option<LogicalType> {
+    let mut members: Vec<(std::sync::Arc<str>, LogicalType)> = Vec::new();
+    for value in values.iter().filter(|v| !v.is_null()) {
+        let Value::Union(union) = value else {
+            return None;
+        };
+        let ty = union.value.logical_type();
+        match members.iter_mut().find(|(tag, _)| *tag == union.tag) {
+            Some((_, member)) => {
+                *member = common_type(member, &ty).unwrap_or(LogicalType::String);
+            }
+            None => members.push((union.tag.clone(), ty)),
+        }
+    }
+    if members.is_empty() {
+        return None;
+    }
+    let fields = members
+        .into_iter()
+        .map(|(name, ty)| warren_common::types::Field {
+            name: name.to_string(),
+            ty,
+        })
+        .collect();
+    Some(LogicalType::Union(std::sync::Arc::new(fields)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use warren_common::value::UnionValue;
+
+    use super::*;
+
+    fn member(tag: &str, value: Value) -> Value {
+        Value::Union(Arc::new(UnionValue {
+            tag: Arc::from(tag),
+            value,
+        }))
+    }
+
+    #[test]
+    fn a_column_of_union_values_has_one_member_per_tag_in_first_seen_order() {
+        let values = [
+            member("b", Value::String("x".into())),
+            Value::Null,
+            member("a", Value::Int32(1)),
+            member("a", Value::Int64(2)),
+        ];
+        let ty = column_type(&values);
+        assert_eq!(ty, LogicalType::parse("UNION(b STRING, a INT64)").unwrap());
+        let cast = cast_value(&values[2], &ty).unwrap();
+        assert_eq!(cast, member("a", Value::Int64(1)));
+    }
+
+    #[test]
+    fn a_column_mixing_union_and_plain_values_takes_the_common_type() {
+        let values = [member("a", Value::Int32(1)), Value::String("x".into())];
+        assert_eq!(column_type(&values), LogicalType::String);
     }
 }
