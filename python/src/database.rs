@@ -50,13 +50,14 @@ impl PyDatabase {
     /// Opens (creating if needed) the database directory at `path`, or an in-memory database
     /// when `path` is `None`, empty or `:memory:`.
     #[new]
-    #[pyo3(signature = (path=None, read_only=false, auto_checkpoint=true, checkpoint_threshold=-1))]
+    #[pyo3(signature = (path=None, read_only=false, auto_checkpoint=true, checkpoint_threshold=-1, enable_checksums=true))]
     fn new(
         py: Python<'_>,
         path: Option<String>,
         read_only: bool,
         auto_checkpoint: bool,
         checkpoint_threshold: i64,
+        enable_checksums: bool,
     ) -> PyResult<Self> {
         let in_memory = matches!(path.as_deref(), None | Some("") | Some(":memory:"));
         let db = if in_memory {
@@ -71,6 +72,7 @@ impl PyDatabase {
             let mut options = warren::DatabaseOptions {
                 read_only,
                 auto_checkpoint,
+                enable_checksums,
                 ..warren::DatabaseOptions::default()
             };
             // Kùzu's -1 means "the default threshold".

@@ -45,6 +45,9 @@ pub struct DatabaseOptions {
     /// Checkpoint when the last handle is dropped, so the next open replays nothing (Kùzu's
     /// `force_checkpoint_on_close`).
     pub checkpoint_on_close: bool,
+    /// Whether the write-ahead log's frames carry checksums (Kùzu's `enable_checksums`). A
+    /// log with frames written in the other mode is not replayed: the open fails.
+    pub enable_checksums: bool,
 }
 
 impl Default for DatabaseOptions {
@@ -55,6 +58,7 @@ impl Default for DatabaseOptions {
             auto_checkpoint: true,
             checkpoint_threshold_bytes: CHECKPOINT_THRESHOLD_BYTES_DEFAULT,
             checkpoint_on_close: true,
+            enable_checksums: true,
         }
     }
 }
@@ -205,7 +209,8 @@ impl Database {
             let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
             (None, snapshot, lsn, Vec::new())
         } else {
-            let (wal, snapshot, lsn, frames) = recover(&dir, snapshot, &fs)?;
+            let (wal, snapshot, lsn, frames) =
+                recover(&dir, snapshot, &fs, options.enable_checksums)?;
             (Some(wal), snapshot, lsn, frames)
         };
         let read_only = dir.is_read_only();
@@ -624,14 +629,32 @@ fn recover(
     dir: &DatabaseDir,
     snapshot: Snapshot,
     fs: &Arc<dyn FileSystem>,
+    checksums: bool,
 ) -> Result<(Wal, Snapshot, u64, Vec<LoggedCommit>)> {
     let path = dir.path().join(WAL);
     let checkpoint_lsn = dir.checkpoint_lsn();
     if !fs.exists(&path)? {
-        let wal = Wal::create(fs.clone(), &path, dir.database_id(), checkpoint_lsn + 1)?;
+        let wal = Wal::create_with(
+            fs.clone(),
+            &path,
+            dir.database_id(),
+            checkpoint_lsn + 1,
+            checksums,
+        )?;
         return Ok((wal, snapshot, checkpoint_lsn, Vec::new()));
     }
     let (wal, recovered) = Wal::open(fs.clone(), &path, dir.database_id())?;
+    if wal.checksums() != checksums {
+        if recovered
+            .frames
+            .iter()
+            .any(|frame| frame.lsn > checkpoint_lsn)
+        {
+            return Err(checksum_mode_mismatch(&path, wal.checksums()));
+        }
+        // Nothing to replay: the next frames are written in the mode asked for.
+        wal.change_checksums(checksums)?;
+    }
     let (snapshot, lsn, records) =
         replay(snapshot, checkpoint_lsn, logged(recovered.frames), &path)?;
     if wal.last_lsn() < checkpoint_lsn {
@@ -639,6 +662,18 @@ fn recover(
         wal.reset(checkpoint_lsn + 1, &[])?;
     }
     Ok((wal, snapshot, lsn, records))
+}
+
+/// The error of an open whose `enable_checksums` differs from the mode of the log it would
+/// replay.
+fn checksum_mode_mismatch(path: &Path, written_with: bool) -> Error {
+    Error::Runtime(format!(
+        "the write-ahead log {} holds transactions written with enable_checksums={written_with}, \
+         but the database is being opened with enable_checksums={}; open it with \
+         enable_checksums={written_with} (a checkpoint then empties the log)",
+        path.display(),
+        !written_with
+    ))
 }
 
 /// A log's committed frames as the commits a database keeps after a checkpoint.

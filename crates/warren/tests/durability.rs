@@ -77,6 +77,48 @@ fn commits_survive_a_reopen_through_the_log() {
 }
 
 #[test]
+fn a_log_written_in_one_checksum_mode_is_not_replayed_in_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let unchecksummed = DatabaseOptions {
+        enable_checksums: false,
+        ..keep_log()
+    };
+    {
+        let db = Database::open_with(&path, unchecksummed.clone()).unwrap();
+        schema(&db);
+        db.connect()
+            .query("CREATE (:P {ID: 1, name: 'a'})")
+            .unwrap();
+    }
+    let error = Database::open_with(&path, keep_log()).unwrap_err();
+    assert!(
+        error.to_string().contains("enable_checksums=false"),
+        "{error}"
+    );
+    {
+        // The same mode replays the log; a checkpoint at close then empties it.
+        let db = Database::open_with(
+            &path,
+            DatabaseOptions {
+                enable_checksums: false,
+                ..DatabaseOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(one(&db, "MATCH (p:P) RETURN p.name"), "a");
+    }
+    // An empty log takes the mode asked for.
+    let db = Database::open_with(&path, keep_log()).unwrap();
+    db.connect()
+        .query("CREATE (:P {ID: 2, name: 'b'})")
+        .unwrap();
+    drop(db);
+    let db = Database::open_with(&path, keep_log()).unwrap();
+    assert_eq!(one(&db, "MATCH (p:P) RETURN count(*)"), "2");
+}
+
+#[test]
 fn closing_checkpoints_unless_told_not_to() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");

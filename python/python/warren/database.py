@@ -58,6 +58,7 @@ class Database:
         self.read_only = read_only
         self.auto_checkpoint = auto_checkpoint
         self.checkpoint_threshold = checkpoint_threshold
+        self.enable_checksums = enable_checksums
         self.is_closed = False
         self._database: Any = None
         if not lazy_init:
@@ -74,7 +75,11 @@ class Database:
         self._check_open()
         if self._database is None:
             self._database = _warren.Database(
-                self.database_path, self.read_only, self.auto_checkpoint, self.checkpoint_threshold
+                self.database_path,
+                self.read_only,
+                self.auto_checkpoint,
+                self.checkpoint_threshold,
+                self.enable_checksums,
             )
 
     def _check_open(self) -> None:

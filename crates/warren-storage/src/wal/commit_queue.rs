@@ -34,6 +34,8 @@ pub(super) struct QueueState {
     pub durable_lsn: u64,
     /// Bytes of the file that hold the header and durable frames.
     pub end_bytes: u64,
+    /// Whether frames carry checksums (the log header says).
+    pub checksums: bool,
     /// Encoded frames waiting for the next leader.
     pending: Vec<u8>,
     pending_frames: u32,
@@ -44,7 +46,13 @@ pub(super) struct QueueState {
 }
 
 impl QueueState {
-    pub fn new(file: Arc<dyn FileHandle>, base_lsn: u64, next_lsn: u64, end_bytes: u64) -> Self {
+    pub fn new(
+        file: Arc<dyn FileHandle>,
+        base_lsn: u64,
+        next_lsn: u64,
+        end_bytes: u64,
+        checksums: bool,
+    ) -> Self {
         assert!(next_lsn >= base_lsn && base_lsn >= 1);
         Self {
             file,
@@ -52,6 +60,7 @@ impl QueueState {
             next_lsn,
             durable_lsn: next_lsn - 1,
             end_bytes,
+            checksums,
             pending: Vec::new(),
             pending_frames: 0,
             leader_active: false,
@@ -80,7 +89,7 @@ impl QueueState {
             batch_index: self.pending_frames,
             payload_bytes: u32::try_from(payload.len()).expect("payload size was checked"),
         };
-        encode_frame(&mut self.pending, &header, payload);
+        encode_frame(&mut self.pending, &header, payload, self.checksums);
         self.pending_frames += 1;
         self.next_lsn += 1;
         lsn

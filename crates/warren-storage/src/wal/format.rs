@@ -21,6 +21,8 @@ pub const BATCH_FRAMES_MAX: u32 = 1 << 16;
 pub const LSN_MIN: u64 = 1;
 
 const HEADER_CHECKSUM_AT: usize = 60;
+/// Header flag (bytes 40..44): the frames carry no checksum (`enable_checksums=false`).
+const FLAG_UNCHECKSUMMED: u32 = 1;
 
 /// The decoded header of a log file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +30,9 @@ pub struct Header {
     pub database_id: DatabaseId,
     /// The LSN of the first frame the file holds (or will hold).
     pub base_lsn: u64,
+    /// Whether the frames carry a CRC-32 (always, unless the database was opened with
+    /// `enable_checksums=false`).
+    pub checksums: bool,
 }
 
 /// The fields of one frame, as written before its payload.
@@ -67,6 +72,12 @@ pub fn encode_header(header: &Header) -> [u8; HEADER_BYTES] {
     bytes[12..16].copy_from_slice(&(HEADER_BYTES as u32).to_le_bytes());
     bytes[16..32].copy_from_slice(&header.database_id);
     bytes[32..40].copy_from_slice(&header.base_lsn.to_le_bytes());
+    let flags = if header.checksums {
+        0
+    } else {
+        FLAG_UNCHECKSUMMED
+    };
+    bytes[40..44].copy_from_slice(&flags.to_le_bytes());
     let checksum = crc32fast::hash(&bytes[..HEADER_CHECKSUM_AT]);
     bytes[HEADER_CHECKSUM_AT..].copy_from_slice(&checksum.to_le_bytes());
     bytes
@@ -92,7 +103,11 @@ pub fn decode_header(file: &[u8], path: &str) -> Result<Header> {
             "format version {version} is not supported (expected {FORMAT_VERSION})"
         )));
     }
-    if read_u32(bytes, 12) as usize != HEADER_BYTES || bytes[40..HEADER_CHECKSUM_AT] != [0; 20] {
+    let flags = read_u32(bytes, 40);
+    if read_u32(bytes, 12) as usize != HEADER_BYTES
+        || flags & !FLAG_UNCHECKSUMMED != 0
+        || bytes[44..HEADER_CHECKSUM_AT] != [0; 16]
+    {
         return Err(corrupt("the header's reserved fields are not as written"));
     }
     let base_lsn = read_u64(bytes, 32);
@@ -103,6 +118,7 @@ pub fn decode_header(file: &[u8], path: &str) -> Result<Header> {
     Ok(Header {
         database_id,
         base_lsn,
+        checksums: flags & FLAG_UNCHECKSUMMED == 0,
     })
 }
 
@@ -113,8 +129,8 @@ fn frame_checksum(header_fields: &[u8], payload: &[u8]) -> u32 {
     hasher.finalize()
 }
 
-/// Appends the encoding of one frame to `out`.
-pub fn encode_frame(out: &mut Vec<u8>, header: &FrameHeader, payload: &[u8]) {
+/// Appends the encoding of one frame to `out`; its checksum field is 0 without `checksums`.
+pub fn encode_frame(out: &mut Vec<u8>, header: &FrameHeader, payload: &[u8], checksums: bool) {
     assert_eq!(header.payload_bytes as usize, payload.len());
     assert!(payload.len() <= PAYLOAD_BYTES_MAX);
     assert!(header.batch_index < BATCH_FRAMES_MAX);
@@ -127,14 +143,17 @@ pub fn encode_frame(out: &mut Vec<u8>, header: &FrameHeader, payload: &[u8]) {
     out.extend_from_slice(&header.batch_index.to_le_bytes());
     out.extend_from_slice(&[0u8; 4]);
     debug_assert_eq!(out.len() - start, FRAME_HEADER_BYTES);
-    let checksum = frame_checksum(&out[start + 4..], payload);
-    out[start..start + 4].copy_from_slice(&checksum.to_le_bytes());
+    if checksums {
+        let checksum = frame_checksum(&out[start + 4..], payload);
+        out[start..start + 4].copy_from_slice(&checksum.to_le_bytes());
+    }
     out.extend_from_slice(payload);
 }
 
-/// The frame at the start of `bytes` if it is whole and its checksum matches, with its
-/// payload. Says nothing about whether its LSN is the one expected: the caller checks.
-pub fn decode_frame(bytes: &[u8]) -> Option<(FrameHeader, &[u8])> {
+/// The frame at the start of `bytes` if it is whole and its checksum matches (without
+/// `checksums`: if its checksum field is 0), with its payload. Says nothing about whether its
+/// LSN is the one expected: the caller checks.
+pub fn decode_frame(bytes: &[u8], checksums: bool) -> Option<(FrameHeader, &[u8])> {
     if bytes.len() < FRAME_HEADER_BYTES {
         return None;
     }
@@ -154,7 +173,11 @@ pub fn decode_frame(bytes: &[u8]) -> Option<(FrameHeader, &[u8])> {
         return None;
     }
     let payload = &bytes[FRAME_HEADER_BYTES..header.frame_bytes()];
-    let checksum = frame_checksum(&bytes[4..FRAME_HEADER_BYTES], payload);
+    let checksum = if checksums {
+        frame_checksum(&bytes[4..FRAME_HEADER_BYTES], payload)
+    } else {
+        0
+    };
     (read_u32(bytes, 0) == checksum).then_some((header, payload))
 }
 

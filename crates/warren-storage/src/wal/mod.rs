@@ -170,6 +170,18 @@ impl Wal {
         database_id: DatabaseId,
         base_lsn: u64,
     ) -> Result<Wal> {
+        Self::create_with(fs, path, database_id, base_lsn, true)
+    }
+
+    /// [`Wal::create`], with frames that carry no checksum unless `checksums` (Kùzu's
+    /// `enable_checksums=false`: a torn frame can then only be told by its structure).
+    pub fn create_with(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        database_id: DatabaseId,
+        base_lsn: u64,
+        checksums: bool,
+    ) -> Result<Wal> {
         if base_lsn < LSN_MIN {
             return Err(Error::internal(
                 "a write-ahead log's base LSN must be at least 1",
@@ -184,9 +196,10 @@ impl Wal {
         let header = Header {
             database_id,
             base_lsn,
+            checksums,
         };
         let file = Self::install(fs.as_ref(), path, &header)?;
-        let state = QueueState::new(file, base_lsn, base_lsn, HEADER_BYTES as u64);
+        let state = QueueState::new(file, base_lsn, base_lsn, HEADER_BYTES as u64, checksums);
         Ok(Self::from_state(fs, path, database_id, state))
     }
 
@@ -199,7 +212,7 @@ impl Wal {
     ) -> Result<(Wal, Recovered)> {
         let file: Arc<dyn FileHandle> = Arc::from(fs.open(path, OpenMode::ReadWrite)?);
         let (header, bytes) = read_log(file.as_ref(), &database_id)?;
-        let scan = scan(&bytes, header.base_lsn);
+        let scan = scan(&bytes, header.base_lsn, header.checksums);
         let recovered = recovered(path, &header, &scan, bytes.len())?;
         if recovered.tail_bytes > 0 {
             file.set_len(scan.valid_end as u64)?;
@@ -214,7 +227,13 @@ impl Wal {
             fs.remove(&stale)?;
         }
         let next_lsn = recovered.next_lsn();
-        let state = QueueState::new(file, header.base_lsn, next_lsn, scan.valid_end as u64);
+        let state = QueueState::new(
+            file,
+            header.base_lsn,
+            next_lsn,
+            scan.valid_end as u64,
+            header.checksums,
+        );
         Ok((Self::from_state(fs, path, database_id, state), recovered))
     }
 
@@ -223,7 +242,7 @@ impl Wal {
     pub fn read(fs: &dyn FileSystem, path: &Path, database_id: DatabaseId) -> Result<Recovered> {
         let file = fs.open(path, OpenMode::Read)?;
         let (header, bytes) = read_log(file.as_ref(), &database_id)?;
-        let scan = scan(&bytes, header.base_lsn);
+        let scan = scan(&bytes, header.base_lsn, header.checksums);
         recovered(path, &header, &scan, bytes.len())
     }
 
@@ -283,8 +302,20 @@ impl Wal {
     /// holds every earlier frame. Waits for commits in flight; a crash during the reset leaves
     /// the old log or the new one, each holding every kept frame.
     pub fn reset(&self, base_lsn: u64, kept: &[(u64, u64, &[u8])]) -> Result<()> {
+        self.replace(base_lsn, kept, None)
+    }
+
+    /// [`Wal::reset`], the new log's frames checksummed as `mode` says (unchanged if `None`).
+    fn replace(&self, base_lsn: u64, kept: &[(u64, u64, &[u8])], mode: Option<bool>) -> Result<()> {
         let mut state = self.queue.lock_quiet();
         state.check_failure()?;
+        if mode.is_some_and(|checksums| checksums != state.checksums)
+            && state.next_lsn != state.base_lsn
+        {
+            return Err(Error::internal(
+                "a write-ahead log that holds frames cannot change its checksum mode",
+            ));
+        }
         let next_lsn = base_lsn + kept.len() as u64;
         let consecutive = kept
             .iter()
@@ -299,9 +330,11 @@ impl Wal {
                 state.next_lsn
             )));
         }
+        let checksums = mode.unwrap_or(state.checksums);
         let header = Header {
             database_id: self.database_id,
             base_lsn,
+            checksums,
         };
         let mut frames = Vec::new();
         for (index, (lsn, txn_id, payload)) in kept.iter().enumerate() {
@@ -311,7 +344,7 @@ impl Wal {
                 batch_index: u32::try_from(index).expect("kept frames fit in a batch"),
                 payload_bytes: u32::try_from(payload.len()).expect("payload was checked"),
             };
-            format::encode_frame(&mut frames, &frame, payload);
+            format::encode_frame(&mut frames, &frame, payload, checksums);
         }
         // A failure before the rename leaves the old log whole and in use.
         let new_path = new_file_path(&self.path);
@@ -320,13 +353,32 @@ impl Wal {
             Ok(file) => {
                 let stats = state.stats;
                 let end = (HEADER_BYTES + frames.len()) as u64;
-                *state = QueueState::new(file, base_lsn, next_lsn, end);
+                *state = QueueState::new(file, base_lsn, next_lsn, end, checksums);
                 state.stats = stats;
                 Ok(())
             }
             // Which file the name holds is unknown now: appending to either could lose frames.
             Err(cause) => Err(self.queue.fail(&mut state, &cause)),
         }
+    }
+
+    /// Whether the log's frames carry checksums.
+    pub fn checksums(&self) -> bool {
+        self.state().checksums
+    }
+
+    /// Starts a fresh log whose frames carry checksums or not, as `checksums` says. Only a log
+    /// that holds no frame can change: frames are read back in the mode they were written in.
+    pub fn change_checksums(&self, checksums: bool) -> Result<()> {
+        let next_lsn = {
+            let state = self.queue.lock_quiet();
+            if state.checksums == checksums {
+                return Ok(());
+            }
+            state.next_lsn
+        };
+        // `replace` checks again, under the lock, that the log still holds no frame.
+        self.replace(next_lsn, &[], Some(checksums))
     }
 
     fn state(&self) -> MutexGuard<'_, QueueState> {

@@ -35,13 +35,14 @@ pub struct Scan<'a> {
     pub tail: Tail,
 }
 
-/// Reads the frames of `file` (the whole file, header included) whose first LSN is `base_lsn`.
-pub fn scan(file: &[u8], base_lsn: u64) -> Scan<'_> {
+/// Reads the frames of `file` (the whole file, header included) whose first LSN is `base_lsn`
+/// (`checksums`: whether its frames carry checksums).
+pub fn scan(file: &[u8], base_lsn: u64, checksums: bool) -> Scan<'_> {
     assert!(file.len() >= HEADER_BYTES, "the header was checked first");
     let mut frames: Vec<(FrameHeader, &[u8])> = Vec::new();
     let mut offset = HEADER_BYTES;
     let mut expected_lsn = base_lsn;
-    while let Some((header, payload)) = decode_frame(&file[offset..]) {
+    while let Some((header, payload)) = decode_frame(&file[offset..], checksums) {
         let previous = frames.last().map(|(previous, _)| previous);
         if !follows(previous, &header, expected_lsn, base_lsn) {
             break;
@@ -53,7 +54,7 @@ pub fn scan(file: &[u8], base_lsn: u64) -> Scan<'_> {
     let tail = if offset == file.len() {
         Tail::Clean
     } else {
-        match later_batch_frame(file, offset, expected_lsn) {
+        match later_batch_frame(file, offset, expected_lsn, checksums) {
             None => Tail::Torn { offset },
             Some((later_offset, later_lsn)) => Tail::Damaged {
                 offset,
@@ -88,7 +89,12 @@ fn follows(
 /// The first valid frame at or after `from` that belongs to a batch starting after
 /// `damaged_lsn`, as (offset, LSN). Only candidates whose LSN could fit in the rest of the
 /// file are checksummed, so this is a linear scan of cheap comparisons.
-fn later_batch_frame(file: &[u8], from: usize, damaged_lsn: u64) -> Option<(usize, u64)> {
+fn later_batch_frame(
+    file: &[u8],
+    from: usize,
+    damaged_lsn: u64,
+    checksums: bool,
+) -> Option<(usize, u64)> {
     let frames_max = ((file.len() - from) / FRAME_HEADER_BYTES) as u64;
     let last_start = file.len().checked_sub(FRAME_HEADER_BYTES)?;
     (from..=last_start).find_map(|offset| {
@@ -96,7 +102,7 @@ fn later_batch_frame(file: &[u8], from: usize, damaged_lsn: u64) -> Option<(usiz
         if lsn <= damaged_lsn || lsn > damaged_lsn.saturating_add(frames_max) {
             return None;
         }
-        let (header, _) = decode_frame(&file[offset..])?;
+        let (header, _) = decode_frame(&file[offset..], checksums)?;
         (header.batch_first_lsn() > damaged_lsn).then_some((offset, header.lsn))
     })
 }

@@ -230,7 +230,7 @@ fn log_with_hole_in_frame_4(batch_sizes: &[u32]) -> Vec<u8> {
                 batch_index,
                 payload_bytes: payload(lsn as usize - 1).len() as u32,
             };
-            format::encode_frame(&mut bytes, &header, &payload(lsn as usize - 1));
+            format::encode_frame(&mut bytes, &header, &payload(lsn as usize - 1), true);
             if lsn == 4 {
                 hole = start..bytes.len();
             }
@@ -270,7 +270,7 @@ fn a_frame_claiming_a_huge_payload_is_a_torn_tail() {
         batch_index: 0,
         payload_bytes: 100,
     };
-    format::encode_frame(&mut frame, &header, &[1; 100]);
+    format::encode_frame(&mut frame, &header, &[1; 100], true);
     frame[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
     bytes.extend_from_slice(&frame[..FRAME_HEADER_BYTES + 10]);
     let (_, recovered) = Wal::open(fs_holding(&bytes), path(), DB).unwrap();
@@ -639,4 +639,65 @@ fn measure_commit_rates() {
             seconds * 1e6 / stats.syncs as f64
         );
     }
+}
+
+#[test]
+fn frames_without_checksums_round_trip_and_keep_their_mode() {
+    let (sim, fs) = simulated();
+    let wal = Wal::create_with(Arc::clone(&fs), path(), DB, 1, false).unwrap();
+    assert!(!wal.checksums());
+    for index in 0..4 {
+        wal.commit(100 + index as u64, &payload(index)).unwrap();
+    }
+    drop(wal);
+    let bytes = sim.file_bytes(path()).unwrap();
+    assert_eq!(
+        &bytes[HEADER_BYTES..HEADER_BYTES + 4],
+        &[0; 4],
+        "no frame checksum"
+    );
+    sim.crash();
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert_frames(&recovered, 4);
+    assert!(!wal.checksums(), "the mode is the log header's");
+    assert_frames(&Wal::read(fs.as_ref(), path(), DB).unwrap(), 4);
+}
+
+#[test]
+fn a_checksummed_log_does_not_read_as_unchecksummed_or_back() {
+    // A frame with a checksum is invalid when the header says frames have none, and the
+    // other way round: the mode cannot be mixed up within one log.
+    let (bytes, _) = log_bytes(3);
+    let mut flipped = bytes.clone();
+    flipped[40] = 1;
+    let checksum = crc32fast::hash(&flipped[..60]);
+    flipped[60..64].copy_from_slice(&checksum.to_le_bytes());
+    let fs = fs_holding(&flipped);
+    let recovered = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    assert!(recovered.frames.is_empty(), "checksummed frames rejected");
+    assert!(recovered.tail_bytes > 0);
+}
+
+#[test]
+fn an_empty_log_changes_its_checksum_mode_and_a_full_one_does_not() {
+    let (_, fs) = simulated();
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 7).unwrap();
+    wal.change_checksums(false).unwrap();
+    assert!(!wal.checksums());
+    assert_eq!(wal.commit(1, b"a").unwrap(), 7);
+    assert!(
+        wal.change_checksums(true).is_err(),
+        "a log with frames keeps its mode"
+    );
+    drop(wal);
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert!(!wal.checksums());
+    assert_eq!(recovered.frames.len(), 1);
+    wal.reset(8, &[]).unwrap();
+    wal.change_checksums(true).unwrap();
+    assert_eq!(wal.commit(2, b"b").unwrap(), 8);
+    drop(wal);
+    let (wal, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert!(wal.checksums());
+    assert_eq!(recovered.frames[0].payload, b"b");
 }
