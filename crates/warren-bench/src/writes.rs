@@ -12,7 +12,10 @@
 //!   single-row commits (replayed on open).
 //! * `slowdown-1pct`, `slowdown-5pct`: the seed queries (sp64, sp1, walks 1..3) with 1% and 5%
 //!   of the edges in the delta, over the same queries after a checkpoint; the first run after
-//!   the inserts (which merges the delta into the CSR once) is reported separately.
+//!   the inserts (which builds the delta's patched node groups once) is reported separately.
+//! * `read-after-commit`: with 1% of the edges in the delta, a one-source SHORTEST (sp1) right
+//!   after each single-edge commit, over the same query without a commit in between: what the
+//!   first traversal of a new table version costs (O(touched node groups), not O(edges)).
 //!
 //! Every scenario checks what it wrote: the edge count grows by exactly the commits made.
 
@@ -291,10 +294,11 @@ enum Scenario {
     Checkpoint,
     Recovery,
     Slowdown(u32),
+    ReadAfterCommit,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 9] = [
+    const ALL: [Scenario; 10] = [
         Scenario::Commit(1),
         Scenario::Commit(8),
         Scenario::Commit(64),
@@ -304,6 +308,7 @@ impl Scenario {
         Scenario::Recovery,
         Scenario::Slowdown(1),
         Scenario::Slowdown(5),
+        Scenario::ReadAfterCommit,
     ];
 
     fn name(self) -> String {
@@ -314,6 +319,7 @@ impl Scenario {
             Scenario::Checkpoint => "checkpoint".into(),
             Scenario::Recovery => "recovery".into(),
             Scenario::Slowdown(p) => format!("slowdown-{p}pct"),
+            Scenario::ReadAfterCommit => "read-after-commit".into(),
         }
     }
 
@@ -333,6 +339,7 @@ impl Scenario {
             Scenario::Slowdown(p) => format!(
                 "seed queries (sp64, sp1, walks 1..3) with {p}% of the edges in the delta; slowdown = time over the checkpointed database's (first run after the inserts excluded; its ratio in time_s)"
             ),
+            Scenario::ReadAfterCommit => "sp1 right after each single-edge commit, 1% of the edges in the delta; time_s = its median, slowdown = over sp1 without a commit in between".into(),
         }
     }
 
@@ -351,6 +358,7 @@ impl Scenario {
             Scenario::Checkpoint => checkpoint_under_load(work, options, nodes, seed),
             Scenario::Recovery => recovery(work, sizes(options), repeat),
             Scenario::Slowdown(percent) => slowdown(work, options, nodes, percent, seed),
+            Scenario::ReadAfterCommit => read_after_commit(work, options, nodes, seed),
         }
     }
 }
@@ -678,6 +686,40 @@ fn slowdown(
         ops_per_s: 0.0,
         time_s: Some(first / baseline),
         slowdown: Some(with_delta / baseline),
+        ..Sample::default()
+    })
+}
+
+/// sp1 right after each of a series of single-edge commits, against sp1 with no commit in
+/// between, with 1% of the edges already in the delta (and its patches built).
+fn read_after_commit(
+    work: &WorkCopy,
+    options: &BenchOptions,
+    nodes: u64,
+    seed: u64,
+) -> BenchResult<Sample> {
+    const ROUNDS: usize = 15;
+    let sp1 = SEED_QUERIES[1].1;
+    let db = work.open(manual_checkpoints())?;
+    let mut conn = db.connect();
+    configure(&mut conn, options)?;
+    conn.query("CHECKPOINT")?;
+    let mut ids = Ids::new(seed, nodes);
+    let total = edges(&mut conn)?;
+    insert_edges(&mut conn, &mut ids, (total / 100) as usize)?;
+    let (steady, _) = query_time(&mut conn, sp1, ROUNDS)?;
+    let mut after_commit = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        conn.query_with(EDGE_STATEMENT, &edge_parameters(&mut ids))?;
+        let started = Instant::now();
+        drain(&mut conn, sp1)?;
+        after_commit.push(started.elapsed().as_secs_f64());
+    }
+    let median = Summary::of(&after_commit).median;
+    Ok(Sample {
+        ops_per_s: 0.0,
+        time_s: Some(median),
+        slowdown: Some(median / steady.max(1e-9)),
         ..Sample::default()
     })
 }

@@ -2,6 +2,7 @@
 //! snapshots and the editor that builds the next one, CSV import, and the database directory
 //! that persists snapshots atomically. `docs/format/storage.md` gives the byte layout.
 
+pub mod adjacency;
 pub mod buffer;
 pub mod catalog;
 pub mod changes;

@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use warren_common::value::Value;
 
+use crate::adjacency::{AdjacencyView, DeltaEntries, PatchedCsr};
 use crate::buffer::{Bitmap, Bytes};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
@@ -24,6 +25,15 @@ pub enum Direction {
     Backward,
 }
 
+/// The version a rel table version was derived from, and the owners (per direction) of the
+/// rels the commit between them appended or deleted.
+#[derive(Debug)]
+struct Parent {
+    patched: Arc<OnceLock<Arc<(PatchedCsr, PatchedCsr)>>>,
+    forward: Vec<u32>,
+    backward: Vec<u32>,
+}
+
 #[derive(Clone, Debug)]
 pub struct RelTable {
     num_rows: u64,
@@ -34,8 +44,12 @@ pub struct RelTable {
     backward: Csr,
     deleted: Option<Bitmap>,
     delta: RelDelta,
-    /// Both CSRs merged with the delta, built on first traversal of this version.
+    /// Both CSRs merged with the delta, built on first use of [`RelTable::csr`].
     merged: OnceLock<Arc<(Csr, Csr)>>,
+    /// Both directions' patched adjacency, built on the first traversal of this version.
+    patched: Arc<OnceLock<Arc<(PatchedCsr, PatchedCsr)>>>,
+    /// The version this one was derived from by one commit, and what that commit touched.
+    parent: Option<Arc<Parent>>,
     /// Rows of the FROM and TO node tables this version covers.
     from_rows: u64,
     to_rows: u64,
@@ -60,6 +74,8 @@ impl RelTable {
             deleted: None,
             delta: RelDelta::default(),
             merged: OnceLock::new(),
+            patched: Arc::default(),
+            parent: None,
             from_rows,
             to_rows,
         }
@@ -103,6 +119,8 @@ impl RelTable {
             deleted,
             delta: RelDelta::default(),
             merged: OnceLock::new(),
+            patched: Arc::default(),
+            parent: None,
             from_rows,
             to_rows,
         })
@@ -138,6 +156,8 @@ impl RelTable {
             deleted,
             delta: RelDelta::default(),
             merged: OnceLock::new(),
+            patched: Arc::default(),
+            parent: None,
             from_rows,
             to_rows,
         })
@@ -317,12 +337,99 @@ impl RelTable {
         let mut next = Self {
             delta: self.delta.clone(),
             merged: OnceLock::new(),
+            patched: Arc::default(),
+            parent: None,
             from_rows,
             to_rows,
             ..self.clone()
         };
         change(&mut next.delta, self.num_rows);
+        next.parent = Some(Arc::new(next.touched_since(self)));
         next
+    }
+
+    /// What the commit from `parent` to this version touched: the owners, per direction, of
+    /// the rels it appended and deleted.
+    fn touched_since(&self, parent: &RelTable) -> Parent {
+        let mut forward = Vec::new();
+        let mut backward = Vec::new();
+        for appended in self.delta.appended.skip(parent.delta.appended.len()) {
+            forward.push(appended.source);
+            backward.push(appended.target);
+        }
+        for item in self.delta.deleted.diff(&parent.delta.deleted) {
+            let (imbl::ordset::DiffItem::Add(&rel) | imbl::ordset::DiffItem::Remove(&rel)) = item;
+            let (source, target) = self.endpoints(rel);
+            forward.push(source);
+            backward.push(target);
+        }
+        Parent {
+            patched: parent.patched.clone(),
+            forward,
+            backward,
+        }
+    }
+
+    /// Both directions' adjacency as traversals read it: the stored CSR in place, with the
+    /// node groups the delta touches patched (built once per version, derived from the parent
+    /// version's when it has them).
+    pub fn adjacency(&self, direction: Direction) -> AdjacencyView<'_> {
+        let csr = self.stored_csr(direction);
+        let rows = match direction {
+            Direction::Forward => self.from_rows,
+            Direction::Backward => self.to_rows,
+        };
+        let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
+        if rels_unchanged && csr.num_nodes() as u64 == rows {
+            return AdjacencyView::csr(csr.offsets(), csr.neighbours(), csr.rel_ids());
+        }
+        let patched = self.patched.get_or_init(|| Arc::new(self.build_patched()));
+        match direction {
+            Direction::Forward => patched.0.view(),
+            Direction::Backward => patched.1.view(),
+        }
+    }
+
+    fn build_patched(&self) -> (PatchedCsr, PatchedCsr) {
+        let forward_delta = DeltaEntries {
+            appended: &self.delta.forward,
+            deleted: &self.delta.deleted,
+        };
+        let backward_delta = DeltaEntries {
+            appended: &self.delta.backward,
+            deleted: &self.delta.deleted,
+        };
+        let (from_rows, to_rows) = (self.from_rows as usize, self.to_rows as usize);
+        if let Some(parent) = &self.parent {
+            if let Some(built) = parent.patched.get() {
+                return (
+                    built.0.derive(&forward_delta, &parent.forward, from_rows),
+                    built.1.derive(&backward_delta, &parent.backward, to_rows),
+                );
+            }
+        }
+        let deleted: Vec<(u32, u32)> = self
+            .delta
+            .deleted
+            .iter()
+            .map(|&rel| self.endpoints(rel))
+            .collect();
+        let forward_owners = self.delta.forward.keys().map(|&(owner, _)| owner);
+        let backward_owners = self.delta.backward.keys().map(|&(owner, _)| owner);
+        (
+            PatchedCsr::build(
+                &self.forward,
+                &forward_delta,
+                forward_owners.chain(deleted.iter().map(|d| d.0)),
+                from_rows,
+            ),
+            PatchedCsr::build(
+                &self.backward,
+                &backward_delta,
+                backward_owners.chain(deleted.iter().map(|d| d.1)),
+                to_rows,
+            ),
+        )
     }
 
     /// Appends one rel to a delta (a helper for [`RelTable::with_delta`]).
@@ -565,7 +672,59 @@ mod tests {
             .collect()
     }
 
+    fn view_rows(view: AdjacencyView<'_>) -> Vec<Vec<(u32, u32)>> {
+        (0..view.num_nodes() as u32)
+            .map(|v| {
+                let (neighbours, rels) = view.entries(v);
+                neighbours
+                    .iter()
+                    .copied()
+                    .zip(rels.iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+
     proptest! {
+        /// Versions derived commit by commit (inserts, deletes and new nodes), some traversed
+        /// and some not, traverse like the CSR merged from scratch: patches derived from a
+        /// parent's equal patches built fresh.
+        #[test]
+        fn patched_adjacency_follows_commits(
+            stored_nodes in 1u32..600,
+            stored in proptest::collection::vec((0u32..600, 0u32..600), 0..300),
+            commits in proptest::collection::vec(
+                (0u32..40, proptest::collection::vec((0u32..2000, 0u32..2000), 0..10), proptest::collection::vec(0usize..400, 0..4), any::<bool>()),
+                1..10,
+            ),
+        ) {
+            let stored: Vec<(u32, u32)> = stored.into_iter().map(|(s, t)| (s % stored_nodes, t % stored_nodes)).collect();
+            let (sources, targets): (Vec<u32>, Vec<u32>) = stored.iter().copied().unzip();
+            let mut table = RelTable::build(sources, targets, Vec::new(), None, u64::from(stored_nodes), u64::from(stored_nodes)).unwrap();
+            let mut nodes = stored_nodes;
+            for (new_nodes, appended, deletions, traverse) in commits {
+                nodes += new_nodes;
+                let total = table.num_rows() + appended.len() as u64;
+                table = table.with_delta(u64::from(nodes), u64::from(nodes), |delta, stored_rows| {
+                    for &(source, target) in &appended {
+                        let rel = AppendedRel { source: source % nodes, target: target % nodes, values: Arc::from(Vec::new()) };
+                        RelTable::append_to(delta, stored_rows, rel);
+                    }
+                    for &rel in &deletions {
+                        if (rel as u64) < total {
+                            delta.deleted.insert(rel as u64);
+                        }
+                    }
+                });
+                if traverse {
+                    for direction in [Direction::Forward, Direction::Backward] {
+                        let merged = csr_rows(table.csr(direction), nodes);
+                        prop_assert_eq!(view_rows(table.adjacency(direction)), merged);
+                    }
+                }
+            }
+        }
+
         /// A table with rels in its delta (appended, some deleted) traverses exactly like the
         /// same rels built fresh, in both directions, by both merge paths; point lookups too.
         #[test]
@@ -602,6 +761,7 @@ mod tests {
             for direction in [Direction::Forward, Direction::Backward] {
                 let merged = csr_rows(with_delta.csr(direction), nodes);
                 prop_assert_eq!(&merged, &csr_rows(fresh.csr(direction), nodes));
+                prop_assert_eq!(&view_rows(with_delta.adjacency(direction)), &merged);
                 for v in 0..nodes {
                     prop_assert_eq!(&with_delta.entries(v, direction), &merged[v as usize]);
                 }

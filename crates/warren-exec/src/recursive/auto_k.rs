@@ -36,7 +36,7 @@ impl DegreeProfile {
     pub fn of(graph: &Graph) -> Self {
         Self {
             nodes: u64::from(graph.num_nodes()),
-            edges: graph.forward.targets().len() as u64,
+            edges: graph.forward.view().num_entries(),
         }
     }
 

@@ -19,6 +19,8 @@ use std::time::Instant;
 use warren_common::{Error, Result};
 
 use super::counters::{LevelCounters, TraversalRecorder};
+use warren_storage::adjacency::AdjacencyView;
+
 use super::graph::{Adjacency, Graph};
 use super::masks::Masks;
 use super::prefetch::prefetch_adjacency;
@@ -296,9 +298,7 @@ impl<'a> BfsSearch<'a> {
         let end = (start + morsel_size).min(state.frontier.len());
         let adjacency = &self.top_down_steps()[step];
         let scan = TopDownScan {
-            offsets: adjacency.offsets(),
-            targets: adjacency.targets(),
-            edges: adjacency.edges(),
+            adjacency: adjacency.view(),
             masks: self.masks,
             level: state.level,
             prefetch_distance: self.bfs.config.prefetch_distance,
@@ -329,11 +329,8 @@ impl<'a> BfsSearch<'a> {
         let size = self.bfs.config.morsel_size.max(1) * BOTTOM_UP_MORSEL_FACTOR;
         let start = (morsel * size) as u32;
         let end = ((morsel + 1) * size).min(self.graph.num_nodes() as usize) as u32;
-        let backward = &self.graph.backward;
         let scan = BottomUpScan {
-            offsets: backward.offsets(),
-            sources: backward.targets(),
-            edges: backward.edges(),
+            adjacency: self.graph.backward.view(),
             masks: self.masks,
             level: state.level,
         };
@@ -345,12 +342,11 @@ impl<'a> BfsSearch<'a> {
 
     /// Counts the edges a new frontier node brings (direction choice).
     fn degrees(&self, nodes: &[u32], piece: &mut Piece) {
-        let forward = self.graph.forward.offsets();
-        let backward = self.graph.backward.offsets();
+        let forward = self.graph.forward.view();
+        let backward = self.graph.backward.view();
         for &v in nodes {
-            let v = v as usize;
-            piece.out_edges += forward[v + 1] - forward[v];
-            piece.in_edges += backward[v + 1] - backward[v];
+            piece.out_edges += forward.degree(v);
+            piece.in_edges += backward.degree(v);
         }
     }
 
@@ -393,12 +389,10 @@ impl PhasedSearch for BfsSearch<'_> {
             paths.store(1, Ordering::Relaxed);
         }
         state.frontier.push(source);
-        let forward = self.graph.forward.offsets();
-        let backward = self.graph.backward.offsets();
-        let s = source as usize;
-        state.frontier_out_edges = forward[s + 1] - forward[s];
-        state.unvisited_in_edges =
-            self.graph.backward.targets().len() as u64 - (backward[s + 1] - backward[s]);
+        let forward = self.graph.forward.view();
+        let backward = self.graph.backward.view();
+        state.frontier_out_edges = forward.degree(source);
+        state.unvisited_in_edges = backward.num_entries() - backward.degree(source);
         if let Some(recorder) = self.recorder {
             recorder.add_sources(1);
         }
@@ -482,9 +476,7 @@ fn path_count_overflow() -> Error {
 
 /// The top-down kernel over one adjacency: expands frontier nodes along their out-edges.
 struct TopDownScan<'a> {
-    offsets: &'a [u64],
-    targets: &'a [u32],
-    edges: &'a [u32],
+    adjacency: AdjacencyView<'a>,
     masks: &'a Masks,
     level: u32,
     prefetch_distance: usize,
@@ -510,25 +502,19 @@ impl TopDownScan<'_> {
         let mut overflow = false;
         for (i, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
-                prefetch_adjacency(
-                    self.offsets,
-                    self.targets,
-                    frontier,
-                    i,
-                    self.prefetch_distance,
-                );
+                prefetch_adjacency(&self.adjacency, frontier, i, self.prefetch_distance);
             }
             if !self.expands(u) {
                 continue;
             }
-            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
-            piece.counters.edges_scanned += range.len() as u64;
+            let (targets, edges) = self.adjacency.entries(u);
+            piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
-            for i in range {
-                if !self.masks.follows(self.edges[i]) {
+            for (&target, &edge) in targets.iter().zip(edges) {
+                if !self.masks.follows(edge) {
                     continue;
                 }
-                let v = self.targets[i] as usize;
+                let v = target as usize;
                 let mut dist_v = dist[v].load(Ordering::Relaxed);
                 if dist_v == UNREACHED {
                     match dist[v].compare_exchange(
@@ -575,14 +561,12 @@ impl TopDownScan<'_> {
                 continue;
             }
             let key = key_base | rank as u64;
-            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
-            piece.counters.edges_scanned += range.len() as u64;
-            for i in range {
-                let edge = self.edges[i];
+            let (targets, edges) = self.adjacency.entries(u);
+            piece.counters.edges_scanned += targets.len() as u64;
+            for (&v, &edge) in targets.iter().zip(edges) {
                 if !self.masks.follows(edge) {
                     continue;
                 }
-                let v = self.targets[i];
                 if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
                     continue;
                 }
@@ -599,9 +583,8 @@ impl TopDownScan<'_> {
 
 /// The bottom-up kernel: unvisited nodes look for a parent among their in-edges.
 struct BottomUpScan<'a> {
-    offsets: &'a [u64],
-    sources: &'a [u32],
-    edges: &'a [u32],
+    /// The backward adjacency: a node's in-neighbours.
+    adjacency: AdjacencyView<'a>,
     masks: &'a Masks,
     level: u32,
 }
@@ -623,14 +606,13 @@ impl BottomUpScan<'_> {
             if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
                 continue;
             }
-            let range = self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize;
+            let (sources, edges) = self.adjacency.entries(v);
             let mut found = false;
             let mut total: u64 = 0;
-            for i in range {
+            for (&u, &edge) in sources.iter().zip(edges) {
                 piece.counters.edges_scanned += 1;
-                let u = self.sources[i];
                 if dist[u as usize].load(Ordering::Relaxed) != frontier_level
-                    || !self.masks.follows(self.edges[i])
+                    || !self.masks.follows(edge)
                     || (frontier_level > 0 && !self.masks.expandable(u))
                 {
                     continue;
@@ -684,9 +666,10 @@ impl AllShortestPaths {
         self.target
     }
 
+    /// Pushes a frame over `node`'s in-entries (positions `0..degree` of its entries).
     fn push(&mut self, graph: &Graph, node: u32) {
-        let range = graph.backward.range(node);
-        self.stack.push((node, range.start, range.end));
+        let degree = graph.backward.view().degree(node) as usize;
+        self.stack.push((node, 0, degree));
     }
 
     /// The next path as (intermediate nodes, edges) in forward order.
@@ -705,10 +688,10 @@ impl AllShortestPaths {
             self.stack.pop();
             self.edges.pop();
         }
-        let sources = graph.backward.targets();
-        let edge_ids = graph.backward.edges();
+        let backward = graph.backward.view();
         while let Some(&mut (node, ref mut cursor, end)) = self.stack.last_mut() {
             let level = bfs.distance(node);
+            let (sources, edge_ids) = backward.entries(node);
             let mut found = None;
             while *cursor < end {
                 let i = *cursor;

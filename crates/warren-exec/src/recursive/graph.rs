@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use warren_common::{Error, InternalId, Result, TableId};
 use warren_planner::plan::Step;
+use warren_storage::adjacency::AdjacencyView;
 use warren_storage::{Direction, RelTable, Snapshot};
 
 /// Adjacency in one direction: neighbours of global node `v` are
@@ -25,36 +26,17 @@ pub enum Adjacency {
 }
 
 impl Adjacency {
+    /// The view the traversal loops read: node `v`'s (neighbours, edges).
     #[inline]
-    pub fn offsets(&self) -> &[u64] {
+    pub fn view(&self) -> AdjacencyView<'_> {
         match self {
-            Adjacency::Stored { table, direction } => table.csr(*direction).offsets(),
-            Adjacency::Built { offsets, .. } => offsets,
+            Adjacency::Stored { table, direction } => table.adjacency(*direction),
+            Adjacency::Built {
+                offsets,
+                targets,
+                edges,
+            } => AdjacencyView::csr(offsets, targets, edges),
         }
-    }
-
-    #[inline]
-    pub fn targets(&self) -> &[u32] {
-        match self {
-            Adjacency::Stored { table, direction } => table.csr(*direction).neighbours(),
-            Adjacency::Built { targets, .. } => targets,
-        }
-    }
-
-    /// Global edge ids parallel to [`Adjacency::targets`].
-    #[inline]
-    pub fn edges(&self) -> &[u32] {
-        match self {
-            Adjacency::Stored { table, direction } => table.csr(*direction).rel_ids(),
-            Adjacency::Built { edges, .. } => edges,
-        }
-    }
-
-    /// The entries of node `v`.
-    #[inline]
-    pub fn range(&self, v: u32) -> std::ops::Range<usize> {
-        let offsets = self.offsets();
-        offsets[v as usize] as usize..offsets[v as usize + 1] as usize
     }
 }
 
@@ -178,8 +160,8 @@ impl Graph {
         }
         let table = snapshot.rel_table(step.pair).clone();
         let rows = snapshot.node_table(start).num_rows() as usize;
-        if table.csr(Direction::Forward).num_nodes() != rows
-            || table.csr(Direction::Backward).num_nodes() != rows
+        if table.adjacency(Direction::Forward).num_nodes() != rows
+            || table.adjacency(Direction::Backward).num_nodes() != rows
         {
             return None;
         }
@@ -223,12 +205,12 @@ impl Graph {
                         continue;
                     };
                     let edge_base = self.edge_base(step.pair).expect("pair in graph");
-                    let csr = snapshot.rel_table(step.pair).csr(direction);
-                    let range = csr.range(offset);
-                    for (&target, &rel) in csr.neighbours()[range.clone()]
-                        .iter()
-                        .zip(&csr.rel_ids()[range])
-                    {
+                    let view = snapshot.rel_table(step.pair).adjacency(direction);
+                    if offset as usize >= view.num_nodes() {
+                        continue; // a node newer than every rel of this table
+                    }
+                    let (neighbours, rels) = view.entries(offset);
+                    for (&target, &rel) in neighbours.iter().zip(rels) {
                         targets.push(end_base + target);
                         edges.push(edge_base + rel);
                     }

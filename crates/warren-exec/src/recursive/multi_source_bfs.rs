@@ -19,6 +19,8 @@ use warren_common::Result;
 
 use super::bfs::CountOutput;
 use super::counters::{LevelCounters, TraversalRecorder};
+use warren_storage::adjacency::AdjacencyView;
+
 use super::graph::Graph;
 use super::masks::Masks;
 use super::prefetch::prefetch_adjacency;
@@ -213,11 +215,8 @@ impl<'g> MultiSourceBfs<'g> {
             let size = size * BOTTOM_UP_MORSEL_FACTOR;
             let start = morsel * size;
             let end = (start + size).min(self.graph.num_nodes() as usize);
-            let backward = &self.graph.backward;
             let scan = Scan {
-                offsets: backward.offsets(),
-                neighbours: backward.targets(),
-                edges: backward.edges(),
+                adjacency: self.graph.backward.view(),
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
@@ -234,11 +233,8 @@ impl<'g> MultiSourceBfs<'g> {
         } else {
             let start = morsel * size;
             let end = (start + size).min(state.frontier.len());
-            let forward = &self.graph.forward;
             let scan = Scan {
-                offsets: forward.offsets(),
-                neighbours: forward.targets(),
-                edges: forward.edges(),
+                adjacency: self.graph.forward.view(),
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
@@ -259,12 +255,8 @@ impl<'g> MultiSourceBfs<'g> {
         if !self.config.direction_optimizing {
             return;
         }
-        let offsets = self.graph.forward.offsets();
-        piece.out_edges = piece
-            .nodes
-            .iter()
-            .map(|&v| offsets[v as usize + 1] - offsets[v as usize])
-            .sum();
+        let forward = self.graph.forward.view();
+        piece.out_edges = piece.nodes.iter().map(|&v| forward.degree(v)).sum();
     }
 
     /// Commits new words into `seen` and counts destinations per lane, or clears old frontier
@@ -285,14 +277,14 @@ impl<'g> MultiSourceBfs<'g> {
         let end = (start + size).min(state.next.len());
         let next = &self.buffers[1 - state.active];
         let counting = state.level >= self.config.lower;
-        let in_offsets = self.graph.backward.offsets();
+        let backward = self.graph.backward.view();
         for &v in &state.next[start..end] {
             let bits = next[v as usize].load(Ordering::Relaxed);
             piece.alive |= bits;
             let seen = self.seen[v as usize].load(Ordering::Relaxed) | bits;
             self.seen[v as usize].store(seen, Ordering::Relaxed);
             if seen | !state.alive == u64::MAX {
-                piece.settled_in_edges += in_offsets[v as usize + 1] - in_offsets[v as usize];
+                piece.settled_in_edges += backward.degree(v);
             }
             if counting && self.masks.is_destination(v) {
                 count_lanes(bits, v, self.config.per_destination, piece);
@@ -340,9 +332,9 @@ impl PhasedSearch for MultiSourceBfs<'_> {
         state.bottom_up = false;
         state.totals = vec![PathStats::default(); sources.len()];
         state.by_destination = vec![Vec::new(); sources.len()];
-        let forward = self.graph.forward.offsets();
+        let forward = self.graph.forward.view();
         state.frontier_out_edges = 0;
-        state.unsettled_in_edges = self.graph.backward.targets().len() as u64;
+        state.unsettled_in_edges = self.graph.backward.view().num_entries();
         for (lane, &source) in sources.iter().enumerate() {
             assert!(
                 source < self.graph.num_nodes(),
@@ -354,8 +346,7 @@ impl PhasedSearch for MultiSourceBfs<'_> {
             if before == 0 {
                 state.touched.push(source);
                 state.frontier.push(source);
-                let s = source as usize;
-                state.frontier_out_edges += forward[s + 1] - forward[s];
+                state.frontier_out_edges += forward.degree(source);
             }
         }
         if let Some(recorder) = self.recorder {
@@ -455,9 +446,7 @@ impl MultiSourceBfs<'_> {
 
 /// The expand kernels over one adjacency (forward for top-down, backward for bottom-up).
 struct Scan<'a> {
-    offsets: &'a [u64],
-    neighbours: &'a [u32],
-    edges: &'a [u32],
+    adjacency: AdjacencyView<'a>,
     masks: &'a Masks,
     level: u32,
     prefetch_distance: usize,
@@ -480,25 +469,19 @@ impl Scan<'_> {
     ) {
         for (position, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
-                prefetch_adjacency(
-                    self.offsets,
-                    self.neighbours,
-                    frontier,
-                    position,
-                    self.prefetch_distance,
-                );
+                prefetch_adjacency(&self.adjacency, frontier, position, self.prefetch_distance);
             }
             if !self.expands(u) {
                 continue;
             }
             let word = current[u as usize].load(Ordering::Relaxed);
-            let range = self.offsets[u as usize] as usize..self.offsets[u as usize + 1] as usize;
-            piece.counters.edges_scanned += range.len() as u64;
-            for i in range {
-                if !self.masks.follows(self.edges[i]) {
+            let (neighbours, edges) = self.adjacency.entries(u);
+            piece.counters.edges_scanned += neighbours.len() as u64;
+            for (&v, &edge) in neighbours.iter().zip(edges) {
+                if !self.masks.follows(edge) {
                     continue;
                 }
-                let v = self.neighbours[i] as usize;
+                let v = v as usize;
                 let bits = word & !seen[v].load(Ordering::Relaxed);
                 if bits == 0 || next[v].load(Ordering::Relaxed) & bits == bits {
                     continue;
@@ -528,12 +511,11 @@ impl Scan<'_> {
                 continue;
             }
             let mut reached = 0u64;
-            let range = self.offsets[v as usize] as usize..self.offsets[v as usize + 1] as usize;
-            for i in range {
+            let (neighbours, edges) = self.adjacency.entries(v);
+            for (&u, &edge) in neighbours.iter().zip(edges) {
                 piece.counters.edges_scanned += 1;
-                let u = self.neighbours[i];
                 let word = current[u as usize].load(Ordering::Relaxed);
-                if word == 0 || !self.masks.follows(self.edges[i]) || !self.expands(u) {
+                if word == 0 || !self.masks.follows(edge) || !self.expands(u) {
                     continue;
                 }
                 reached |= word;

@@ -2,6 +2,8 @@
 //! in two stages, `prefetch_distance` entries ahead (see `docs/OPTIMIZATION_LOG.md` for where
 //! it pays and where it does not). A no-op on targets without a prefetch instruction.
 
+use warren_storage::adjacency::AdjacencyView;
+
 /// Hints the processor to bring the cache line holding `value` into the cache.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
@@ -21,23 +23,24 @@ pub fn prefetch<T>(value: &T) {
     }
 }
 
-/// Two-stage prefetch for position `i` of a frontier walked over the adjacency
-/// (`offsets`, `neighbours`): the offsets of the node `2 * distance` ahead, then the first
-/// neighbours of the node `distance` ahead, whose offsets the first stage fetched one distance
-/// ago. Positions past the frontier's end are skipped.
+/// Two-stage prefetch for position `i` of a frontier walked over an adjacency: the offsets of
+/// the node `2 * distance` ahead, then the first neighbours of the node `distance` ahead, whose
+/// offsets the first stage fetched one distance ago. Positions past the frontier's end are
+/// skipped.
 #[inline]
 pub fn prefetch_adjacency(
-    offsets: &[u64],
-    neighbours: &[u32],
+    adjacency: &AdjacencyView<'_>,
     frontier: &[u32],
     i: usize,
     distance: usize,
 ) {
     if let Some(&far) = frontier.get(i + 2 * distance) {
-        prefetch(&offsets[far as usize]);
+        if let Some(offset) = adjacency.offset_address(far) {
+            prefetch(offset);
+        }
     }
     if let Some(&near) = frontier.get(i + distance) {
-        if let Some(first) = neighbours.get(offsets[near as usize] as usize) {
+        if let Some(first) = adjacency.first_neighbour(near) {
             prefetch(first);
         }
     }
@@ -59,10 +62,12 @@ mod tests {
         // Node 1 has no neighbours and is last: its offset equals the neighbours' length.
         let offsets = [0u64, 2, 2];
         let neighbours = [1u32, 0];
+        let edges = [0u32, 1];
+        let adjacency = super::AdjacencyView::csr(&offsets, &neighbours, &edges);
         let frontier = [0u32, 1, 1, 0];
         for distance in 0..6 {
             for i in 0..frontier.len() {
-                super::prefetch_adjacency(&offsets, &neighbours, &frontier, i, distance);
+                super::prefetch_adjacency(&adjacency, &frontier, i, distance);
             }
         }
     }

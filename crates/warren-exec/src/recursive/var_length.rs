@@ -158,16 +158,15 @@ impl LevelPathsSearch<'_> {
         let start = morsel * self.paths.morsel_size;
         let end = (start + self.paths.morsel_size).min(current.len());
         let remaining = self.paths.upper - depth as u32 - 1;
-        let targets = self.graph.forward.targets();
-        let edges = self.graph.forward.edges();
+        let forward = self.graph.forward.view();
         let mut found = Vec::new();
         for index in start..end {
             let (node, parent, ..) = current.entry(index);
             if !self.admits(levels, depth, node, parent) {
                 continue;
             }
-            for i in self.graph.forward.range(node) {
-                let (v, edge) = (targets[i], edges[i]);
+            let (targets, edges) = forward.entries(node);
+            for (&v, &edge) in targets.iter().zip(edges) {
                 if !self.masks.follows(edge)
                     || self.distance[v as usize] > remaining
                     || !self.accepts(levels, depth, index as u32, edge)

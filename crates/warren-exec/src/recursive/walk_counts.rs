@@ -65,11 +65,11 @@ impl ForwardPart {
 
     /// Edges the next level would scan.
     pub fn next_cost(&self, graph: &Graph, masks: &Masks) -> u64 {
-        let offsets = graph.forward.offsets();
+        let forward = graph.forward.view();
         self.frontier
             .iter()
             .filter(|(v, _)| self.continues(masks, *v))
-            .map(|&(v, _)| offsets[v as usize + 1] - offsets[v as usize])
+            .map(|&(v, _)| forward.degree(v))
             .sum()
     }
 
@@ -87,19 +87,18 @@ impl ForwardPart {
         if scratch.counts.len() != n {
             scratch.counts = vec![0; n];
         }
-        let offsets = graph.forward.offsets();
-        let targets = graph.forward.targets();
-        let edges = graph.forward.edges();
+        let forward = graph.forward.view();
         let mut next = Vec::new();
         for &(v, walks) in &self.frontier {
             if !self.continues(masks, v) {
                 continue;
             }
-            for i in offsets[v as usize] as usize..offsets[v as usize + 1] as usize {
-                if !masks.follows(edges[i]) {
+            let (targets, edges) = forward.entries(v);
+            for (&w, &edge) in targets.iter().zip(edges) {
+                if !masks.follows(edge) {
                     continue;
                 }
-                let w = targets[i] as usize;
+                let w = w as usize;
                 if scratch.counts[w] == 0 {
                     next.push(w as u32);
                 }
@@ -183,16 +182,16 @@ impl BackwardCounts {
 
     /// In-edges of the last level's support: the cost of pushing the next level.
     fn push_edges(&self, graph: &Graph) -> u64 {
-        let in_offsets = graph.backward.offsets();
+        let backward = graph.backward.view();
         self.support[self.depth() as usize]
             .iter()
-            .map(|&v| in_offsets[v as usize + 1] - in_offsets[v as usize])
+            .map(|&v| backward.degree(v))
             .sum()
     }
 
     /// Edges the next level scans: pushed from a small support, else pulled over every node.
     pub fn next_cost(&self, graph: &Graph) -> u64 {
-        let all_edges = graph.backward.targets().len() as u64;
+        let all_edges = graph.backward.view().num_entries();
         if !self.last_complete {
             // The restricted last level is computed again in full first.
             return all_edges.saturating_mul(2);
@@ -220,7 +219,7 @@ impl BackwardCounts {
             scanned += self.extend(graph, masks, parallel, interrupt)?;
         }
         let previous = self.depth() as usize;
-        let all_edges = graph.backward.targets().len() as u64;
+        let all_edges = graph.backward.view().num_entries();
         let cost = self.next_cost(graph);
         let (level, support) = if cost < all_edges {
             self.push(previous, graph, masks)
@@ -244,11 +243,8 @@ impl BackwardCounts {
 
     /// Edges a level restricted to `nodes` scans.
     pub fn restricted_cost(graph: &Graph, nodes: &[u32]) -> u64 {
-        let offsets = graph.forward.offsets();
-        nodes
-            .iter()
-            .map(|&v| offsets[v as usize + 1] - offsets[v as usize])
-            .sum()
+        let forward = graph.forward.view();
+        nodes.iter().map(|&v| forward.degree(v)).sum()
     }
 
     /// Computes one more level for `nodes` only (the last level a group of sources needs);
@@ -293,18 +289,18 @@ impl BackwardCounts {
     fn push(&self, previous: usize, graph: &Graph, masks: &Masks) -> (Vec<u64>, Vec<u32>) {
         let mut level = vec![0u64; graph.num_nodes() as usize];
         let mut support = Vec::new();
-        let sources = graph.backward.targets();
-        let edges = graph.backward.edges();
+        let backward = graph.backward.view();
         for &v in &self.support[previous] {
             if !Self::gate(previous, masks, v) {
                 continue;
             }
             let value = self.levels[previous][v as usize];
-            for i in graph.backward.range(v) {
-                if !masks.follows(edges[i]) {
+            let (sources, edges) = backward.entries(v);
+            for (&u, &edge) in sources.iter().zip(edges) {
+                if !masks.follows(edge) {
                     continue;
                 }
-                let u = sources[i] as usize;
+                let u = u as usize;
                 if level[u] == 0 {
                     support.push(u as u32);
                 }
@@ -329,9 +325,7 @@ impl BackwardCounts {
     ) -> Result<(Vec<u64>, Vec<u32>)> {
         let n = graph.num_nodes() as usize;
         let values = &self.levels[previous];
-        let offsets = graph.forward.offsets();
-        let targets = graph.forward.targets();
-        let edges = graph.forward.edges();
+        let forward = graph.forward.view();
         let node_at = |i: usize| nodes.map_or(i, |list| list[i] as usize);
         let mut pieces: Vec<(usize, Vec<u64>, Vec<u32>)> = Vec::new();
         for_each_morsel(
@@ -345,10 +339,10 @@ impl BackwardCounts {
                 for i in range.clone() {
                     let u = node_at(i);
                     let mut sum = 0u64;
-                    for j in offsets[u] as usize..offsets[u + 1] as usize {
-                        let v = targets[j];
+                    let (targets, edges) = forward.entries(u as u32);
+                    for (&v, &edge) in targets.iter().zip(edges) {
                         let value = values[v as usize];
-                        if value != 0 && masks.follows(edges[j]) && Self::gate(previous, masks, v) {
+                        if value != 0 && masks.follows(edge) && Self::gate(previous, masks, v) {
                             sum = sum.saturating_add(value);
                         }
                     }
@@ -551,7 +545,7 @@ fn plan_step(
     let growth = if previous > 0 {
         forward.div_ceil(previous)
     } else {
-        (graph.forward.targets().len() as u64 / u64::from(graph.num_nodes()).max(1)).max(1)
+        (graph.forward.view().num_entries() / u64::from(graph.num_nodes()).max(1)).max(1)
     };
     let plan_forward = forward.saturating_add(full.min(forward.saturating_mul(growth)));
     let plan_backward = full.saturating_add(restricted);

@@ -25,8 +25,7 @@ pub fn distance_to_destinations(
     for &v in &frontier {
         distance[v as usize] = 0;
     }
-    let sources = graph.backward.targets();
-    let edges = graph.backward.edges();
+    let backward = graph.backward.view();
     let mut next = Vec::new();
     for level in 1..=upper {
         for &v in &frontier {
@@ -34,9 +33,9 @@ pub fn distance_to_destinations(
             if level > 1 && !masks.expandable(v) {
                 continue;
             }
-            for i in graph.backward.range(v) {
-                let u = sources[i];
-                if distance[u as usize] == UNREACHED && masks.follows(edges[i]) {
+            let (sources, edges) = backward.entries(v);
+            for (&u, &edge) in sources.iter().zip(edges) {
+                if distance[u as usize] == UNREACHED && masks.follows(edge) {
                     distance[u as usize] = level;
                     next.push(u);
                 }
@@ -90,8 +89,7 @@ pub fn count_walks(
     let mut next = Vec::new();
     counts[source as usize] = 1;
     record(source, 0, 1, &mut total)?;
-    let targets = graph.forward.targets();
-    let edges = graph.forward.edges();
+    let forward = graph.forward.view();
     for level in 1..=upper {
         for &u in &frontier {
             let paths = counts[u as usize];
@@ -99,11 +97,12 @@ pub fn count_walks(
             if level > 1 && !masks.expandable(u) {
                 continue;
             }
-            for i in graph.forward.range(u) {
-                if !masks.follows(edges[i]) {
+            let (targets, edges) = forward.entries(u);
+            for (&v, &edge) in targets.iter().zip(edges) {
+                if !masks.follows(edge) {
                     continue;
                 }
-                let v = targets[i] as usize;
+                let v = v as usize;
                 if next_counts[v] == 0 {
                     next.push(v as u32);
                 }
@@ -171,15 +170,15 @@ pub struct PathEnumerator {
 
 impl PathEnumerator {
     pub fn new(graph: &Graph, semantic: Semantic, source: u32, lower: u32, upper: u32) -> Self {
-        let range = graph.forward.range(source);
+        let degree = graph.forward.view().degree(source) as usize;
         Self {
             semantic,
             lower,
             upper,
             stack: vec![Frame {
                 node: source,
-                cursor: range.start,
-                end: range.end,
+                cursor: 0,
+                end: degree,
                 expanded: true,
             }],
             edges: Vec::new(),
@@ -222,8 +221,7 @@ impl PathEnumerator {
                 return Ok(Some((source, Vec::new(), Vec::new())));
             }
         }
-        let targets = graph.forward.targets();
-        let edge_ids = graph.forward.edges();
+        let forward = graph.forward.view();
         while !self.stack.is_empty() {
             self.steps += 1;
             if self.steps.is_multiple_of(1 << 16) {
@@ -246,6 +244,7 @@ impl PathEnumerator {
             let remaining = self.upper - depth as u32 - 1;
             let mut chosen = None;
             let frame = &mut self.stack[depth];
+            let (targets, edge_ids) = forward.entries(frame.node);
             while frame.cursor < frame.end {
                 let i = frame.cursor;
                 frame.cursor += 1;
@@ -263,11 +262,10 @@ impl PathEnumerator {
                 continue;
             }
             self.edges.push(edge);
-            let range = graph.forward.range(v);
             self.stack.push(Frame {
                 node: v,
-                cursor: range.start,
-                end: range.end,
+                cursor: 0,
+                end: forward.degree(v) as usize,
                 expanded: false,
             });
             let length = self.edges.len() as u32;

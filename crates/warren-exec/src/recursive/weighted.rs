@@ -104,8 +104,7 @@ pub fn dijkstra(
         distance: 0.0,
         node: source,
     });
-    let targets = graph.forward.targets();
-    let edges = graph.forward.edges();
+    let forward = graph.forward.view();
     while let Some(Entry { distance, node: u }) = heap.pop() {
         if done[u as usize] || distance > result.distance[u as usize] {
             continue;
@@ -118,7 +117,8 @@ pub fn dijkstra(
         if u != source && !masks.expandable(u) {
             continue;
         }
-        for i in graph.forward.range(u) {
+        let (targets, edges) = forward.entries(u);
+        for i in 0..targets.len() {
             let edge = edges[i];
             let weight = weights[edge as usize];
             if weight.is_nan() || !masks.follows(edge) {
@@ -274,15 +274,15 @@ impl<'a> ParallelWeighted<'a> {
     /// dropped and that were not queued yet.
     fn relax(&self, source: u32, nodes: &[u32]) -> Result<Vec<u32>> {
         use std::sync::atomic::Ordering::Relaxed;
-        let targets = self.graph.forward.targets();
-        let edges = self.graph.forward.edges();
+        let forward = self.graph.forward.view();
         let mut dropped = Vec::new();
         for &u in nodes {
             if u != source && !self.masks.expandable(u) {
                 continue;
             }
             let distance_u = self.load(u);
-            for i in self.graph.forward.range(u) {
+            let (targets, edges) = forward.entries(u);
+            for i in 0..targets.len() {
                 let edge = edges[i];
                 let weight = self.weights[edge as usize];
                 if weight.is_nan() || !self.masks.follows(edge) {
@@ -316,20 +316,19 @@ impl<'a> ParallelWeighted<'a> {
         let mut settled = vec![false; n];
         let mut discovered = vec![false; n];
         let mut order = Vec::with_capacity(nodes.len());
-        let targets = self.graph.forward.targets();
-        let edges = self.graph.forward.edges();
-        let sources = self.graph.backward.targets();
-        let in_edges = self.graph.backward.edges();
+        let forward = self.graph.forward.view();
+        let backward = self.graph.backward.view();
         for group in nodes.chunk_by(|&a, &b| distance[a as usize] == distance[b as usize]) {
             let d = distance[group[0] as usize];
             let mut heap = std::collections::BinaryHeap::new();
             for &v in group {
                 // Discovered by a rel from a node settled earlier (or the source itself).
-                let from_settled = v == source
-                    || self.graph.backward.range(v).any(|i| {
-                        let (u, edge) = (sources[i], in_edges[i]);
+                let from_settled = v == source || {
+                    let (sources, in_edges) = backward.entries(v);
+                    sources.iter().zip(in_edges).any(|(&u, &edge)| {
                         settled[u as usize] && self.relaxes(source, u, edge, d, distance)
-                    });
+                    })
+                };
                 if from_settled {
                     discovered[v as usize] = true;
                     heap.push(std::cmp::Reverse(v));
@@ -338,7 +337,8 @@ impl<'a> ParallelWeighted<'a> {
             while let Some(std::cmp::Reverse(u)) = heap.pop() {
                 settled[u as usize] = true;
                 order.push(u);
-                for i in self.graph.forward.range(u) {
+                let (targets, edges) = forward.entries(u);
+                for i in 0..targets.len() {
                     let (v, edge) = (targets[i], edges[i]);
                     if distance[v as usize] == d
                         && !discovered[v as usize]
@@ -375,13 +375,13 @@ impl<'a> ParallelWeighted<'a> {
             rank[v as usize] = position as u32;
         }
         let mut parents = vec![Vec::new(); n];
-        let targets = self.graph.forward.targets();
-        let edges = self.graph.forward.edges();
+        let forward = self.graph.forward.view();
         for &u in &settled {
             if u != source && !self.masks.expandable(u) {
                 continue;
             }
-            for i in self.graph.forward.range(u) {
+            let (targets, edges) = forward.entries(u);
+            for i in 0..targets.len() {
                 let (v, edge) = (targets[i], edges[i]);
                 let weight = self.weights[edge as usize];
                 if v == source || weight.is_nan() || !self.masks.follows(edge) {

@@ -1,0 +1,423 @@
+//! The adjacency a traversal reads when a rel table has a delta: the stored CSR, and for each
+//! node group (2^[`GROUP_SHIFT`] consecutive nodes) that the delta touches, a small CSR of
+//! that group's merged entries (stored entries minus deleted rels, then appended rels, per node
+//! in rel order). Groups the delta leaves alone are read from the stored CSR in place.
+//!
+//! A table version's patches are derived from its parent version's, when the parent built
+//! them: only the groups the commit between them touched are rebuilt, and the others are
+//! shared. So the first traversal after a commit costs O(touched groups), not O(edges).
+//! [`AdjacencyView`] is what the recursive engine's loops read: one predictable branch per
+//! node when there are patches, none when there are not.
+
+use std::sync::Arc;
+
+use imbl::{OrdMap, OrdSet};
+
+use crate::csr::Csr;
+
+/// Nodes per group: 2^GROUP_SHIFT.
+pub const GROUP_SHIFT: u32 = 8;
+const GROUP_NODES: usize = 1 << GROUP_SHIFT;
+const GROUP_MASK: u32 = (1 << GROUP_SHIFT) - 1;
+
+/// The merged entries of one node group.
+#[derive(Debug, Default)]
+pub struct Patch {
+    /// `GROUP_NODES + 1` offsets into `neighbours` and `rel_ids`, relative to the group.
+    offsets: Vec<u32>,
+    neighbours: Vec<u32>,
+    rel_ids: Vec<u32>,
+}
+
+impl Patch {
+    #[inline]
+    fn entries(&self, local: u32) -> (&[u32], &[u32]) {
+        let local = local as usize;
+        let range = self.offsets[local] as usize..self.offsets[local + 1] as usize;
+        (&self.neighbours[range.clone()], &self.rel_ids[range])
+    }
+
+    fn num_entries(&self) -> u64 {
+        self.neighbours.len() as u64
+    }
+}
+
+/// What a delta's traversal needs, in one direction: appended entries (owner, rel) ->
+/// neighbour and the deleted rels.
+pub struct DeltaEntries<'a> {
+    pub appended: &'a OrdMap<(u32, u32), u32>,
+    pub deleted: &'a OrdSet<u64>,
+}
+
+/// One direction's adjacency with a delta: the stored CSR and the patched groups.
+#[derive(Clone, Debug)]
+pub struct PatchedCsr {
+    stored: Csr,
+    /// One slot per group covering `num_nodes`; `None` where the stored CSR is right.
+    patches: Arc<[Option<Arc<Patch>>]>,
+    num_nodes: usize,
+    num_entries: u64,
+}
+
+fn group_count(num_nodes: usize) -> usize {
+    num_nodes.div_ceil(GROUP_NODES)
+}
+
+impl PatchedCsr {
+    /// Builds the patches of every group the delta touches (and of every group holding nodes
+    /// the stored CSR does not cover). `touched_owners` lists the owner nodes of appended
+    /// entries and of deleted rels in this direction.
+    pub fn build(
+        stored: &Csr,
+        delta: &DeltaEntries<'_>,
+        touched_owners: impl Iterator<Item = u32>,
+        num_nodes: usize,
+    ) -> Self {
+        let mut groups: Vec<usize> = touched_owners
+            .map(|v| (v >> GROUP_SHIFT) as usize)
+            .collect();
+        groups.extend(uncovered_groups(stored.num_nodes(), num_nodes));
+        let empty = Self {
+            stored: stored.clone(),
+            patches: vec![None; group_count(num_nodes)].into(),
+            num_nodes,
+            num_entries: stored.num_edges() as u64,
+        };
+        empty.rebuilt(delta, groups, num_nodes)
+    }
+
+    /// This adjacency after a commit that touched `touched_owners` (owners of appended entries
+    /// and of deleted rels) and grew the node table to `num_nodes`: those groups are rebuilt
+    /// from `delta` (the new version's whole delta) and the others shared.
+    pub fn derive(
+        &self,
+        delta: &DeltaEntries<'_>,
+        touched_owners: &[u32],
+        num_nodes: usize,
+    ) -> Self {
+        assert!(num_nodes >= self.num_nodes, "node tables only grow");
+        let mut groups: Vec<usize> = touched_owners
+            .iter()
+            .map(|&v| (v >> GROUP_SHIFT) as usize)
+            .collect();
+        // Groups of nodes the stored CSR does not cover need a patch; those this version's
+        // parent already patched stay right unless touched (their new nodes have no entries).
+        let unpatched = |&group: &usize| !matches!(self.patches.get(group), Some(Some(_)));
+        groups.extend(uncovered_groups(self.stored.num_nodes(), num_nodes).filter(unpatched));
+        self.rebuilt(delta, groups, num_nodes)
+    }
+
+    /// A copy with `groups` rebuilt from `delta`, covering `num_nodes`.
+    fn rebuilt(&self, delta: &DeltaEntries<'_>, mut groups: Vec<usize>, num_nodes: usize) -> Self {
+        groups.sort_unstable();
+        groups.dedup();
+        let mut patches = self.patches.to_vec();
+        patches.resize(group_count(num_nodes), None);
+        let mut num_entries = self.num_entries;
+        for group in groups {
+            assert!(group < patches.len(), "touched node beyond the node table");
+            num_entries -= self.group_entries(group);
+            let patch = build_patch(&self.stored, delta, group, num_nodes);
+            num_entries += patch.num_entries();
+            patches[group] = Some(Arc::new(patch));
+        }
+        Self {
+            stored: self.stored.clone(),
+            patches: patches.into(),
+            num_nodes,
+            num_entries,
+        }
+    }
+
+    /// Entries this adjacency holds for `group` now.
+    fn group_entries(&self, group: usize) -> u64 {
+        match self.patches.get(group) {
+            Some(Some(patch)) => patch.num_entries(),
+            Some(None) => {
+                let first = group * GROUP_NODES;
+                let end = ((group + 1) * GROUP_NODES).min(self.stored.num_nodes());
+                let offsets = self.stored.offsets();
+                if first >= end {
+                    0
+                } else {
+                    offsets[end] - offsets[first]
+                }
+            }
+            None => 0,
+        }
+    }
+
+    pub fn view(&self) -> AdjacencyView<'_> {
+        AdjacencyView {
+            offsets: self.stored.offsets(),
+            neighbours: self.stored.neighbours(),
+            rel_ids: self.stored.rel_ids(),
+            patches: &self.patches,
+            num_nodes: self.num_nodes,
+            num_entries: self.num_entries,
+        }
+    }
+
+    /// Groups with a patch (for tests and statistics).
+    pub fn patched_groups(&self) -> usize {
+        self.patches.iter().filter(|p| p.is_some()).count()
+    }
+}
+
+/// The groups holding nodes `covered..num_nodes`, which a stored CSR of `covered` nodes does
+/// not describe.
+fn uncovered_groups(covered: usize, num_nodes: usize) -> impl Iterator<Item = usize> {
+    let first = covered / GROUP_NODES;
+    let end = if covered >= num_nodes {
+        first
+    } else {
+        group_count(num_nodes)
+    };
+    first..end
+}
+
+/// The merged entries of `group`: per node, its live stored entries, then its live appended
+/// entries, in rel order.
+fn build_patch(stored: &Csr, delta: &DeltaEntries<'_>, group: usize, num_nodes: usize) -> Patch {
+    let first = (group * GROUP_NODES) as u32;
+    let end = ((group + 1) * GROUP_NODES).min(num_nodes) as u32;
+    let live = |rel: u32| delta.deleted.is_empty() || !delta.deleted.contains(&u64::from(rel));
+    let mut patch = Patch {
+        offsets: Vec::with_capacity(GROUP_NODES + 1),
+        ..Patch::default()
+    };
+    patch.offsets.push(0);
+    let mut appended = delta.appended.range((first, 0)..(end, 0)).peekable();
+    let (stored_neighbours, stored_rels) = (stored.neighbours(), stored.rel_ids());
+    for node in first..end {
+        for i in stored.range(node) {
+            if live(stored_rels[i]) {
+                patch.neighbours.push(stored_neighbours[i]);
+                patch.rel_ids.push(stored_rels[i]);
+            }
+        }
+        while let Some((&(owner, rel), &neighbour)) = appended.peek() {
+            if owner != node {
+                break;
+            }
+            if live(rel) {
+                patch.neighbours.push(neighbour);
+                patch.rel_ids.push(rel);
+            }
+            appended.next();
+        }
+        patch.offsets.push(
+            u32::try_from(patch.neighbours.len()).expect("a node group's entries fit in u32"),
+        );
+    }
+    // A last group may be partly beyond the node table: its nodes there have no entries.
+    let last = *patch.offsets.last().expect("offsets start with 0");
+    patch.offsets.resize(GROUP_NODES + 1, last);
+    patch
+}
+
+/// The entries of `v` in its group's patch (kept out of line: the stored path is the hot one).
+#[inline(never)]
+fn patched_entries(patch: &Patch, v: u32) -> (&[u32], &[u32]) {
+    patch.entries(v & GROUP_MASK)
+}
+
+/// A read-only view of one direction's adjacency: node `v`'s (neighbours, rel ids).
+#[derive(Clone, Copy, Debug)]
+pub struct AdjacencyView<'a> {
+    offsets: &'a [u64],
+    neighbours: &'a [u32],
+    rel_ids: &'a [u32],
+    /// Empty when nothing is patched.
+    patches: &'a [Option<Arc<Patch>>],
+    num_nodes: usize,
+    num_entries: u64,
+}
+
+impl<'a> AdjacencyView<'a> {
+    /// A plain CSR given as its arrays (`offsets` has one more entry than nodes).
+    pub fn csr(offsets: &'a [u64], neighbours: &'a [u32], rel_ids: &'a [u32]) -> Self {
+        assert!(!offsets.is_empty() && neighbours.len() == rel_ids.len());
+        Self {
+            offsets,
+            neighbours,
+            rel_ids,
+            patches: &[],
+            num_nodes: offsets.len() - 1,
+            num_entries: neighbours.len() as u64,
+        }
+    }
+
+    /// Node `v`'s neighbours and the rels (or edges) that reach them.
+    #[inline(always)]
+    pub fn entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
+        if !self.patches.is_empty() {
+            if let Some(patch) = &self.patches[(v >> GROUP_SHIFT) as usize] {
+                return patched_entries(patch, v);
+            }
+        }
+        let v = v as usize;
+        let (start, end) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
+        (&self.neighbours[start..end], &self.rel_ids[start..end])
+    }
+
+    #[inline]
+    pub fn neighbours(&self, v: u32) -> &'a [u32] {
+        self.entries(v).0
+    }
+
+    #[inline(always)]
+    pub fn degree(&self, v: u32) -> u64 {
+        if self.patches.is_empty() {
+            let v = v as usize;
+            return self.offsets[v + 1] - self.offsets[v];
+        }
+        self.entries(v).0.len() as u64
+    }
+
+    pub fn num_nodes(&self) -> usize {
+        self.num_nodes
+    }
+
+    /// Entries over all nodes.
+    pub fn num_entries(&self) -> u64 {
+        self.num_entries
+    }
+
+    /// Whether some groups are read from patches.
+    pub fn is_patched(&self) -> bool {
+        !self.patches.is_empty()
+    }
+
+    /// The first prefetch stage for node `v`: the stored offset telling where its entries
+    /// are (`None` when its group is patched).
+    #[inline]
+    pub fn offset_address(&self, v: u32) -> Option<&'a u64> {
+        if !self.patches.is_empty() && self.patches[(v >> GROUP_SHIFT) as usize].is_some() {
+            return None;
+        }
+        self.offsets.get(v as usize)
+    }
+
+    /// The second prefetch stage for node `v`: its first neighbour.
+    #[inline(always)]
+    pub fn first_neighbour(&self, v: u32) -> Option<&'a u32> {
+        if self.patches.is_empty() {
+            return self.neighbours.get(self.offsets[v as usize] as usize);
+        }
+        self.entries(v).0.first()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A fresh CSR of `nodes` nodes from live rels (source, target, alive).
+    fn fresh(nodes: usize, rels: &[(u32, u32, bool)]) -> Csr {
+        let sources: Vec<u32> = rels.iter().map(|r| r.0).collect();
+        let targets: Vec<u32> = rels.iter().map(|r| r.1).collect();
+        Csr::build(nodes, &sources, &targets, |rel| rels[rel].2)
+    }
+
+    fn rows(view: &AdjacencyView<'_>) -> Vec<Vec<(u32, u32)>> {
+        (0..view.num_nodes() as u32)
+            .map(|v| {
+                let (n, r) = view.entries(v);
+                n.iter().copied().zip(r.iter().copied()).collect()
+            })
+            .collect()
+    }
+
+    /// One commit: appended rels (source, target) and deleted rel ids.
+    type Commit = (Vec<(u32, u32)>, Vec<usize>);
+
+    /// Applies commits of (appended rels, deleted rel ids) one by one, deriving each version's
+    /// patches from the last, and compares every version with a fresh CSR.
+    fn check(stored_nodes: usize, stored: &[(u32, u32)], commits: &[Commit], final_nodes: usize) {
+        let mut rels: Vec<(u32, u32, bool)> = stored.iter().map(|&(s, t)| (s, t, true)).collect();
+        let base = fresh(stored_nodes, &rels);
+        let mut appended = OrdMap::new();
+        let mut deleted = OrdSet::new();
+        let mut current: Option<PatchedCsr> = None;
+        for (index, (added, removed)) in commits.iter().enumerate() {
+            let nodes = stored_nodes + (final_nodes - stored_nodes) * (index + 1) / commits.len();
+            let mut touched = Vec::new();
+            for &(s, t) in added {
+                let (s, t) = (s % nodes as u32, t % nodes as u32);
+                let rel = rels.len() as u32;
+                rels.push((s, t, true));
+                appended.insert((s, rel), t);
+                touched.push(s);
+            }
+            for &r in removed {
+                if rels.is_empty() {
+                    continue;
+                }
+                let r = r % rels.len();
+                rels[r].2 = false;
+                deleted.insert(r as u64);
+                touched.push(rels[r].0);
+            }
+            let delta = DeltaEntries {
+                appended: &appended,
+                deleted: &deleted,
+            };
+            let next = match &current {
+                Some(previous) => previous.derive(&delta, &touched, nodes),
+                None => PatchedCsr::build(&base, &delta, touched.iter().copied(), nodes),
+            };
+            let expected = fresh(nodes, &rels);
+            let view = next.view();
+            assert_eq!(
+                rows(&view),
+                rows(&AdjacencyView::csr(
+                    expected.offsets(),
+                    expected.neighbours(),
+                    expected.rel_ids()
+                ))
+            );
+            assert_eq!(view.num_entries(), expected.num_edges() as u64);
+            current = Some(next);
+        }
+    }
+
+    #[test]
+    fn an_untouched_group_is_read_in_place() {
+        let stored = fresh(1000, &[(1, 2, true), (700, 3, true)]);
+        let appended = OrdMap::unit((5, 2), 9);
+        let deleted = OrdSet::new();
+        let delta = DeltaEntries {
+            appended: &appended,
+            deleted: &deleted,
+        };
+        let patched = PatchedCsr::build(&stored, &delta, [5].into_iter(), 1000);
+        assert_eq!(patched.patched_groups(), 1);
+        let view = patched.view();
+        assert_eq!(view.entries(5), (&[9][..], &[2][..]));
+        assert_eq!(view.entries(700), (&[3][..], &[1][..]));
+        assert_eq!(view.num_entries(), 3);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn derived_patches_equal_a_fresh_build(
+            stored_nodes in 1usize..700,
+            extra_nodes in 0usize..600,
+            stored in prop::collection::vec((0u32..700, 0u32..1300), 0..400),
+            commits in prop::collection::vec(
+                (prop::collection::vec((0u32..1300, 0u32..1300), 0..20), prop::collection::vec(0usize..500, 0..8)),
+                1..12,
+            ),
+        ) {
+            let stored: Vec<(u32, u32)> = stored
+                .into_iter()
+                .map(|(s, t)| (s % stored_nodes as u32, t % (stored_nodes + extra_nodes) as u32))
+                .collect();
+            check(stored_nodes, &stored, &commits, stored_nodes + extra_nodes);
+        }
+    }
+}
