@@ -1,11 +1,14 @@
-//! The adjacency a traversal reads when a rel table has a delta: the stored CSR, and for each
-//! node group (2^[`GROUP_SHIFT`] consecutive nodes) that the delta touches, a small CSR of
+//! The adjacency a traversal reads when a rel table has a delta: a base CSR (the stored one, or
+//! the stored one merged with the delta of some earlier version) and, for each node group
+//! (2^[`GROUP_SHIFT`] consecutive nodes) whose entries differ from the base, a patch holding
 //! that group's merged entries (stored entries minus deleted rels, then appended rels, per node
-//! in rel order). Groups the delta leaves alone are read from the stored CSR in place.
+//! in rel order). Groups without a patch are read from the base in place.
 //!
 //! A table version's patches are derived from its parent version's, when the parent built
 //! them: only the groups the commit between them touched are rebuilt, and the others are
-//! shared. So the first traversal after a commit costs O(touched groups), not O(edges).
+//! shared. So the first traversal after a commit costs O(touched groups), not O(edges). When
+//! patches cover more than [`PATCHED_SHARE_MAX`] of the groups (a large delta), the caller
+//! merges the whole delta into a new base instead, so that reads go back to the flat arrays.
 //! [`AdjacencyView`] is what the recursive engine's loops read: one predictable branch per
 //! node when there are patches, none when there are not.
 
@@ -19,6 +22,9 @@ use crate::csr::Csr;
 pub const GROUP_SHIFT: u32 = 8;
 const GROUP_NODES: usize = 1 << GROUP_SHIFT;
 const GROUP_MASK: u32 = (1 << GROUP_SHIFT) - 1;
+/// The share of patched groups above which a merged base pays (reads through patches take an
+/// extra indirection; see docs/OPTIMIZATION_LOG.md).
+pub const PATCHED_SHARE_MAX: f64 = 0.25;
 
 /// The merged entries of one node group.
 #[derive(Debug, Default)]
@@ -49,11 +55,14 @@ pub struct DeltaEntries<'a> {
     pub deleted: &'a OrdSet<u64>,
 }
 
-/// One direction's adjacency with a delta: the stored CSR and the patched groups.
+/// One direction's adjacency with a delta: the stored CSR, the base and the patched groups.
 #[derive(Clone, Debug)]
 pub struct PatchedCsr {
+    /// The segment's CSR: patches are built from it and the whole delta.
     stored: Csr,
-    /// One slot per group covering `num_nodes`; `None` where the stored CSR is right.
+    /// What unpatched groups read: `stored`, or a merged CSR of an earlier version.
+    base: Csr,
+    /// One slot per group covering `num_nodes`; `None` where the base is right.
     patches: Arc<[Option<Arc<Patch>>]>,
     num_nodes: usize,
     num_entries: u64,
@@ -79,11 +88,34 @@ impl PatchedCsr {
         groups.extend(uncovered_groups(stored.num_nodes(), num_nodes));
         let empty = Self {
             stored: stored.clone(),
+            base: stored.clone(),
             patches: vec![None; group_count(num_nodes)].into(),
             num_nodes,
             num_entries: stored.num_edges() as u64,
         };
         empty.rebuilt(delta, groups, num_nodes)
+    }
+
+    /// The adjacency of `merged`, the stored CSR merged with the whole delta (no patches).
+    pub fn merged(stored: &Csr, merged: Csr) -> Self {
+        let num_nodes = merged.num_nodes();
+        Self {
+            stored: stored.clone(),
+            num_entries: merged.num_edges() as u64,
+            base: merged,
+            patches: vec![None; group_count(num_nodes)].into(),
+            num_nodes,
+        }
+    }
+
+    /// Whether so many groups are patched that a merged base would read faster.
+    pub fn mostly_patched(&self) -> bool {
+        self.patched_groups() as f64 > PATCHED_SHARE_MAX * self.patches.len() as f64
+    }
+
+    /// Whether patches for `groups` (distinct) would cover too much of `num_nodes` nodes' groups.
+    pub fn too_many_groups(groups: usize, num_nodes: usize) -> bool {
+        groups as f64 > PATCHED_SHARE_MAX * group_count(num_nodes) as f64
     }
 
     /// This adjacency after a commit that touched `touched_owners` (owners of appended entries
@@ -100,10 +132,10 @@ impl PatchedCsr {
             .iter()
             .map(|&v| (v >> GROUP_SHIFT) as usize)
             .collect();
-        // Groups of nodes the stored CSR does not cover need a patch; those this version's
-        // parent already patched stay right unless touched (their new nodes have no entries).
+        // Groups of nodes the base does not cover need a patch; those this version's parent
+        // already patched stay right unless touched (their new nodes have no entries).
         let unpatched = |&group: &usize| !matches!(self.patches.get(group), Some(Some(_)));
-        groups.extend(uncovered_groups(self.stored.num_nodes(), num_nodes).filter(unpatched));
+        groups.extend(uncovered_groups(self.base.num_nodes(), num_nodes).filter(unpatched));
         self.rebuilt(delta, groups, num_nodes)
     }
 
@@ -123,6 +155,7 @@ impl PatchedCsr {
         }
         Self {
             stored: self.stored.clone(),
+            base: self.base.clone(),
             patches: patches.into(),
             num_nodes,
             num_entries,
@@ -135,8 +168,8 @@ impl PatchedCsr {
             Some(Some(patch)) => patch.num_entries(),
             Some(None) => {
                 let first = group * GROUP_NODES;
-                let end = ((group + 1) * GROUP_NODES).min(self.stored.num_nodes());
-                let offsets = self.stored.offsets();
+                let end = ((group + 1) * GROUP_NODES).min(self.base.num_nodes());
+                let offsets = self.base.offsets();
                 if first >= end {
                     0
                 } else {
@@ -149,9 +182,9 @@ impl PatchedCsr {
 
     pub fn view(&self) -> AdjacencyView<'_> {
         AdjacencyView {
-            offsets: self.stored.offsets(),
-            neighbours: self.stored.neighbours(),
-            rel_ids: self.stored.rel_ids(),
+            offsets: self.base.offsets(),
+            neighbours: self.base.neighbours(),
+            rel_ids: self.base.rel_ids(),
             patches: &self.patches,
             num_nodes: self.num_nodes,
             num_entries: self.num_entries,
@@ -366,6 +399,8 @@ mod tests {
                 deleted: &deleted,
             };
             let next = match &current {
+                // Every third version starts again from a merged base, as a large delta does.
+                Some(_) if index % 3 == 2 => PatchedCsr::merged(&base, fresh(nodes, &rels)),
                 Some(previous) => previous.derive(&delta, &touched, nodes),
                 None => PatchedCsr::build(&base, &delta, touched.iter().copied(), nodes),
             };
