@@ -64,6 +64,8 @@ pub struct PatchedCsr {
     base: Csr,
     /// One slot per group covering `num_nodes`; `None` where the base is right.
     patches: Arc<[Option<Arc<Patch>>]>,
+    /// How many slots of `patches` hold a patch.
+    patched_groups: usize,
     num_nodes: usize,
     num_entries: u64,
 }
@@ -90,6 +92,7 @@ impl PatchedCsr {
             stored: stored.clone(),
             base: stored.clone(),
             patches: vec![None; group_count(num_nodes)].into(),
+            patched_groups: 0,
             num_nodes,
             num_entries: stored.num_edges() as u64,
         };
@@ -104,6 +107,7 @@ impl PatchedCsr {
             num_entries: merged.num_edges() as u64,
             base: merged,
             patches: vec![None; group_count(num_nodes)].into(),
+            patched_groups: 0,
             num_nodes,
         }
     }
@@ -153,10 +157,12 @@ impl PatchedCsr {
             num_entries += patch.num_entries();
             patches[group] = Some(Arc::new(patch));
         }
+        let patched_groups = patches.iter().filter(|p| p.is_some()).count();
         Self {
             stored: self.stored.clone(),
             base: self.base.clone(),
             patches: patches.into(),
+            patched_groups,
             num_nodes,
             num_entries,
         }
@@ -181,19 +187,25 @@ impl PatchedCsr {
     }
 
     pub fn view(&self) -> AdjacencyView<'_> {
+        // Without a patch, the view is a plain CSR: its loops skip the group lookup.
+        let patches: &[Option<Arc<Patch>>] = if self.patched_groups == 0 {
+            &[]
+        } else {
+            &self.patches
+        };
         AdjacencyView {
             offsets: self.base.offsets(),
             neighbours: self.base.neighbours(),
             rel_ids: self.base.rel_ids(),
-            patches: &self.patches,
+            patches,
             num_nodes: self.num_nodes,
             num_entries: self.num_entries,
         }
     }
 
-    /// Groups with a patch (for tests and statistics).
+    /// Groups with a patch.
     pub fn patched_groups(&self) -> usize {
-        self.patches.iter().filter(|p| p.is_some()).count()
+        self.patched_groups
     }
 }
 
@@ -281,13 +293,20 @@ impl<'a> AdjacencyView<'a> {
         }
     }
 
+    /// The patch of `v`'s group, if it has one.
+    #[inline(always)]
+    fn patch(&self, v: u32) -> Option<&'a Patch> {
+        if self.patches.is_empty() {
+            return None;
+        }
+        self.patches[(v >> GROUP_SHIFT) as usize].as_deref()
+    }
+
     /// Node `v`'s neighbours and the rels (or edges) that reach them.
     #[inline(always)]
     pub fn entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
-        if !self.patches.is_empty() {
-            if let Some(patch) = &self.patches[(v >> GROUP_SHIFT) as usize] {
-                return patched_entries(patch, v);
-            }
+        if let Some(patch) = self.patch(v) {
+            return patched_entries(patch, v);
         }
         let v = v as usize;
         let (start, end) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
@@ -301,11 +320,11 @@ impl<'a> AdjacencyView<'a> {
 
     #[inline(always)]
     pub fn degree(&self, v: u32) -> u64 {
-        if self.patches.is_empty() {
-            let v = v as usize;
-            return self.offsets[v + 1] - self.offsets[v];
+        if let Some(patch) = self.patch(v) {
+            return patched_entries(patch, v).0.len() as u64;
         }
-        self.entries(v).0.len() as u64
+        let v = v as usize;
+        self.offsets[v + 1] - self.offsets[v]
     }
 
     pub fn num_nodes(&self) -> usize {
@@ -326,19 +345,19 @@ impl<'a> AdjacencyView<'a> {
     /// are (`None` when its group is patched).
     #[inline]
     pub fn offset_address(&self, v: u32) -> Option<&'a u64> {
-        if !self.patches.is_empty() && self.patches[(v >> GROUP_SHIFT) as usize].is_some() {
-            return None;
+        match self.patch(v) {
+            Some(_) => None,
+            None => self.offsets.get(v as usize),
         }
-        self.offsets.get(v as usize)
     }
 
     /// The second prefetch stage for node `v`: its first neighbour.
     #[inline(always)]
     pub fn first_neighbour(&self, v: u32) -> Option<&'a u32> {
-        if self.patches.is_empty() {
-            return self.neighbours.get(self.offsets[v as usize] as usize);
+        match self.patch(v) {
+            Some(patch) => patched_entries(patch, v).0.first(),
+            None => self.neighbours.get(self.offsets[v as usize] as usize),
         }
-        self.entries(v).0.first()
     }
 }
 
