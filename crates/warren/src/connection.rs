@@ -52,7 +52,15 @@ pub struct Connection {
     /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most
     /// [`WARNING_LIMIT`], as Kùzu keeps).
     warnings: Vec<(u64, CopyWarning)>,
+    /// Statements parsed before, by their text: an application that sends the same statement
+    /// with new parameters (a commit loop, a server) parses it once.
+    parsed: HashMap<String, Arc<[Statement]>>,
 }
+
+/// The most statement texts a connection keeps parsed; the cache is emptied when full.
+const PARSED_MAX: usize = 256;
+/// Texts longer than this are parsed every time (scripts, big literals).
+const PARSED_TEXT_BYTES_MAX: usize = 4096;
 
 /// The most warnings a connection keeps (Kùzu's default `warning_limit`).
 const WARNING_LIMIT: usize = 8192;
@@ -70,6 +78,7 @@ impl Connection {
             user_functions: UserFunctions::default(),
             statements_run: 0,
             warnings: Vec::new(),
+            parsed: HashMap::new(),
         }
     }
 
@@ -123,7 +132,7 @@ impl Connection {
         text: &str,
         parameters: &HashMap<String, Value>,
     ) -> Result<QueryResult> {
-        let statements = warren_cypher::parse_script(text)?;
+        let statements = self.parse(text)?;
         let Some((last, rest)) = statements.split_last() else {
             return Err(Error::Syntax {
                 message: "Connection Exception: Query is empty.".into(),
@@ -135,6 +144,21 @@ impl Connection {
             while result.next_row()?.is_some() {}
         }
         self.execute(last, parameters)
+    }
+
+    /// The statements of `text`, parsed once per connection for short texts.
+    fn parse(&mut self, text: &str) -> Result<Arc<[Statement]>> {
+        if let Some(statements) = self.parsed.get(text) {
+            return Ok(statements.clone());
+        }
+        let statements: Arc<[Statement]> = warren_cypher::parse_script(text)?.into();
+        if text.len() <= PARSED_TEXT_BYTES_MAX {
+            if self.parsed.len() >= PARSED_MAX {
+                self.parsed.clear();
+            }
+            self.parsed.insert(text.to_string(), statements.clone());
+        }
+        Ok(statements)
     }
 
     /// Runs every statement of a script, returning one result per statement.
