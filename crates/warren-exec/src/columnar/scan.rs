@@ -1,0 +1,390 @@
+//! Runs a [`ColumnarPlan`]: walks node offsets (and each node's CSR entries) into id vectors,
+//! a batch at a time, then gathers every output column for the batch.
+
+use std::ops::Range;
+
+use warren_common::column_batch::{ColumnBatch, ColumnVector, VectorBuilder};
+use warren_common::value::{NodeValue, RelValue, Value};
+use warren_common::{InternalId, Result, TableId};
+use warren_storage::{Direction, Snapshot};
+
+use super::gather::gather_property;
+use super::{Bound, ColumnarPlan, ExpandSpec, Output};
+use crate::context::ExecContext;
+use crate::eval::prefilter::{collect_prefilters, resolve_prefilters, IntPrefilter};
+use crate::eval::Evaluator;
+use warren_planner::plan::Step;
+
+/// The ids of a batch's rows. Rows `[previous run's end, run.end)` share a source table and
+/// a step.
+#[derive(Default)]
+struct Ids {
+    source: Vec<u64>,
+    rel: Vec<u64>,
+    target: Vec<u64>,
+    runs: Vec<Run>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Run {
+    end: usize,
+    source_table: TableId,
+    step: usize,
+}
+
+impl Ids {
+    fn len(&self) -> usize {
+        self.source.len()
+    }
+
+    /// Closes the rows pushed since the last run into a run of `source_table` and `step`.
+    fn close_run(&mut self, source_table: TableId, step: usize) {
+        let end = self.len();
+        match self.runs.last_mut() {
+            Some(last) if last.source_table == source_table && last.step == step => last.end = end,
+            Some(last) if last.end == end => {}
+            _ => self.runs.push(Run {
+                end,
+                source_table,
+                step,
+            }),
+        }
+    }
+}
+
+/// Where the entries of the node being expanded are read from.
+enum Entries {
+    /// A range of the (delta-free) stored CSR.
+    Stored(Range<usize>),
+    /// The node's live entries read from the segment and the delta (in rel order).
+    Merged(Vec<(u32, u32)>, usize),
+}
+
+/// The node being expanded: its table, offset, and position in its steps and entries.
+struct Expanding {
+    table: TableId,
+    node: u64,
+    step: usize,
+    entries: Option<Entries>,
+}
+
+pub struct ColumnarScan {
+    plan: ColumnarPlan,
+    prefilters: Vec<IntPrefilter>,
+    table_index: usize,
+    next_node: u64,
+    expanding: Option<Expanding>,
+    /// The row the filters read (NULL except for the bound variables).
+    scratch: Vec<Value>,
+}
+
+impl ColumnarScan {
+    pub fn new(plan: ColumnarPlan) -> Self {
+        let mut prefilters = Vec::new();
+        for filter in &plan.source_filters {
+            collect_prefilters(filter, plan.source_slot, &mut prefilters);
+        }
+        let scratch = vec![Value::Null; plan.width];
+        Self {
+            plan,
+            prefilters,
+            table_index: 0,
+            next_node: 0,
+            expanding: None,
+            scratch,
+        }
+    }
+
+    /// The next batch of at most `rows_max` rows (at least one), or `None` at the end.
+    pub fn next_batch(
+        &mut self,
+        ctx: &ExecContext,
+        rows_max: usize,
+    ) -> Result<Option<ColumnBatch>> {
+        assert!(rows_max > 0, "a batch holds at least one row");
+        ctx.interrupt.check()?;
+        let snapshot = ctx.snapshot();
+        let mut ids = Ids::default();
+        self.fill(&snapshot, ctx, rows_max, &mut ids)?;
+        if ids.len() == 0 {
+            return Ok(None);
+        }
+        let columns = self
+            .plan
+            .outputs
+            .iter()
+            .map(|output| self.gather(&snapshot, output, &ids))
+            .collect();
+        Ok(Some(ColumnBatch::new(columns, ids.len())))
+    }
+
+    /// Pushes the ids of up to `rows_max` rows.
+    fn fill(
+        &mut self,
+        snapshot: &Snapshot,
+        ctx: &ExecContext,
+        rows_max: usize,
+        ids: &mut Ids,
+    ) -> Result<()> {
+        while ids.len() < rows_max {
+            if self.expanding.is_some() {
+                self.expand(snapshot, ctx, rows_max, ids)?;
+                continue;
+            }
+            let Some(&table_id) = self.plan.tables.get(self.table_index) else {
+                return Ok(());
+            };
+            let table = snapshot.node_table(table_id);
+            if self.next_node >= table.num_rows() {
+                self.table_index += 1;
+                self.next_node = 0;
+                continue;
+            }
+            let node = self.next_node;
+            self.next_node += 1;
+            ctx.tick()?;
+            if table.is_deleted(node) || !self.source_passes(snapshot, ctx, table_id, node)? {
+                continue;
+            }
+            if self.plan.expand.is_some() {
+                self.expanding = Some(Expanding {
+                    table: table_id,
+                    node,
+                    step: 0,
+                    entries: None,
+                });
+            } else {
+                ids.source.push(node);
+                ids.close_run(table_id, 0);
+            }
+        }
+        Ok(())
+    }
+
+    fn source_passes(
+        &mut self,
+        snapshot: &Snapshot,
+        ctx: &ExecContext,
+        table_id: TableId,
+        node: u64,
+    ) -> Result<bool> {
+        if self.plan.source_filters.is_empty() {
+            return Ok(true);
+        }
+        // Resolved per node: cheap next to the evaluation below, and it keeps no borrow.
+        let table = snapshot.node_table(table_id);
+        let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
+        if !prefilters.iter().all(|p| p.passes(node as usize)) {
+            return Ok(false);
+        }
+        self.scratch[self.plan.source_slot] = node_value(table_id, node);
+        let evaluator = Evaluator::new(snapshot, ctx);
+        for filter in &self.plan.source_filters {
+            if !evaluator.test(filter, &self.scratch)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Pushes entries of the node being expanded, moving to its next step when one is done.
+    fn expand(
+        &mut self,
+        snapshot: &Snapshot,
+        ctx: &ExecContext,
+        rows_max: usize,
+        ids: &mut Ids,
+    ) -> Result<()> {
+        let expand = self.plan.expand.as_ref().expect("an expanding plan");
+        let current = self.expanding.as_mut().expect("a node being expanded");
+        let Some(step) = expand.steps.get(current.step) else {
+            self.expanding = None;
+            return Ok(());
+        };
+        let (_, pair) = snapshot.rel_schema(step.pair);
+        let (start, end) = match step.direction {
+            Direction::Forward => (pair.from, pair.to),
+            Direction::Backward => (pair.to, pair.from),
+        };
+        if start != current.table
+            || current.node > u64::from(u32::MAX)
+            || !expand.target_tables.contains(&end)
+        {
+            current.step += 1;
+            return Ok(());
+        }
+        let rel_table = snapshot.rel_table(step.pair);
+        let node = current.node as u32;
+        let entries = current.entries.get_or_insert_with(|| {
+            if rel_table.has_delta() {
+                Entries::Merged(rel_table.entries(node, step.direction), 0)
+            } else {
+                Entries::Stored(rel_table.stored_csr(step.direction).range(node))
+            }
+        });
+        let room = rows_max - ids.len();
+        let merged: (Vec<u32>, Vec<u32>);
+        let (neighbours, rels, finished): (&[u32], &[u32], bool) = match entries {
+            Entries::Stored(range) => {
+                let take = range.start..range.end.min(range.start + room);
+                range.start = take.end;
+                let csr = rel_table.stored_csr(step.direction);
+                (
+                    &csr.neighbours()[take.clone()],
+                    &csr.rel_ids()[take],
+                    range.start >= range.end,
+                )
+            }
+            Entries::Merged(list, position) => {
+                let take = *position..list.len().min(*position + room);
+                *position = take.end;
+                merged = list[take].iter().copied().unzip();
+                (&merged.0, &merged.1, *position == list.len())
+            }
+        };
+        let source = (current.table, current.node);
+        let step_index = current.step;
+        if finished {
+            current.step += 1;
+            current.entries = None;
+        }
+        let target = EntryTarget {
+            source,
+            pair: step.pair,
+            end,
+            step: step_index,
+        };
+        push_entries(
+            expand,
+            self.plan.source_slot,
+            &mut self.scratch,
+            &Evaluator::new(snapshot, ctx),
+            target,
+            neighbours,
+            rels,
+            ids,
+        )
+    }
+
+    fn gather(&self, snapshot: &Snapshot, output: &Output, ids: &Ids) -> ColumnVector {
+        let (of, ty) = match output {
+            Output::Property { of, ty, .. } | Output::Variable { of, ty } => (*of, ty),
+        };
+        let mut builder = VectorBuilder::new(ty, ids.len());
+        let mut start = 0;
+        for run in &ids.runs {
+            let (table, rows) = match of {
+                Bound::Source => (run.source_table, &ids.source[start..run.end]),
+                Bound::Rel | Bound::Target => {
+                    let expand = self.plan.expand.as_ref().expect("an expanding plan");
+                    let step = expand.steps[run.step];
+                    if of == Bound::Rel {
+                        (step.pair, &ids.rel[start..run.end])
+                    } else {
+                        (end_table(snapshot, step), &ids.target[start..run.end])
+                    }
+                }
+            };
+            match output {
+                Output::Property { property, .. } => gather_property(
+                    &mut builder,
+                    snapshot,
+                    of == Bound::Rel,
+                    table,
+                    property.column(table),
+                    rows,
+                ),
+                Output::Variable { .. } => {
+                    for &row in rows {
+                        let id = InternalId::new(table, row);
+                        builder.push(&if of == Bound::Rel {
+                            Value::Rel(RelValue {
+                                id,
+                                projection: None,
+                            })
+                        } else {
+                            Value::Node(NodeValue {
+                                id,
+                                projection: None,
+                            })
+                        });
+                    }
+                }
+            }
+            start = run.end;
+        }
+        builder.finish()
+    }
+}
+
+/// The node table a step reaches.
+fn end_table(snapshot: &Snapshot, step: Step) -> TableId {
+    let (_, pair) = snapshot.rel_schema(step.pair);
+    match step.direction {
+        Direction::Forward => pair.to,
+        Direction::Backward => pair.from,
+    }
+}
+
+/// Where a slice of entries comes from and goes to.
+#[derive(Clone, Copy)]
+struct EntryTarget {
+    source: (TableId, u64),
+    pair: TableId,
+    end: TableId,
+    step: usize,
+}
+
+/// Pushes the entries (`neighbours[i]` over rel `rels[i]`) that pass the expansion's filters.
+#[allow(clippy::too_many_arguments)]
+fn push_entries(
+    expand: &ExpandSpec,
+    source_slot: usize,
+    scratch: &mut [Value],
+    evaluator: &Evaluator<'_>,
+    target: EntryTarget,
+    neighbours: &[u32],
+    rels: &[u32],
+    ids: &mut Ids,
+) -> Result<()> {
+    debug_assert_eq!(neighbours.len(), rels.len());
+    let (source_table, source) = target.source;
+    if expand.filters.is_empty() {
+        ids.source
+            .resize(ids.source.len() + neighbours.len(), source);
+        ids.target.extend(neighbours.iter().map(|&n| u64::from(n)));
+        ids.rel.extend(rels.iter().map(|&r| u64::from(r)));
+    } else {
+        scratch[source_slot] = node_value(source_table, source);
+        for (&neighbour, &rel) in neighbours.iter().zip(rels) {
+            if let Some(slot) = expand.rel_slot {
+                scratch[slot] = Value::Rel(RelValue {
+                    id: InternalId::new(target.pair, u64::from(rel)),
+                    projection: None,
+                });
+            }
+            scratch[expand.target_slot] = node_value(target.end, u64::from(neighbour));
+            let mut passes = true;
+            for filter in &expand.filters {
+                if !evaluator.test(filter, scratch)? {
+                    passes = false;
+                    break;
+                }
+            }
+            if passes {
+                ids.source.push(source);
+                ids.target.push(u64::from(neighbour));
+                ids.rel.push(u64::from(rel));
+            }
+        }
+    }
+    ids.close_run(source_table, target.step);
+    Ok(())
+}
+
+fn node_value(table: TableId, offset: u64) -> Value {
+    Value::Node(NodeValue {
+        id: InternalId::new(table, offset),
+        projection: None,
+    })
+}
