@@ -138,6 +138,23 @@ impl Inner {
         Ok(stream)
     }
 
+    /// Whether a row is ready without running the query (a row left in the current batch, or
+    /// the end known); `None` when only running it can tell.
+    fn ready_now(&self) -> Option<bool> {
+        if let Some(rows) = &self.rows {
+            return Some(self.cursor < rows.len());
+        }
+        let stream = self.stream.as_ref()?;
+        if stream.spent || stream.taken != self.cursor {
+            return None;
+        }
+        match &stream.batch {
+            Some((batch, next)) if *next < batch.len() => Some(true),
+            _ if stream.exhausted => Some(false),
+            _ => None,
+        }
+    }
+
     fn has_next(&mut self) -> warren::Result<bool> {
         if let Some(rows) = &self.rows {
             return Ok(self.cursor < rows.len());
@@ -291,14 +308,18 @@ impl<'a> ChunkBuilder<'a> {
     }
 
     fn finish(mut self) -> Option<Vec<Vec<arrow_array::ArrayRef>>> {
+        let last_rows = self.current_len();
         let mut last = self.current;
         if let Some(mut full) = self.full.take() {
-            if last.first().is_some_and(|a| a.len() > 0) {
+            if last_rows == self.chunk_rows {
+                self.done.push(full);
+            } else {
+                // A partial last chunk (or none) joins the full one before it.
                 for (into, from) in full.iter_mut().zip(last) {
                     into.extend(from);
                 }
+                last = full;
             }
-            last = full;
         }
         self.done.push(last);
         self.done
@@ -388,12 +409,29 @@ impl PyQueryResult {
 #[pymethods]
 impl PyQueryResult {
     fn has_next(&self, py: Python<'_>) -> PyResult<bool> {
+        self.check_open()?;
+        if let Some(ready) = self.lock().ready_now() {
+            return Ok(ready);
+        }
         self.with_inner(py, Inner::has_next)
     }
 
     /// The next row as a list; an error past the end.
     fn get_next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let Some(row) = self.with_inner(py, Inner::next_row)? else {
+        self.check_open()?;
+        // A row of the current batch is taken without releasing the GIL.
+        let ready = {
+            let mut inner = self.lock();
+            match inner.ready_now() {
+                Some(true) => inner.next_row().map_err(runtime_error)?,
+                _ => None,
+            }
+        };
+        let row = match ready {
+            Some(row) => Some(row),
+            None => self.with_inner(py, Inner::next_row)?,
+        };
+        let Some(row) = row else {
             return Err(PyRuntimeError::new_err(
                 "Runtime exception: No more tuples in the query result.",
             ));

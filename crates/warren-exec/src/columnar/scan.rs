@@ -178,6 +178,13 @@ impl ColumnarScan {
             return Ok(false);
         }
         self.scratch[self.plan.source_slot] = node_value(table_id, node);
+        // As in the row path, the expansion's slots are NULL when the scan's filters run.
+        if let Some(expand) = &self.plan.expand {
+            self.scratch[expand.target_slot] = Value::Null;
+            if let Some(slot) = expand.rel_slot {
+                self.scratch[slot] = Value::Null;
+            }
+        }
         let evaluator = Evaluator::new(snapshot, ctx);
         for filter in &self.plan.source_filters {
             if !evaluator.test(filter, &self.scratch)? {
