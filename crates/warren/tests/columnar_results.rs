@@ -187,3 +187,46 @@ fn column_batches_hold_typed_vectors_with_validity() {
     assert_eq!(batch.columns[3].str_at(1), Some("p1"));
     assert_eq!(batch.columns[1].value(2), Value::Null);
 }
+
+/// Batches big enough to gather their columns on several threads answer as the row path does.
+#[test]
+fn parallel_gathers_answer_as_the_row_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.csv");
+    let edges = dir.path().join("edges.csv");
+    let mut text = String::from("ID,name\n");
+    for i in 0..1000 {
+        text.push_str(&format!("{},n{}\n", 1000 - i, i % 7));
+    }
+    std::fs::write(&nodes, text).unwrap();
+    let mut text = String::from("from,to,w\n");
+    for i in 0..40_000u64 {
+        let (a, b) = (1 + i * 7919 % 1000, 1 + i * 104_729 % 1000);
+        text.push_str(&format!("{a},{b},{}\n", i % 13));
+    }
+    std::fs::write(&edges, text).unwrap();
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE N(ID INT64, name STRING, PRIMARY KEY(ID))")
+        .unwrap();
+    conn.query("CREATE REL TABLE R(FROM N TO N, w INT64)")
+        .unwrap();
+    conn.query(&format!("COPY N FROM '{}' (HEADER=true)", nodes.display()))
+        .unwrap();
+    conn.query(&format!("COPY R FROM '{}' (HEADER=true)", edges.display()))
+        .unwrap();
+    let query = "MATCH (a:N)-[e:R]->(b:N) RETURN a.ID, b.name, e.w, b.ID";
+    conn.query("CALL columnar_results=false").unwrap();
+    let expected = rows(&mut conn.query(query).unwrap());
+    assert_eq!(expected.len(), 40_000);
+    conn.query("CALL columnar_results=true").unwrap();
+    for threads in [1, 2, 3] {
+        conn.query(&format!("CALL threads={threads}")).unwrap();
+        let mut result = conn.query(query).unwrap();
+        let mut got = Vec::new();
+        while let Some(batch) = result.next_columns(30_000).unwrap() {
+            got.extend((0..batch.len()).map(|r| batch.row(r)));
+        }
+        assert_eq!(got, expected, "threads={threads}");
+    }
+}

@@ -59,6 +59,8 @@ pub struct ExpandSpec {
     pub target_tables: Vec<TableId>,
     /// Predicates over the whole (source, rel, target) row, applied per entry.
     pub filters: Vec<Expr>,
+    /// Whether an output or a filter reads the rel (else its ids are not collected).
+    pub rel_read: bool,
 }
 
 /// A plan the columnar path runs.
@@ -132,6 +134,7 @@ impl ColumnarPlan {
                     target_slot,
                     target_tables,
                     filters: upper.into_iter().rev().collect(),
+                    rel_read: true,
                 })
             }
             None => {
@@ -183,6 +186,13 @@ impl ColumnarPlan {
             .any(|(s, _)| bound(*s).is_some() || !plan.columns.iter().any(|c| c.1 == *s))
         {
             return None;
+        }
+        let mut expand = expand;
+        if let Some(expand) = &mut expand {
+            expand.rel_read = !expand.filters.is_empty()
+                || outputs.iter().any(|o| match o {
+                    Output::Property { of, .. } | Output::Variable { of, .. } => *of == Bound::Rel,
+                });
         }
         Some(Self {
             tables: tables.clone(),

@@ -15,6 +15,9 @@ use crate::eval::prefilter::{collect_prefilters, resolve_prefilters, IntPrefilte
 use crate::eval::Evaluator;
 use warren_planner::plan::Step;
 
+/// Batches smaller than this gather their columns on one thread.
+const PARALLEL_GATHER_ROWS_MIN: usize = 16_384;
+
 /// The ids of a batch's rows. Rows `[previous run's end, run.end)` share a source table and
 /// a step.
 #[derive(Default)]
@@ -109,12 +112,7 @@ impl ColumnarScan {
         if ids.len() == 0 {
             return Ok(None);
         }
-        let columns = self
-            .plan
-            .outputs
-            .iter()
-            .map(|output| self.gather(&snapshot, output, &ids))
-            .collect();
+        let columns = self.gather_all(&snapshot, &ids, ctx.settings.threads);
         Ok(Some(ColumnBatch::new(columns, ids.len())))
     }
 
@@ -273,6 +271,36 @@ impl ColumnarScan {
         )
     }
 
+    /// Every output column of the batch: the columns split among up to `threads` threads
+    /// when the batch is big enough to pay for them.
+    fn gather_all(&self, snapshot: &Snapshot, ids: &Ids, threads: usize) -> Vec<ColumnVector> {
+        let outputs = &self.plan.outputs;
+        let threads = threads.min(outputs.len());
+        if threads < 2 || ids.len() < PARALLEL_GATHER_ROWS_MIN {
+            return outputs
+                .iter()
+                .map(|output| self.gather(snapshot, output, ids))
+                .collect();
+        }
+        let per_thread = outputs.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = outputs
+                .chunks(per_thread)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|output| self.gather(snapshot, output, ids))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|part| part.join().expect("a gather thread panicked"))
+                .collect()
+        })
+    }
+
     fn gather(&self, snapshot: &Snapshot, output: &Output, ids: &Ids) -> ColumnVector {
         let (of, ty) = match output {
             Output::Property { of, ty, .. } | Output::Variable { of, ty } => (*of, ty),
@@ -360,7 +388,9 @@ fn push_entries(
         ids.source
             .resize(ids.source.len() + neighbours.len(), source);
         ids.target.extend(neighbours.iter().map(|&n| u64::from(n)));
-        ids.rel.extend(rels.iter().map(|&r| u64::from(r)));
+        if expand.rel_read {
+            ids.rel.extend(rels.iter().map(|&r| u64::from(r)));
+        }
     } else {
         scratch[source_slot] = node_value(source_table, source);
         for (&neighbour, &rel) in neighbours.iter().zip(rels) {
