@@ -264,7 +264,7 @@ impl ColumnAccumulator {
                 data.extend_from_slice(&d[o[rows.start] as usize..o[rows.end] as usize]);
             }
             (this, vector) => {
-                this.to_values();
+                this.switch_to_values();
                 let Self::Values(values) = this else {
                     unreachable!("just turned into values")
                 };
@@ -281,7 +281,7 @@ impl ColumnAccumulator {
     }
 
     /// Turns the accumulator into one of values (for a batch whose vector is not typed).
-    fn to_values(&mut self) {
+    fn switch_to_values(&mut self) {
         if matches!(self, Self::Values(_)) {
             return;
         }

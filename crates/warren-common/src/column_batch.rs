@@ -290,14 +290,14 @@ impl VectorBuilder {
             }
             (ColumnVector::Values(values), value) => values.push(value.clone()),
             (_, value) => {
-                self.to_values();
+                self.switch_to_values();
                 self.push(value);
             }
         }
     }
 
     /// Turns a typed vector into a vector of values.
-    fn to_values(&mut self) {
+    fn switch_to_values(&mut self) {
         let len = self.vector.len();
         let mut values = Vec::with_capacity(self.capacity.max(len + 1));
         values.extend((0..len).map(|row| self.vector.value(row)));
