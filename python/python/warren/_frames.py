@@ -109,7 +109,8 @@ def to_pandas(native: Any) -> Any:
         if chunks is not None:
             converted = [_pandas_column_from_arrow(array, t) for array, t in zip(chunks[0], types)]
             if all(c is not None for c in converted):
-                return pd.DataFrame(dict(zip(names, converted)), columns=names)
+                # The arrays stay as they are (no copy into one block): pandas copies on write.
+                return pd.DataFrame(dict(zip(names, converted)), columns=names, copy=False)
     columns = {
         name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))
     }

@@ -11,7 +11,9 @@ use warren_storage::{Direction, Snapshot};
 use super::gather::gather_property;
 use super::{Bound, ColumnarPlan, ExpandSpec, Output};
 use crate::context::ExecContext;
-use crate::eval::prefilter::{collect_prefilters, resolve_prefilters, IntPrefilter};
+use crate::eval::prefilter::{
+    collect_prefilters, resolve_prefilters, IntPrefilter, ResolvedPrefilter,
+};
 use crate::eval::Evaluator;
 use warren_planner::plan::Step;
 
@@ -124,6 +126,8 @@ impl ColumnarScan {
         rows_max: usize,
         ids: &mut Ids,
     ) -> Result<()> {
+        // The scan's prefilters resolved against the table being scanned.
+        let mut resolved: Option<(TableId, Vec<ResolvedPrefilter<'_>>)> = None;
         while ids.len() < rows_max {
             if self.expanding.is_some() {
                 self.expand(snapshot, ctx, rows_max, ids)?;
@@ -133,6 +137,11 @@ impl ColumnarScan {
                 return Ok(());
             };
             let table = snapshot.node_table(table_id);
+            if resolved.as_ref().is_none_or(|(t, _)| *t != table_id) {
+                let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
+                resolved = Some((table_id, prefilters));
+            }
+            let prefilters = &resolved.as_ref().expect("just resolved").1;
             if self.next_node >= table.num_rows() {
                 self.table_index += 1;
                 self.next_node = 0;
@@ -141,7 +150,10 @@ impl ColumnarScan {
             let node = self.next_node;
             self.next_node += 1;
             ctx.tick()?;
-            if table.is_deleted(node) || !self.source_passes(snapshot, ctx, table_id, node)? {
+            if table.is_deleted(node)
+                || !prefilters.iter().all(|p| p.passes(node as usize))
+                || !self.source_passes(snapshot, ctx, table_id, node)?
+            {
                 continue;
             }
             if self.plan.expand.is_some() {
@@ -168,12 +180,6 @@ impl ColumnarScan {
     ) -> Result<bool> {
         if self.plan.source_filters.is_empty() {
             return Ok(true);
-        }
-        // Resolved per node: cheap next to the evaluation below, and it keeps no borrow.
-        let table = snapshot.node_table(table_id);
-        let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
-        if !prefilters.iter().all(|p| p.passes(node as usize)) {
-            return Ok(false);
         }
         self.scratch[self.plan.source_slot] = node_value(table_id, node);
         // As in the row path, the expansion's slots are NULL when the scan's filters run.
