@@ -96,6 +96,13 @@ def _pandas_column_from_arrow(array: Any, type_name: str) -> Any:
     return None
 
 
+def _copy_on_write(pd: Any) -> bool:
+    """Whether pandas copies a frame's arrays before writing to them (always from pandas 3)."""
+    if int(pd.__version__.split(".")[0]) >= 3:
+        return True
+    return getattr(pd.options.mode, "copy_on_write", False) is True
+
+
 def to_pandas(native: Any) -> Any:
     """Every row of the result as a pandas DataFrame: numeric, boolean and string columns from
     the result's column batches through Arrow when every column has that form, else column by
@@ -109,8 +116,10 @@ def to_pandas(native: Any) -> Any:
         if chunks is not None:
             converted = [_pandas_column_from_arrow(array, t) for array, t in zip(chunks[0], types)]
             if all(c is not None for c in converted):
-                # The arrays stay as they are (no copy into one block): pandas copies on write.
-                return pd.DataFrame(dict(zip(names, converted)), columns=names, copy=False)
+                # Under copy-on-write the (read-only, Arrow-backed) arrays can stay as they are;
+                # older pandas gets writable copies, as Kùzu's frames are.
+                copy = not _copy_on_write(pd)
+                return pd.DataFrame(dict(zip(names, converted)), columns=names, copy=copy)
     columns = {
         name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))
     }
