@@ -222,11 +222,36 @@ fn parallel_gathers_answer_as_the_row_path() {
     conn.query("CALL columnar_results=true").unwrap();
     for threads in [1, 2, 3] {
         conn.query(&format!("CALL threads={threads}")).unwrap();
+        for rows_max in [30_000, 1 << 16, 17_000] {
+            let mut result = conn.query(query).unwrap();
+            let mut got = Vec::new();
+            while let Some(batch) = result.next_columns(rows_max).unwrap() {
+                assert!(batch.len() <= rows_max);
+                got.extend((0..batch.len()).map(|r| batch.row(r)));
+            }
+            assert_eq!(got, expected, "threads={threads}, rows_max={rows_max}");
+        }
+        // Rows read one by one after a batch, and the other shapes, in parallel too.
         let mut result = conn.query(query).unwrap();
-        let mut got = Vec::new();
-        while let Some(batch) = result.next_columns(30_000).unwrap() {
+        let mut got = vec![result.next_row().unwrap().unwrap()];
+        while let Some(batch) = result.next_columns(20_000).unwrap() {
             got.extend((0..batch.len()).map(|r| batch.row(r)));
         }
-        assert_eq!(got, expected, "threads={threads}");
+        assert_eq!(got, expected, "threads={threads}, a row first");
+        for other in [
+            "MATCH (a:N)<-[e:R]-(b:N) RETURN a.ID, b.ID, e",
+            "MATCH (a:N)-[e:R]->(b:N) WHERE e.w > 3 RETURN a.name, b.ID",
+        ] {
+            let mut result = conn.query(other).unwrap();
+            assert!(result.is_columnar());
+            let mut got = Vec::new();
+            while let Some(batch) = result.next_columns(1 << 16).unwrap() {
+                got.extend((0..batch.len()).map(|r| batch.row(r)));
+            }
+            conn.query("CALL columnar_results=false").unwrap();
+            let want = rows(&mut conn.query(other).unwrap());
+            conn.query("CALL columnar_results=true").unwrap();
+            assert_eq!(got, want, "threads={threads}: {other}");
+        }
     }
 }

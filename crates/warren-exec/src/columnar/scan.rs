@@ -81,6 +81,8 @@ pub struct ColumnarScan {
     expanding: Option<Expanding>,
     /// The row the filters read (NULL except for the bound variables).
     scratch: Vec<Value>,
+    /// Batches made in parallel and not handed out yet, in row order.
+    ready: std::collections::VecDeque<ColumnBatch>,
 }
 
 impl ColumnarScan {
@@ -97,6 +99,7 @@ impl ColumnarScan {
             next_node: 0,
             expanding: None,
             scratch,
+            ready: std::collections::VecDeque::new(),
         }
     }
 
@@ -107,8 +110,14 @@ impl ColumnarScan {
         rows_max: usize,
     ) -> Result<Option<ColumnBatch>> {
         assert!(rows_max > 0, "a batch holds at least one row");
+        if let Some(batch) = self.ready.pop_front() {
+            return Ok(Some(batch));
+        }
         ctx.interrupt.check()?;
         let snapshot = ctx.snapshot();
+        if let Some(batch) = self.parallel_batches(&snapshot, ctx.settings.threads, rows_max) {
+            return Ok(Some(batch));
+        }
         let mut ids = Ids::default();
         self.fill(&snapshot, ctx, rows_max, &mut ids)?;
         if ids.len() == 0 {
@@ -275,6 +284,125 @@ impl ColumnarScan {
             rels,
             ids,
         )
+    }
+
+    /// The next `rows_max` rows or so as one batch per thread, each thread walking its own
+    /// range of source nodes and gathering its own columns; the first batch is returned, the
+    /// others queued in order. `None` (nothing done) unless the plan is a plain one-hop
+    /// expansion (one table, one step, no filter) over stored data, at a node boundary, with a
+    /// range big enough to share.
+    fn parallel_batches(
+        &mut self,
+        snapshot: &Snapshot,
+        threads: usize,
+        rows_max: usize,
+    ) -> Option<ColumnBatch> {
+        let expand = self.plan.expand.as_ref()?;
+        let &[table_id] = self.plan.tables.as_slice() else {
+            return None;
+        };
+        let &[step] = expand.steps.as_slice() else {
+            return None;
+        };
+        if threads < 2
+            || self.expanding.is_some()
+            || self.table_index != 0
+            || !self.plan.source_filters.is_empty()
+            || !expand.filters.is_empty()
+        {
+            return None;
+        }
+        let table = snapshot.node_table(table_id);
+        let rel_table = snapshot.rel_table(step.pair);
+        let end = end_table(snapshot, step);
+        let (_, pair) = snapshot.rel_schema(step.pair);
+        let start = match step.direction {
+            Direction::Forward => pair.from,
+            Direction::Backward => pair.to,
+        };
+        if table.has_delta()
+            || rel_table.has_delta()
+            || start != table_id
+            || !expand.target_tables.contains(&end)
+        {
+            return None;
+        }
+        let csr = rel_table.stored_csr(step.direction);
+        let offsets = csr.offsets();
+        // Nodes `[first, last)`: whole adjacency lists, at most `rows_max` entries in all.
+        let first = self.next_node as usize;
+        let nodes = (table.num_rows() as usize).min(offsets.len().saturating_sub(1));
+        if first >= nodes {
+            return None;
+        }
+        let limit = offsets[first] + rows_max as u64;
+        let last = first + offsets[first..=nodes].partition_point(|&o| o <= limit) - 1;
+        let rows = (offsets[last] - offsets[first]) as usize;
+        if last <= first + 1 || rows < PARALLEL_GATHER_ROWS_MIN {
+            return None;
+        }
+        // Split points by entry count, so that each thread gets about the same rows.
+        let mut bounds = vec![first];
+        for part in 1..threads {
+            let target = offsets[first] + (rows * part / threads) as u64;
+            let at = first + offsets[first..last].partition_point(|&o| o < target);
+            if at > *bounds.last().expect("bounds start with first") && at < last {
+                bounds.push(at);
+            }
+        }
+        bounds.push(last);
+        let walk = |range: Range<usize>| -> Ids {
+            let mut ids = Ids::default();
+            for node in range {
+                if table.is_deleted(node as u64) {
+                    continue;
+                }
+                let entries = csr.range(node as u32);
+                ids.source
+                    .resize(ids.source.len() + entries.len(), node as u64);
+                ids.target.extend(
+                    csr.neighbours()[entries.clone()]
+                        .iter()
+                        .map(|&n| u64::from(n)),
+                );
+                if expand.rel_read {
+                    ids.rel
+                        .extend(csr.rel_ids()[entries].iter().map(|&r| u64::from(r)));
+                }
+            }
+            ids.close_run(table_id, 0);
+            ids
+        };
+        let this = &*self;
+        let mut batches: Vec<ColumnBatch> = std::thread::scope(|scope| {
+            let workers: Vec<_> = bounds
+                .windows(2)
+                .map(|pair| {
+                    let range = pair[0]..pair[1];
+                    scope.spawn(move || {
+                        let ids = walk(range);
+                        let columns = this
+                            .plan
+                            .outputs
+                            .iter()
+                            .map(|output| this.gather(snapshot, output, &ids))
+                            .collect();
+                        ColumnBatch::new(columns, ids.len())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a scan thread panicked"))
+                .collect()
+        });
+        self.next_node = last as u64;
+        batches.retain(|b| !b.is_empty());
+        let mut batches = batches.into_iter();
+        let first_batch = batches.next();
+        self.ready.extend(batches);
+        // Every node of the range had no live entry: go on from `last`.
+        first_batch.or_else(|| self.parallel_batches(snapshot, threads, rows_max))
     }
 
     /// Every output column of the batch: the columns split among up to `threads` threads
