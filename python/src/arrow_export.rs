@@ -2,7 +2,11 @@
 //! through the Arrow C data interface: the values never become Python objects. Other columns
 //! (nested, nodes, rels, DECIMAL, UUID) take the row path in `warren._arrow`.
 
+use std::ops::Range;
 use std::sync::Arc;
+
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use warren_common::column_batch::ColumnVector;
 
 use arrow_array::ffi::{to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::{
@@ -102,6 +106,35 @@ pub fn column_array(ty: &LogicalType, values: &[&Value]) -> Option<ArrayRef> {
     (array.null_count() == nulls).then_some(array)
 }
 
+/// Whether [`column_array`] builds columns of `ty`.
+pub fn has_arrow_form(ty: &LogicalType) -> bool {
+    use LogicalType as T;
+    matches!(
+        ty,
+        T::Bool
+            | T::Int8
+            | T::Int16
+            | T::Int32
+            | T::Int64
+            | T::Serial
+            | T::UInt8
+            | T::UInt16
+            | T::UInt32
+            | T::UInt64
+            | T::Float
+            | T::Double
+            | T::Date
+            | T::Timestamp
+            | T::TimestampTz
+            | T::TimestampNs
+            | T::TimestampMs
+            | T::TimestampSec
+            | T::Interval
+            | T::String
+            | T::Blob
+    )
+}
+
 fn micros(value: &Value) -> Option<i64> {
     match value {
         Value::Timestamp(x) | Value::TimestampTz(x) => Some(*x),
@@ -125,4 +158,227 @@ pub fn to_pyarrow<'py>(py: Python<'py>, array: &ArrayRef) -> PyResult<Bound<'py,
     drop(ffi_array);
     drop(ffi_schema);
     Ok(imported)
+}
+
+/// One column of an Arrow chunk being filled from column batches: typed vectors are appended
+/// as they are (no value is built), other columns as values.
+#[derive(Debug)]
+pub enum ColumnAccumulator {
+    Int64(Vec<i64>, Vec<bool>, bool),
+    Double(Vec<f64>, Vec<bool>, bool),
+    Bool(Vec<bool>, Vec<bool>, bool),
+    String(Vec<i32>, Vec<u8>, Vec<bool>, bool),
+    Values(Vec<Value>),
+}
+
+impl ColumnAccumulator {
+    /// An empty accumulator for a column of `ty`.
+    pub fn new(ty: &LogicalType) -> Self {
+        match ty {
+            LogicalType::Int64 | LogicalType::Serial => Self::Int64(Vec::new(), Vec::new(), false),
+            LogicalType::Double => Self::Double(Vec::new(), Vec::new(), false),
+            LogicalType::Bool => Self::Bool(Vec::new(), Vec::new(), false),
+            LogicalType::String => Self::String(vec![0], Vec::new(), Vec::new(), false),
+            _ => Self::Values(Vec::new()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Int64(v, ..) => v.len(),
+            Self::Double(v, ..) => v.len(),
+            Self::Bool(v, ..) => v.len(),
+            Self::String(offsets, ..) => offsets.len() - 1,
+            Self::Values(v) => v.len(),
+        }
+    }
+
+    /// Appends rows `rows` of `vector`.
+    pub fn append(&mut self, vector: &ColumnVector, rows: Range<usize>) {
+        match (self, vector) {
+            (
+                Self::Int64(values, valid, nulls),
+                ColumnVector::Int64 {
+                    values: v,
+                    validity,
+                },
+            ) => {
+                append_validity(
+                    valid,
+                    nulls,
+                    values.len(),
+                    validity.as_deref(),
+                    rows.clone(),
+                );
+                values.extend_from_slice(&v[rows]);
+            }
+            (
+                Self::Double(values, valid, nulls),
+                ColumnVector::Double {
+                    values: v,
+                    validity,
+                },
+            ) => {
+                append_validity(
+                    valid,
+                    nulls,
+                    values.len(),
+                    validity.as_deref(),
+                    rows.clone(),
+                );
+                values.extend_from_slice(&v[rows]);
+            }
+            (
+                Self::Bool(values, valid, nulls),
+                ColumnVector::Bool {
+                    values: v,
+                    validity,
+                },
+            ) => {
+                append_validity(
+                    valid,
+                    nulls,
+                    values.len(),
+                    validity.as_deref(),
+                    rows.clone(),
+                );
+                values.extend_from_slice(&v[rows]);
+            }
+            (
+                Self::String(offsets, data, valid, nulls),
+                ColumnVector::String {
+                    offsets: o,
+                    data: d,
+                    validity,
+                },
+            ) if data.len() + (o[rows.end] - o[rows.start]) as usize <= i32::MAX as usize => {
+                append_validity(
+                    valid,
+                    nulls,
+                    offsets.len() - 1,
+                    validity.as_deref(),
+                    rows.clone(),
+                );
+                let base = *offsets.last().expect("offsets start with 0") - o[rows.start];
+                offsets.extend(o[rows.start + 1..=rows.end].iter().map(|x| x + base));
+                data.extend_from_slice(&d[o[rows.start] as usize..o[rows.end] as usize]);
+            }
+            (this, vector) => {
+                this.switch_to_values();
+                let Self::Values(values) = this else {
+                    unreachable!("just turned into values")
+                };
+                values.extend(rows.map(|r| vector.value(r)));
+            }
+        }
+    }
+
+    /// Appends every row of `other`.
+    pub fn extend(&mut self, mut other: ColumnAccumulator) {
+        let len = other.len();
+        let vector = other.take_vector();
+        self.append(&vector, 0..len);
+    }
+
+    /// Turns the accumulator into one of values (for a batch whose vector is not typed).
+    fn switch_to_values(&mut self) {
+        if matches!(self, Self::Values(_)) {
+            return;
+        }
+        let len = self.len();
+        let mut taken = std::mem::replace(self, Self::Values(Vec::new()));
+        let vector = taken.take_vector();
+        *self = Self::Values((0..len).map(|r| vector.value(r)).collect());
+    }
+
+    /// The accumulated rows as a column vector (leaving the accumulator empty).
+    fn take_vector(&mut self) -> ColumnVector {
+        let validity = |valid: &mut Vec<bool>, nulls: bool| nulls.then(|| std::mem::take(valid));
+        match self {
+            Self::Int64(values, valid, nulls) => ColumnVector::Int64 {
+                values: std::mem::take(values),
+                validity: validity(valid, *nulls),
+            },
+            Self::Double(values, valid, nulls) => ColumnVector::Double {
+                values: std::mem::take(values),
+                validity: validity(valid, *nulls),
+            },
+            Self::Bool(values, valid, nulls) => ColumnVector::Bool {
+                values: std::mem::take(values),
+                validity: validity(valid, *nulls),
+            },
+            Self::String(offsets, data, valid, nulls) => ColumnVector::String {
+                offsets: std::mem::replace(offsets, vec![0]),
+                data: std::mem::take(data),
+                validity: validity(valid, *nulls),
+            },
+            Self::Values(values) => ColumnVector::Values(std::mem::take(values)),
+        }
+    }
+
+    /// The accumulated rows as an Arrow array of `ty` (moving the buffers, not copying them),
+    /// or `None` when `ty` has no Arrow form here or a value does not have it.
+    pub fn finish(mut self, ty: &LogicalType) -> Option<ArrayRef> {
+        vector_array(ty, self.take_vector())
+    }
+}
+
+/// Keeps the validity of appended rows; the mask is only filled once a NULL has been seen.
+fn append_validity(
+    valid: &mut Vec<bool>,
+    nulls: &mut bool,
+    len: usize,
+    validity: Option<&[bool]>,
+    rows: Range<usize>,
+) {
+    match validity {
+        Some(mask) if mask[rows.clone()].iter().any(|v| !v) => {
+            if !*nulls {
+                *nulls = true;
+                valid.clear();
+                valid.resize(len, true);
+            }
+            valid.extend_from_slice(&mask[rows]);
+        }
+        _ if *nulls => valid.resize(valid.len() + rows.len(), true),
+        _ => {}
+    }
+}
+
+fn null_buffer(validity: Option<Vec<bool>>) -> Option<NullBuffer> {
+    validity.map(NullBuffer::from)
+}
+
+/// A column vector as an Arrow array of `ty`: typed vectors hand their buffers over.
+pub fn vector_array(ty: &LogicalType, vector: ColumnVector) -> Option<ArrayRef> {
+    Some(match vector {
+        ColumnVector::Int64 { values, validity } => Arc::new(PrimitiveArray::<Int64Type>::new(
+            ScalarBuffer::from(values),
+            null_buffer(validity),
+        )),
+        ColumnVector::Double { values, validity } => Arc::new(PrimitiveArray::<Float64Type>::new(
+            ScalarBuffer::from(values),
+            null_buffer(validity),
+        )),
+        ColumnVector::Bool { values, validity } => Arc::new(BooleanArray::new(
+            BooleanBuffer::from(values),
+            null_buffer(validity),
+        )),
+        ColumnVector::String {
+            offsets,
+            data,
+            validity,
+        } => Arc::new(
+            StringArray::try_new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(data),
+                null_buffer(validity),
+            )
+            .ok()?,
+        ),
+        ColumnVector::Values(values) => {
+            let refs: Vec<&Value> = values.iter().collect();
+            return column_array(ty, &refs);
+        }
+    })
 }

@@ -13,7 +13,7 @@ use warren_common::{LogicalType, Value};
 
 use crate::database::{ConnectionSlot, PyDatabase, Shared};
 use crate::from_python::from_python;
-use crate::query_result::{Materialized, PyQueryResult};
+use crate::query_result::{Materialized, Outcome, PyQueryResult, Streamed};
 use crate::user_function::PyUserFunction;
 
 /// A Warren error as Python's `RuntimeError` with Warren's (Kùzu's) message text.
@@ -56,7 +56,7 @@ impl PyConnection {
     ) -> PyResult<Vec<PyQueryResult>> {
         let parameters = convert_parameters(parameters)?;
         let slot = &self.slot;
-        let results = py.detach(|| -> Result<Vec<Materialized>, PyErr> {
+        let results = py.detach(|| -> Result<Vec<Outcome>, PyErr> {
             let mut guard = slot.lock().expect("connection lock");
             let connection = guard.as_mut().ok_or_else(closed_error)?;
             run_script(connection, query, &parameters).map_err(runtime_error)
@@ -194,12 +194,14 @@ fn convert_parameters(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<HashMap
     Ok(values)
 }
 
-/// Runs each statement of `text` in turn, reading its rows to the end.
+/// Runs each statement of `text` in turn. Every statement but the last is read to its end
+/// (a later one may depend on its writes); the last one, when it is a read-only query, streams:
+/// its first batch is read here, so that an error in its first rows surfaces at `execute`.
 fn run_script(
     connection: &mut warren::Connection,
     text: &str,
     parameters: &HashMap<String, Value>,
-) -> warren::Result<Vec<Materialized>> {
+) -> warren::Result<Vec<Outcome>> {
     let statements = warren_cypher::parse_script(text)?;
     if statements.is_empty() {
         return Err(warren::Error::runtime(
@@ -207,19 +209,29 @@ fn run_script(
         ));
     }
     let mut results = Vec::with_capacity(statements.len());
-    for statement in &statements {
+    for (index, statement) in statements.iter().enumerate() {
         let started = Instant::now();
         let mut result = connection.execute(statement, parameters)?;
+        let compile_ms = result.compile_time().as_secs_f64() * 1e3;
+        if index + 1 == statements.len() && result.can_rerun() {
+            let first = result.next_columns(crate::query_result::CURSOR_BATCH_ROWS)?;
+            results.push(Outcome::Streamed(Streamed {
+                result,
+                first,
+                compile_ms,
+                execution_ms: started.elapsed().as_secs_f64() * 1e3 - compile_ms,
+            }));
+            continue;
+        }
         let rows = result.collect_rows()?;
-        results.push(Materialized {
+        results.push(Outcome::Materialized(Materialized {
             columns: result.column_names().to_vec(),
             types: result.column_types().to_vec(),
             rows,
             snapshot: result.snapshot().clone(),
             compile_ms: result.compile_time().as_secs_f64() * 1e3,
-            execution_ms: started.elapsed().as_secs_f64() * 1e3
-                - result.compile_time().as_secs_f64() * 1e3,
-        });
+            execution_ms: started.elapsed().as_secs_f64() * 1e3 - compile_ms,
+        }));
     }
     Ok(results)
 }

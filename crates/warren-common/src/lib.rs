@@ -3,6 +3,7 @@
 //! storage, planner and executor crates all speak these types.
 
 pub mod cast;
+pub mod column_batch;
 pub mod error;
 pub mod format;
 pub mod ids;

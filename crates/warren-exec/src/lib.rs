@@ -2,6 +2,7 @@
 //! Expressions are evaluated by [`eval`], operators live in [`operators`], and recursive
 //! patterns are run by the engine in [`recursive`].
 
+pub mod columnar;
 pub mod context;
 pub mod eval;
 pub mod operators;

@@ -1,4 +1,6 @@
 //! Developer tool: times a query in process. `timeq DB REPEAT "QUERY" [name=value ...]`.
+//! With `TIMEQ_COLUMNS=1` in the environment, the rows are read as column batches
+//! (`next_columns`) and counted, instead of being collected as rows of values.
 use std::time::Instant;
 use warren::{Database, Value};
 
@@ -23,6 +25,17 @@ fn main() {
     for _ in 0..repeat {
         let started = Instant::now();
         let mut result = conn.query(&args[3]).unwrap();
+        if std::env::var_os("TIMEQ_COLUMNS").is_some() {
+            let mut count = 0;
+            while let Some(batch) = result.next_columns(1 << 16).unwrap() {
+                count += batch.len();
+            }
+            times.push(started.elapsed().as_secs_f64());
+            if times.len() == repeat {
+                println!("rows={count} (column batches)");
+            }
+            continue;
+        }
         let rows = result.collect_rows().unwrap();
         times.push(started.elapsed().as_secs_f64());
         if times.len() == repeat {

@@ -462,21 +462,19 @@ impl Connection {
         compile_time: Duration,
     ) -> Result<QueryResult> {
         let ctx = self.exec_context(snapshot.clone());
+        if !plan.updates {
+            return Ok(QueryResult::streaming(
+                Arc::new(plan),
+                ctx,
+                snapshot,
+                compile_time,
+                self.settings.columnar,
+            ));
+        }
         let root = warren_exec::build(&plan.plan, plan.slots, None);
         let columns: Vec<String> = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
         let types = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
         let slots: Vec<usize> = plan.columns.iter().map(|(_, slot, _)| *slot).collect();
-        if !plan.updates {
-            return Ok(QueryResult::streaming(
-                columns,
-                types,
-                root,
-                ctx,
-                slots,
-                snapshot,
-                compile_time,
-            ));
-        }
         let started = Instant::now();
         let mut root = root;
         let mut rows = Vec::new();

@@ -25,6 +25,7 @@ pub use connection::Connection;
 pub use database::{Database, DatabaseOptions};
 pub use result::QueryResult;
 pub use settings::Settings;
+pub use warren_common::column_batch;
 pub use warren_common::{Error, LogicalType, Result, Value};
 pub use warren_exec::recursive::counters::{LevelSummary, TraversalSummary};
 pub use warren_planner::UserFunction;

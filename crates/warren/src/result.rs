@@ -5,12 +5,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use warren_common::column_batch::ColumnBatch;
 use warren_common::format::to_kuzu_string;
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
 use warren_common::Result;
+use warren_exec::columnar::{ColumnarPlan, ColumnarScan};
 use warren_exec::recursive::counters::TraversalSummary;
-use warren_exec::{BoxedOperator, ExecContext};
+use warren_exec::{BoxedOperator, ExecContext, ExecSettings, Interrupt};
+use warren_planner::plan::QueryPlan;
 use warren_storage::Snapshot;
 
 /// Where rows come from.
@@ -21,13 +24,28 @@ enum Rows {
         ctx: Box<ExecContext>,
         slots: Vec<usize>,
     },
+    /// Pulled from a columnar scan, in batches; `pending` is the batch rows are read from one
+    /// at a time, with its next row.
+    Columnar {
+        scan: Box<ColumnarScan>,
+        ctx: Box<ExecContext>,
+        pending: Option<(ColumnBatch, usize)>,
+    },
     Materialized(std::vec::IntoIter<Vec<Value>>),
+}
+
+/// What a streaming result needs to run its query again over the same snapshot.
+struct Rerun {
+    plan: Arc<QueryPlan>,
+    settings: ExecSettings,
+    interrupt: Interrupt,
 }
 
 pub struct QueryResult {
     columns: Vec<String>,
     types: Vec<LogicalType>,
     rows: Rows,
+    rerun: Option<Rerun>,
     snapshot: Arc<Snapshot>,
     compile_time: Duration,
     execution_time: Duration,
@@ -42,27 +60,67 @@ impl std::fmt::Debug for QueryResult {
 }
 
 impl QueryResult {
+    /// A read-only query's result, streamed from `plan` run over `ctx`'s snapshot: by the
+    /// columnar path when the plan's shape allows it, by the row operators otherwise.
     pub(crate) fn streaming(
-        columns: Vec<String>,
-        types: Vec<LogicalType>,
-        root: BoxedOperator,
+        plan: Arc<QueryPlan>,
         ctx: ExecContext,
-        slots: Vec<usize>,
         snapshot: Arc<Snapshot>,
         compile_time: Duration,
+        columnar: bool,
     ) -> Self {
+        let columns = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
+        let types = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
+        let rerun = Rerun {
+            plan: plan.clone(),
+            settings: ctx.settings.clone(),
+            interrupt: ctx.interrupt.clone(),
+        };
         Self {
             columns,
             types,
-            rows: Rows::Stream {
-                root,
-                ctx: Box::new(ctx),
-                slots,
-            },
+            rows: stream_rows(&plan, ctx, columnar),
+            rerun: Some(rerun),
             snapshot,
             compile_time,
             execution_time: Duration::ZERO,
         }
+    }
+
+    /// Whether [`QueryResult::rerun`] can run the query again (read-only queries).
+    pub fn can_rerun(&self) -> bool {
+        self.rerun.is_some()
+    }
+
+    /// A new result running the same read-only query over the same snapshot from its first
+    /// row, or `None` for a result that was materialized (a statement that writes). Functions
+    /// such as `rand()` give new values.
+    pub fn rerun(&self) -> Option<QueryResult> {
+        let rerun = self.rerun.as_ref()?;
+        let ctx = ExecContext::new(
+            self.snapshot.clone(),
+            rerun.settings.clone(),
+            rerun.interrupt.clone(),
+        );
+        let columnar = matches!(self.rows, Rows::Columnar { .. });
+        Some(Self {
+            columns: self.columns.clone(),
+            types: self.types.clone(),
+            rows: stream_rows(&rerun.plan, ctx, columnar),
+            rerun: Some(Rerun {
+                plan: rerun.plan.clone(),
+                settings: rerun.settings.clone(),
+                interrupt: rerun.interrupt.clone(),
+            }),
+            snapshot: self.snapshot.clone(),
+            compile_time: self.compile_time,
+            execution_time: Duration::ZERO,
+        })
+    }
+
+    /// Whether rows come from the columnar path.
+    pub fn is_columnar(&self) -> bool {
+        matches!(self.rows, Rows::Columnar { .. })
     }
 
     pub(crate) fn materialized(
@@ -77,6 +135,7 @@ impl QueryResult {
             columns,
             types,
             rows: Rows::Materialized(rows.into_iter()),
+            rerun: None,
             snapshot,
             compile_time,
             execution_time,
@@ -136,6 +195,20 @@ impl QueryResult {
             Rows::Stream { root, ctx, slots } => root
                 .next(ctx)?
                 .map(|row| slots.iter().map(|&s| row[s].clone()).collect()),
+            Rows::Columnar { scan, ctx, pending } => {
+                if pending
+                    .as_ref()
+                    .is_none_or(|(batch, next)| *next >= batch.len())
+                {
+                    *pending = scan
+                        .next_batch(ctx, warren_common::limits::BATCH_ROWS)?
+                        .map(|batch| (batch, 0));
+                }
+                pending.as_mut().map(|(batch, next)| {
+                    *next += 1;
+                    batch.row(*next - 1)
+                })
+            }
         };
         self.execution_time += started.elapsed();
         Ok(row)
@@ -153,11 +226,35 @@ impl QueryResult {
         Ok(batch)
     }
 
+    /// Up to `rows_max` next rows as one column batch (typed vectors for INT64, DOUBLE, BOOL and
+    /// STRING columns); `None` at the end. Reading a result batch by batch holds one batch at a
+    /// time: the columnar path builds batches directly, the row path from its rows.
+    pub fn next_columns(&mut self, rows_max: usize) -> Result<Option<ColumnBatch>> {
+        assert!(rows_max > 0, "a batch holds at least one row");
+        if let Rows::Columnar { scan, ctx, pending } = &mut self.rows {
+            // Rows left in a batch that `next_row` started on go first, as they are.
+            if let Some((batch, next)) = pending.take().filter(|(b, n)| *n < b.len()) {
+                let end = batch.len().min(next + rows_max);
+                let rows: Vec<Vec<Value>> = (next..end).map(|r| batch.row(r)).collect();
+                if end < batch.len() {
+                    *pending = Some((batch, end));
+                }
+                return Ok(Some(ColumnBatch::from_rows(&self.types, &rows)));
+            }
+            let started = std::time::Instant::now();
+            let batch = scan.next_batch(ctx, rows_max)?;
+            self.execution_time += started.elapsed();
+            return Ok(batch);
+        }
+        let rows = self.next_batch(rows_max)?;
+        Ok((!rows.is_empty()).then(|| ColumnBatch::from_rows(&self.types, &rows)))
+    }
+
     /// Every remaining row. Rows held count against the query's memory limit.
     pub fn collect_rows(&mut self) -> Result<Vec<Vec<Value>>> {
         let mut rows = Vec::new();
         while let Some(row) = self.next_row()? {
-            if let Rows::Stream { ctx, .. } = &self.rows {
+            if let Rows::Stream { ctx, .. } | Rows::Columnar { ctx, .. } = &self.rows {
                 ctx.memory
                     .reserve((row.len() * 48 + 24) as u64, "the collected result")?;
             }
@@ -188,7 +285,7 @@ impl QueryResult {
     /// Peak bytes held by the query's materializing operators.
     pub fn peak_memory(&self) -> u64 {
         match &self.rows {
-            Rows::Stream { ctx, .. } => ctx.memory.peak(),
+            Rows::Stream { ctx, .. } | Rows::Columnar { ctx, .. } => ctx.memory.peak(),
             Rows::Materialized(_) => 0,
         }
     }
@@ -197,8 +294,25 @@ impl QueryResult {
     /// as the rows read so far required; complete once every row is read.
     pub fn traversals(&self) -> Vec<TraversalSummary> {
         match &self.rows {
-            Rows::Stream { ctx, .. } => ctx.traversal_summaries(),
+            Rows::Stream { ctx, .. } | Rows::Columnar { ctx, .. } => ctx.traversal_summaries(),
             Rows::Materialized(_) => Vec::new(),
         }
+    }
+}
+
+/// The rows of `plan` run over `ctx`: columnar when allowed and the plan's shape has a
+/// columnar form.
+fn stream_rows(plan: &QueryPlan, ctx: ExecContext, columnar: bool) -> Rows {
+    if let Some(columnar) = ColumnarPlan::recognize(plan).filter(|_| columnar) {
+        return Rows::Columnar {
+            scan: Box::new(ColumnarScan::new(columnar)),
+            ctx: Box::new(ctx),
+            pending: None,
+        };
+    }
+    Rows::Stream {
+        root: warren_exec::build(&plan.plan, plan.slots, None),
+        ctx: Box::new(ctx),
+        slots: plan.columns.iter().map(|(_, slot, _)| *slot).collect(),
     }
 }

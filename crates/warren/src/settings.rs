@@ -25,6 +25,9 @@ pub struct Settings {
     pub progress_bar: bool,
     /// `file_search_path`: the directory relative file paths of COPY and LOAD FROM start from.
     pub file_search_path: Option<String>,
+    /// `columnar_results`: run the plans that have a columnar form (node scans and one-hop
+    /// expansions projecting properties) by the columnar path; off: by the row operators.
+    pub columnar: bool,
     /// Kùzu's planner hints, kept so that `current_setting` reads back what was set.
     pub kuzu_hints: KuzuHints,
 }
@@ -60,6 +63,7 @@ impl Default for Settings {
             timeout_ms: 0,
             progress_bar: false,
             file_search_path: None,
+            columnar: true,
             kuzu_hints: KuzuHints::default(),
         }
     }
@@ -204,6 +208,7 @@ impl Settings {
                 })? as u64;
             }
             "progress_bar" => self.progress_bar = boolean(name, value)?,
+            "columnar_results" => self.columnar = boolean(name, value)?,
             "file_search_path" => {
                 self.file_search_path = Some(
                     value
@@ -263,6 +268,7 @@ impl Settings {
             "memory_limit" => bytes(self.memory_limit),
             "timeout" => bytes(self.timeout_ms),
             "progress_bar" => Value::Bool(self.progress_bar),
+            "columnar_results" => Value::Bool(self.columnar),
             "file_search_path" => Value::string(self.file_search_path.clone().unwrap_or_default()),
             "recursive_pattern_factor" => Value::Int64(self.kuzu_hints.recursive_pattern_factor),
             "enable_semi_mask" => Value::Bool(self.kuzu_hints.enable_semi_mask),
@@ -314,6 +320,7 @@ mod tests {
             ("memory_limit", Value::Int64(1 << 20), Value::Int64(1 << 20)),
             ("timeout", Value::Int64(500), Value::Int64(500)),
             ("progress_bar", Value::Bool(true), Value::Bool(true)),
+            ("columnar_results", Value::Bool(false), Value::Bool(false)),
             (
                 "file_search_path",
                 Value::string("data"),

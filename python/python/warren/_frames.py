@@ -1,7 +1,9 @@
 """Whole results as pandas, pyarrow and polars frames.
 
-Columns cross from Rust as Python values, one column at a time; fixed-width columns become numpy
-arrays of the matching dtype (see docs/PYTHON.md for the full type mapping).
+Results whose columns all have an Arrow form here (numbers, booleans, strings, dates and times)
+cross from Rust as Arrow arrays built from the engine's column batches, through the Arrow C data
+interface; others cross as Python values, one column at a time, fixed-width columns becoming
+numpy arrays of the matching dtype (see docs/PYTHON.md for the full type mapping).
 """
 
 from __future__ import annotations
@@ -78,12 +80,46 @@ def _pandas_column_of(native: Any, index: int, type_name: str) -> Any:
     return _pandas_column(native.column_values(index), type_name)
 
 
+def _pandas_column_from_arrow(array: Any, type_name: str) -> Any:
+    """One column built from a pyarrow array, by the same rules as ``_pandas_column_of``."""
+    import numpy as np
+    import pandas as pd
+
+    if type_name in _NUMPY_DTYPES:
+        if array.null_count == 0:
+            return array.to_numpy(zero_copy_only=False).astype(_NUMPY_DTYPES[type_name], copy=False)
+        if type_name != "BOOL":
+            return array.to_numpy(zero_copy_only=False).astype("float64")
+        return np.array(array.to_pylist(), dtype=object)
+    if type_name == "STRING":
+        return pd.Series(array.to_numpy(zero_copy_only=False), dtype=object)
+    return None
+
+
+def _copy_on_write(pd: Any) -> bool:
+    """Whether pandas copies a frame's arrays before writing to them (always from pandas 3)."""
+    if int(pd.__version__.split(".")[0]) >= 3:
+        return True
+    return getattr(pd.options.mode, "copy_on_write", False) is True
+
+
 def to_pandas(native: Any) -> Any:
-    """Every row of the result as a pandas DataFrame."""
+    """Every row of the result as a pandas DataFrame: numeric, boolean and string columns from
+    the result's column batches through Arrow when every column has that form, else column by
+    column from values."""
     import pandas as pd
 
     names = native.get_column_names()
     types = native.get_column_data_types()
+    if names and all(t in _NUMPY_DTYPES or t == "STRING" for t in types):
+        chunks = native.arrow_chunks(None)
+        if chunks is not None:
+            converted = [_pandas_column_from_arrow(array, t) for array, t in zip(chunks[0], types)]
+            if all(c is not None for c in converted):
+                # Under copy-on-write the (read-only, Arrow-backed) arrays can stay as they are;
+                # older pandas gets writable copies, as Kùzu's frames are.
+                copy = not _copy_on_write(pd)
+                return pd.DataFrame(dict(zip(names, converted)), columns=names, copy=copy)
     columns = {
         name: _pandas_column_of(native, index, type_name) for index, (name, type_name) in enumerate(zip(names, types))
     }
@@ -98,6 +134,11 @@ def to_arrow(native: Any, chunk_size: int | None, *, uuid_as_string: bool = Fals
     from ._arrow import MapNullKeyError, build, column_array, has_union
 
     names = native.get_column_names()
+    if names:
+        chunks = native.arrow_chunks(chunk_size)
+        if chunks is not None:
+            batches = [pa.RecordBatch.from_arrays(arrays, names=names) for arrays in chunks]
+            return pa.Table.from_batches(batches, schema=batches[0].schema)
     arrays = []
     for index in range(len(names)):
         fast = native.column_arrow(index)
