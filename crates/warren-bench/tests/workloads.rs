@@ -119,7 +119,8 @@ fn the_writes_workload_runs_every_scenario_and_checks_its_writes() {
             "checkpoint",
             "recovery",
             "slowdown-1pct",
-            "slowdown-5pct"
+            "slowdown-5pct",
+            "read-after-commit",
         ]
     );
     let commit = &report.runs[0].figures;
