@@ -91,7 +91,8 @@ pub(crate) struct Inner {
     published: RwLock<Published>,
     writer: Mutex<WriterState>,
     writer_free: Condvar,
-    /// Set when the log could not be made durable: the database refuses writes from then on.
+    /// Set when a write of the log or of the database directory failed (the disk's state is
+    /// unknown from then on): the database refuses writes, readers go on.
     failure: Mutex<Option<String>>,
     read_only: bool,
     /// Why a database opened for writing is read-only (another process writes).
@@ -184,12 +185,12 @@ impl Database {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: DatabaseOptions) -> Result<Self> {
-        Self::open_with_log_file_system(path, options, Arc::new(RealFileSystem))
+        Self::open_with_file_system(path, options, Arc::new(RealFileSystem))
     }
 
-    /// Opens a database whose write-ahead log goes through `fs` (the segment files use the
-    /// real file system): tests pass a simulated file system that injects faults and crashes.
-    pub fn open_with_log_file_system(
+    /// Opens a database whose every file (log, segments, manifest, lock) goes through `fs`:
+    /// tests pass a simulated file system that injects faults and crashes.
+    pub fn open_with_file_system(
         path: impl AsRef<Path>,
         options: DatabaseOptions,
         fs: Arc<dyn FileSystem>,
@@ -200,7 +201,7 @@ impl Database {
             (false, true) => OpenMode::WriteIfFree,
             (false, false) => OpenMode::Write,
         };
-        let (mut dir, snapshot) = DatabaseDir::open_mode(path, mode)?;
+        let (mut dir, snapshot) = DatabaseDir::open_on(fs.clone(), path, mode)?;
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
             let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
             (None, snapshot, lsn, Vec::new())
@@ -377,7 +378,7 @@ impl Database {
         }
         if let Some(failure) = self.inner.failure.lock().expect("failure state").as_ref() {
             return Err(Error::runtime(format!(
-                "Cannot execute write operations: the database is read-only after a failed write to its log ({failure})."
+                "Cannot execute write operations: the database is read-only after a failed write to its files ({failure})."
             )));
         }
         Ok(())
@@ -441,7 +442,10 @@ impl Database {
         Ok(())
     }
 
-    /// Records a failed log write: the database refuses writes from now on.
+    /// Records a failed write of the log or of the directory (segments, manifest): the
+    /// database refuses writes from now on. An fsync that failed may have dropped the data it
+    /// was to make durable while the page cache still shows it, and a manifest swap that
+    /// failed may or may not have happened: no later write may build on either.
     fn fail(&self, error: Error) -> Error {
         let mut failure = self.inner.failure.lock().expect("failure state");
         if failure.is_none() {
@@ -474,7 +478,8 @@ impl Database {
             wal.wait_durable(lsn).map_err(|e| self.fail(e))?;
             dir.lock()
                 .expect("directory lock")
-                .commit(&folded, &changed, lsn)?;
+                .commit(&folded, &changed, lsn)
+                .map_err(|e| self.fail(e))?;
             wal.reset(lsn + 1, &[]).map_err(|e| self.fail(e))?;
         }
         let folded = Arc::new(folded);
@@ -563,15 +568,17 @@ impl Database {
         let files = dir
             .lock()
             .expect("directory lock")
-            .write_tables(&folded, &changed)?;
+            .write_tables(&folded, &changed)
+            .map_err(|e| self.fail(e))?;
         let lock = self.begin_write()?;
         let mut state = self.inner.writer.lock().expect("writer state");
         if state.structural_epoch != epoch {
             // A DDL or COPY committed meanwhile by writing every table: nothing left to do
-            // (the files written above are removed with the other unreferenced ones).
+            // (the files written above are removed now, or else at the next writer's open).
             drop(state);
             drop(lock);
-            return dir.lock().expect("directory lock").remove_unreferenced();
+            let _ = dir.lock().expect("directory lock").remove_unreferenced();
+            return Ok(());
         }
         wal.wait_durable(state.latest_lsn)
             .map_err(|e| self.fail(e))?;
@@ -585,7 +592,8 @@ impl Database {
         let rebased = Arc::new(rebased.with_generation(state.latest.generation()));
         dir.lock()
             .expect("directory lock")
-            .swap_manifest(&rebased, files, base_lsn)?;
+            .swap_manifest(&rebased, files, base_lsn)
+            .map_err(|e| self.fail(e))?;
         let frames: Vec<(u64, u64, &[u8])> =
             later.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
         wal.reset(base_lsn + 1, &frames).map_err(|e| self.fail(e))?;
@@ -595,7 +603,9 @@ impl Database {
         drop(state);
         self.publish(rebased, lsn);
         drop(lock);
-        dir.lock().expect("directory lock").remove_unreferenced()?;
+        // The checkpoint is durable: files a failed removal leaves are removed at the next
+        // writer's open.
+        let _ = dir.lock().expect("directory lock").remove_unreferenced();
         Ok(())
     }
 }
