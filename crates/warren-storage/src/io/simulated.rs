@@ -64,6 +64,8 @@ struct Disk {
     stats: SimulatedStats,
     /// Bumped by every crash: handles opened before it fail.
     generation: u64,
+    /// The path of the last operation the plan crashed or failed with `EIO`.
+    fault_path: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -185,11 +187,13 @@ impl Disk {
     fn begin_mutation(&mut self, path: &Path) -> Result<Injected> {
         self.stats.operations += 1;
         if self.plan.crash_at_operation == Some(self.stats.operations) {
+            self.fault_path = Some(path.to_path_buf());
             self.crash();
             return Err(crash_error(path));
         }
         if self.plan.eio_at_operation == Some(self.stats.operations) {
             self.stats.injected_eio += 1;
+            self.fault_path = Some(path.to_path_buf());
             return Ok(Injected::Eio);
         }
         Ok(Injected::Nothing)
@@ -356,6 +360,7 @@ impl SimulatedFileSystem {
             rng,
             stats: SimulatedStats::default(),
             generation: 0,
+            fault_path: None,
         };
         Self {
             disk: Arc::new(Mutex::new(disk)),
@@ -382,6 +387,12 @@ impl SimulatedFileSystem {
 
     pub fn stats(&self) -> SimulatedStats {
         self.lock().stats
+    }
+
+    /// The path (a file, or a directory for `sync_dir`) of the last operation that the plan
+    /// crashed or failed with `EIO`: tests report where their faults landed.
+    pub fn fault_path(&self) -> Option<PathBuf> {
+        self.lock().fault_path.clone()
     }
 
     /// The bytes a reader of `path` sees now.
