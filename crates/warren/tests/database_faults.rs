@@ -376,3 +376,51 @@ fn a_fault_anywhere_keeps_a_prefix_with_every_acknowledged_transaction() {
         }
     }
 }
+
+#[test]
+fn a_copy_whose_segment_sync_fails_leaves_the_old_database_and_refuses_writes() {
+    let temp = tempfile::tempdir().unwrap();
+    let csv = temp.path().join("nodes.csv");
+    std::fs::write(&csv, "1\n2\n3\n").unwrap();
+    let path = temp.path().join("db");
+    let (sim, db) = set_up(&path);
+    let mut conn = db.connect();
+    conn.query("CREATE (:T {id: 7, name: 'seven'})").unwrap();
+    conn.query("CREATE NODE TABLE C(id INT64, PRIMARY KEY(id))")
+        .unwrap();
+    // The COPY's first sync is that of its first new segment file.
+    sim.set_faults(FaultPlan {
+        sync_failure_at: Some(sim.stats().syncs + 1),
+        ..FaultPlan::default()
+    });
+    let error = conn
+        .query(&format!("COPY C FROM '{}'", csv.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(".seg") && error.contains("Input/output error"),
+        "{error}"
+    );
+    let refused = conn
+        .query("CREATE (:T {id: 8, name: 'eight'})")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("read-only after a failed write to its files")
+            && refused.contains("Input/output error"),
+        "{refused}"
+    );
+    // Readers go on with what was committed.
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["0"]);
+    sim.crash();
+    drop(conn);
+    drop(db);
+    sim.set_faults(FaultPlan::default());
+    let db = open(&sim, &path);
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["0"]);
+    assert_eq!(rows(&db, "MATCH (t:T) RETURN t.name"), vec!["seven"]);
+    db.connect()
+        .query(&format!("COPY C FROM '{}'", csv.display()))
+        .unwrap();
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["3"]);
+}

@@ -1,7 +1,7 @@
-//! Durability under injected faults: the database's write-ahead log runs on a simulated file
-//! system that crashes at a random operation (keeping a random subset of the unsynced writes,
-//! torn at 512-byte sectors), writes short, or fails a sync with EIO, while 1 to 4 connections
-//! commit single rows. After the crash the database reopens on what the file system kept, and
+//! Durability under injected faults: the database (its write-ahead log, and with it every other
+//! file of its directory) runs on a simulated file system that crashes at a random operation
+//! (keeping a random subset of the unsynced writes, torn at 512-byte sectors), writes short, or
+//! fails a sync with EIO, while 1 to 4 connections commit single rows. After the crash the database reopens on what the file system kept, and
 //! it must hold every acknowledged commit and, per connection, only a prefix of the commits
 //! attempted: never a gap, never a lost acknowledged row.
 
