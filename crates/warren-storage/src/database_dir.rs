@@ -70,6 +70,9 @@ pub struct DatabaseDir {
     files: BTreeMap<TableId, TableEntry>,
     database_id: [u8; 16],
     checkpoint_lsn: u64,
+    /// Set when a manifest swap failed: the manifest on disk may then be the new one while
+    /// `files` names the old one's files, so nothing is written or removed any more.
+    swap_failure: Option<String>,
     /// Held exclusively by the writing process; readers hold none.
     _lock: Option<FileLock>,
 }
@@ -192,6 +195,7 @@ impl DatabaseDir {
             files: BTreeMap::new(),
             database_id: [0; 16],
             checkpoint_lsn: 0,
+            swap_failure: None,
             _lock: lock,
         };
         let snapshot = dir.load_retrying()?;
@@ -367,11 +371,7 @@ impl DatabaseDir {
         snapshot: &Snapshot,
         changed: &BTreeSet<TableId>,
     ) -> Result<PendingTables> {
-        if self.read_only {
-            return Err(Error::runtime(
-                "Cannot execute write operations in a read-only database!",
-            ));
-        }
+        self.check_writable()?;
         let generation = snapshot.generation();
         let mut files = BTreeMap::new();
         for &id in changed {
@@ -406,6 +406,21 @@ impl DatabaseDir {
         Ok(PendingTables { files })
     }
 
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::runtime(
+                "Cannot execute write operations in a read-only database!",
+            ));
+        }
+        if let Some(failure) = &self.swap_failure {
+            return Err(Error::Io(format!(
+                "{}: a manifest swap failed ({failure}); reopen the database",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Atomically replaces the manifest: `snapshot`'s catalog, the files of `pending` for the
     /// tables written, the current files for the others (their stored rows are unchanged), and
     /// `checkpoint_lsn`.
@@ -415,6 +430,7 @@ impl DatabaseDir {
         pending: PendingTables,
         checkpoint_lsn: u64,
     ) -> Result<()> {
+        self.check_writable()?;
         let mut files = BTreeMap::new();
         for (&id, data) in snapshot.tables() {
             let (rows, next_serial) = match data {
@@ -445,7 +461,10 @@ impl DatabaseDir {
             catalog: snapshot.catalog().clone(),
             tables: files.values().cloned().collect(),
         };
-        self.write_manifest(&manifest)?;
+        if let Err(error) = self.write_manifest(&manifest) {
+            self.swap_failure = Some(error.to_string());
+            return Err(error);
+        }
         self.files = files;
         self.checkpoint_lsn = checkpoint_lsn;
         Ok(())
@@ -453,6 +472,7 @@ impl DatabaseDir {
 
     /// Deletes files the manifest no longer names (readers that mapped them keep them alive).
     pub fn remove_unreferenced(&self) -> Result<()> {
+        self.check_writable()?;
         self.remove_unreferenced_files()
     }
 

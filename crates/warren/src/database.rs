@@ -391,6 +391,13 @@ impl Database {
         while state.held {
             state = self.inner.writer_free.wait(state).expect("writer state");
         }
+        // Again: the writer waited for may have failed, leaving the disk ahead of this
+        // process's state (a manifest swapped, its log not yet reset); nothing may follow it.
+        if let Err(error) = self.check_writable() {
+            drop(state);
+            self.inner.writer_free.notify_one();
+            return Err(error);
+        }
         state.held = true;
         Ok(WriteLock {
             inner: self.inner.clone(),
@@ -550,6 +557,9 @@ impl Database {
             return self.fold_in_memory();
         };
         let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
+        // Again: a checkpoint that waited for the lock may follow one that failed, and after
+        // a failure the disk may hold a manifest this process's state does not know of.
+        self.check_writable()?;
         let (base, base_lsn, epoch) = {
             let state = self.inner.writer.lock().expect("writer state");
             (

@@ -1,7 +1,8 @@
 //! Durability of the whole database directory under injected faults. Every file (log, segment
 //! files, manifest, lock) lives on a simulated file system. A random sequence of transactions
 //! (single-row inserts, updates, deletes and rel creations; DDL; COPY of small node and rel
-//! CSV files) and CHECKPOINTs runs once without faults, recording the database after each
+//! CSV files) and CHECKPOINTs (in half of the cases also background checkpoints every few
+//! commits, racing the statements) runs once without faults, recording the database after each
 //! transaction, then again with a crash (keeping a random subset of the unsynced writes, torn
 //! at 512-byte sectors, and a prefix of the unsynced directory changes) or an `EIO` injected at
 //! a random one of the run's I/O operations: a log write or sync, a segment write or sync, a
@@ -10,7 +11,7 @@
 //! contains every acknowledged one; after an `EIO` every later write must be refused with the
 //! failed state's error.
 //!
-//! `WARREN_FAULT_CASES` sets the number of cases (64 by default) for long runs.
+//! `WARREN_FAULT_CASES` sets the number of cases (256 by default) for long runs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -115,10 +116,12 @@ fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
     out
 }
 
-fn options() -> DatabaseOptions {
+/// Checkpoints happen where the steps say, and with `background` also in a background thread
+/// whenever the log passes a few hundred bytes (every few commits).
+fn options(background: bool) -> DatabaseOptions {
     DatabaseOptions {
-        // Checkpoints happen where the steps say, not in the background.
-        auto_checkpoint: false,
+        auto_checkpoint: background,
+        checkpoint_threshold_bytes: 512,
         checkpoint_on_close: false,
         ..DatabaseOptions::default()
     }
@@ -152,10 +155,10 @@ fn state(db: &Database) -> Vec<String> {
 }
 
 /// A simulated file system holding a new database with tables T and R.
-fn set_up(path: &Path) -> (SimulatedFileSystem, Database) {
+fn set_up(path: &Path, background: bool) -> (SimulatedFileSystem, Database) {
     let sim = SimulatedFileSystem::new(FaultPlan::default());
     let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
-    let db = Database::open_with_file_system(path, options(), fs).unwrap();
+    let db = Database::open_with_file_system(path, options(background), fs).unwrap();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE T(id INT64, name STRING, PRIMARY KEY(id))")
         .unwrap();
@@ -165,14 +168,19 @@ fn set_up(path: &Path) -> (SimulatedFileSystem, Database) {
 
 fn open(sim: &SimulatedFileSystem, path: &Path) -> Database {
     let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
-    Database::open_with_file_system(path, options(), fs)
+    Database::open_with_file_system(path, options(false), fs)
         .unwrap_or_else(|e| panic!("the database does not open after the fault: {e}"))
 }
 
 /// The fault-free run: the database after each transaction (index 0: before the first), and
 /// the number of I/O operations the whole run makes after the set-up.
-fn fault_free_run(path: &Path, statements: &[Statement]) -> (Vec<Vec<String>>, u64, u64) {
-    let (sim, db) = set_up(path);
+/// With background checkpoints the count varies a little from run to run.
+fn fault_free_run(
+    path: &Path,
+    statements: &[Statement],
+    background: bool,
+) -> (Vec<Vec<String>>, u64, u64) {
+    let (sim, db) = set_up(path, background);
     let set_up_operations = sim.stats().operations;
     let mut states = vec![state(&db)];
     let mut conn = db.connect();
@@ -253,6 +261,8 @@ struct Case {
     at: u64,
     fault: Fault,
     short_writes: bool,
+    /// Background checkpoints run beside the statements.
+    background: bool,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -267,13 +277,15 @@ fn case() -> impl Strategy<Value = Case> {
         any::<u64>(),
         fault,
         proptest::bool::ANY,
+        proptest::bool::ANY,
     )
-        .prop_map(|(steps, seed, at, fault, short_writes)| Case {
+        .prop_map(|(steps, seed, at, fault, short_writes, background)| Case {
             steps,
             seed,
             at,
             fault,
             short_writes,
+            background,
         })
 }
 
@@ -300,10 +312,10 @@ fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
     std::fs::write(temp.path().join("rels.csv"), rels).unwrap();
     let statements = statements(&case.steps, temp.path());
     let path = temp.path().join("db");
-    let (states, first, last) = fault_free_run(&path, &statements);
+    let (states, first, last) = fault_free_run(&path, &statements, case.background);
     prop_assume!(last > first);
     let operation = first + 1 + case.at % (last - first);
-    let (sim, db) = set_up(&path);
+    let (sim, db) = set_up(&path, case.background);
     prop_assert_eq!(sim.stats().operations, first);
     sim.set_faults(FaultPlan {
         seed: case.seed,
@@ -383,7 +395,7 @@ fn a_copy_whose_segment_sync_fails_leaves_the_old_database_and_refuses_writes() 
     let csv = temp.path().join("nodes.csv");
     std::fs::write(&csv, "1\n2\n3\n").unwrap();
     let path = temp.path().join("db");
-    let (sim, db) = set_up(&path);
+    let (sim, db) = set_up(&path, false);
     let mut conn = db.connect();
     conn.query("CREATE (:T {id: 7, name: 'seven'})").unwrap();
     conn.query("CREATE NODE TABLE C(id INT64, PRIMARY KEY(id))")
