@@ -3,6 +3,8 @@
 //! killed at a random moment, hundreds of times. After every kill the database opens (twice:
 //! recovery must be repeatable), holds every acknowledged row, holds only a prefix of the rows
 //! attempted (never a gap), its rels agree in both directions, and every copied table is whole.
+//! The script marks where each COPY and CHECKPOINT begins and ends, so the loop counts the
+//! kills that landed inside one of them.
 
 use std::io::Read;
 use std::path::Path;
@@ -14,6 +16,38 @@ use warren::Database;
 const KILLS: u64 = 200;
 const STATEMENTS_PER_ROUND: u64 = 400;
 const COPY_ROWS: u64 = 3000;
+const COPY_BEGIN: &str = "copy-begin";
+const COPY_END: &str = "copy-end";
+const CHECKPOINT_BEGIN: &str = "checkpoint-begin";
+const CHECKPOINT_END: &str = "checkpoint-end";
+
+/// What the outputs of the killed processes say was done.
+#[derive(Debug, Default)]
+struct Counts {
+    copies_acknowledged: u64,
+    checkpoints_acknowledged: u64,
+    kills_in_copy: u64,
+    kills_in_checkpoint: u64,
+}
+
+impl Counts {
+    /// Counts the markers of one killed process's output.
+    fn add(&mut self, output: &str) {
+        let markers: Vec<&str> = output
+            .lines()
+            .map(str::trim)
+            .filter(|line| line.ends_with("-begin") || line.ends_with("-end"))
+            .collect();
+        self.copies_acknowledged += markers.iter().filter(|&&m| m == COPY_END).count() as u64;
+        self.checkpoints_acknowledged +=
+            markers.iter().filter(|&&m| m == CHECKPOINT_END).count() as u64;
+        match markers.last() {
+            Some(&COPY_BEGIN) => self.kills_in_copy += 1,
+            Some(&CHECKPOINT_BEGIN) => self.kills_in_checkpoint += 1,
+            _ => {}
+        }
+    }
+}
 
 /// A small deterministic generator for kill delays.
 fn next_random(state: &mut u64) -> u64 {
@@ -32,7 +66,8 @@ fn strings(db: &Database, query: &str) -> Vec<String> {
 }
 
 /// The script of one round: rows `first..`, a rel from each row to the one before, a COPY into
-/// a new table every 100 rows, a checkpoint every 150.
+/// a new table every 10 rows, a checkpoint every 10 (a round commits a few dozen rows before
+/// its kill), each between markers that say it began and that it was acknowledged.
 fn script(first: u64, round: u64, csv: &Path) -> String {
     let mut text = String::new();
     for i in first..first + STATEMENTS_PER_ROUND {
@@ -43,15 +78,18 @@ fn script(first: u64, round: u64, csv: &Path) -> String {
                 i - 1
             ));
         }
-        if i % 100 == 50 {
+        if i % 10 == 5 {
             let table = format!("C{round}x{i}");
             text.push_str(&format!(
-                "CREATE NODE TABLE {table}(id INT64, PRIMARY KEY(id));\nCOPY {table} FROM '{}';\n",
+                "RETURN '{COPY_BEGIN}' AS m;\nCREATE NODE TABLE {table}(id INT64, PRIMARY KEY(id));\n\
+                 COPY {table} FROM '{}';\nRETURN '{COPY_END}' AS m;\n",
                 csv.display()
             ));
         }
-        if i % 150 == 149 {
-            text.push_str("CHECKPOINT;\n");
+        if i % 10 == 9 {
+            text.push_str(&format!(
+                "RETURN '{CHECKPOINT_BEGIN}' AS m;\nCHECKPOINT;\nRETURN '{CHECKPOINT_END}' AS m;\n"
+            ));
         }
     }
     text
@@ -110,6 +148,7 @@ fn acknowledged_writes_survive_every_kill() {
     let mut random = 0x5eed_u64;
     let mut next = 0;
     let mut acknowledged_total = 0u64;
+    let mut counts = Counts::default();
     for round in 0..KILLS {
         let script_path = dir.path().join("round.cypher");
         std::fs::write(&script_path, script(next, round, &csv)).unwrap();
@@ -136,6 +175,7 @@ fn acknowledged_writes_survive_every_kill() {
             .lines()
             .filter_map(|line| line.trim().parse::<u64>().ok())
             .max();
+        counts.add(&output);
         if let Some(last) = acknowledged {
             acknowledged_total += last + 1 - next.min(last + 1);
         }
@@ -146,7 +186,13 @@ fn acknowledged_writes_survive_every_kill() {
     }
     eprintln!(
         "kill loop: {KILLS} kills, {acknowledged_total} single-row commits acknowledged, {next} rows \
-         recovered, every acknowledged row present, no corrupt open"
+         recovered, every acknowledged row present, no corrupt open; {} COPYs and {} CHECKPOINTs \
+         acknowledged; {} kills landed inside a COPY (its CREATE TABLE or the COPY, before its \
+         acknowledgement) and {} inside a CHECKPOINT",
+        counts.copies_acknowledged,
+        counts.checkpoints_acknowledged,
+        counts.kills_in_copy,
+        counts.kills_in_checkpoint
     );
     assert!(
         acknowledged_total > KILLS,

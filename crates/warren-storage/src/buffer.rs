@@ -5,7 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use memmap2::Mmap;
+
+use crate::io::FileMap;
 
 /// An immutable, 8-byte-aligned byte buffer.
 #[derive(Clone)]
@@ -20,7 +21,7 @@ enum Inner {
     /// A region of a mapped file; `offset` is a multiple of 8. Its checksum, if any, is
     /// verified the first time its bytes are read.
     Mapped {
-        map: Arc<Mmap>,
+        map: Arc<FileMap>,
         offset: usize,
         len: usize,
         check: Option<Arc<SectionCheck>>,
@@ -93,13 +94,13 @@ impl Bytes {
 
     /// A region of a mapped file. Panics if the region is out of bounds or misaligned: callers
     /// validate section tables before mapping.
-    pub fn mapped(map: Arc<Mmap>, offset: usize, len: usize) -> Self {
+    pub fn mapped(map: Arc<FileMap>, offset: usize, len: usize) -> Self {
         Self::mapped_checked(map, offset, len, None)
     }
 
     /// A region of a mapped file whose checksum is verified on first read.
     pub fn mapped_checked(
-        map: Arc<Mmap>,
+        map: Arc<FileMap>,
         offset: usize,
         len: usize,
         check: Option<Arc<SectionCheck>>,

@@ -5,13 +5,15 @@
 //! leaves either the old or the new database. Files no manifest names are removed when a
 //! writer opens the database.
 //!
+//! Every file operation goes through the I/O layer ([`crate::io::FileSystem`]): the real file
+//! system in production, a simulated one that injects crashes and faults in tests.
+//!
 //! One process writes (it holds the lock file exclusively); any number of processes read
 //! without a lock: they map the files the manifest names, and retry if a concurrent checkpoint
 //! replaced them in between.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +22,7 @@ use warren_common::types::LogicalType;
 use warren_common::{Error, Result, TableId};
 
 use crate::catalog::Catalog;
+use crate::io::{self, parent_dir, read_all, write_all_at, FileLock, FileSystem, RealFileSystem};
 use crate::snapshot::{Snapshot, TableData};
 use crate::table_files;
 
@@ -60,14 +63,18 @@ struct TableEntry {
 /// An open database directory, holding its lock for as long as it lives.
 #[derive(Debug)]
 pub struct DatabaseDir {
+    fs: Arc<dyn FileSystem>,
     path: PathBuf,
     read_only: bool,
     /// Table files of the committed manifest, by table id.
     files: BTreeMap<TableId, TableEntry>,
     database_id: [u8; 16],
     checkpoint_lsn: u64,
+    /// Set when a manifest swap failed: the manifest on disk may then be the new one while
+    /// `files` names the old one's files, so nothing is written or removed any more.
+    swap_failure: Option<String>,
     /// Held exclusively by the writing process; readers hold none.
-    _lock: Option<File>,
+    _lock: Option<FileLock>,
 }
 
 /// Segment files written by [`DatabaseDir::write_tables`], not yet named by the manifest.
@@ -85,22 +92,6 @@ pub enum OpenMode {
     Read,
     /// Take the writer lock if it is free, else open for reading.
     WriteIfFree,
-}
-
-fn lock_file(file: &File, exclusive: bool) -> std::io::Result<()> {
-    use std::os::unix::io::AsRawFd;
-    let operation = if exclusive {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_SH
-    } | libc::LOCK_NB;
-    // SAFETY: flock on a file descriptor this process owns; no memory is shared.
-    let result = unsafe { libc::flock(file.as_raw_fd(), operation) };
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// How long opening waits for a lock that is held, before calling the database in use.
@@ -144,25 +135,17 @@ fn id_from_hex(text: &str) -> Option<[u8; 16]> {
 /// process is spawning holds a copy of every descriptor from fork to exec (close-on-exec closes
 /// them only then), so a database closed and reopened at that moment finds its own lock
 /// briefly held. A lock held by another process for longer still fails.
-fn lock_with_grace(file: &File, exclusive: bool) -> std::io::Result<()> {
+/// `None` when the lock stayed held.
+fn lock_with_grace(fs: &dyn FileSystem, path: &Path) -> Result<Option<FileLock>> {
     let started = std::time::Instant::now();
     loop {
-        match lock_file(file, exclusive) {
-            Err(error)
-                if error.kind() == std::io::ErrorKind::WouldBlock
-                    && started.elapsed() < LOCK_GRACE =>
-            {
+        match fs.try_lock(path)? {
+            None if started.elapsed() < LOCK_GRACE => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            result => return result,
+            result => return Ok(result),
         }
     }
-}
-
-fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(path.display(), e))
 }
 
 impl DatabaseDir {
@@ -178,30 +161,41 @@ impl DatabaseDir {
 
     /// Opens the database at `path` in `mode`. A writer creates it if it does not exist.
     pub fn open_mode(path: &Path, mode: OpenMode) -> Result<(Self, Snapshot)> {
-        if !path.exists() {
+        Self::open_on(Arc::new(RealFileSystem), path, mode)
+    }
+
+    /// Opens the database at `path` in `mode`, doing all its file I/O through `fs`.
+    pub fn open_on(
+        fs: Arc<dyn FileSystem>,
+        path: &Path,
+        mode: OpenMode,
+    ) -> Result<(Self, Snapshot)> {
+        if !fs.exists(path)? {
             if mode == OpenMode::Read {
                 return Err(Error::Io(format!(
                     "database {} does not exist",
                     path.display()
                 )));
             }
-            fs::create_dir_all(path.join(DATA)).map_err(|e| Error::io(path.display(), e))?;
+            Self::create_dirs(fs.as_ref(), path)?;
         }
-        if !path.is_dir() {
+        if !fs.is_dir(path)? {
             return Err(Error::Io(format!("{} is not a directory", path.display())));
         }
         let lock = match mode {
             OpenMode::Read => None,
-            OpenMode::Write => Some(Self::writer_lock(path)?),
-            OpenMode::WriteIfFree => Self::writer_lock(path).ok(),
+            OpenMode::Write => Some(Self::writer_lock(fs.as_ref(), path)?),
+            OpenMode::WriteIfFree => Self::writer_lock(fs.as_ref(), path).ok(),
         };
         let read_only = lock.is_none();
         let mut dir = Self {
+            fs,
             path: path.to_path_buf(),
             read_only,
             files: BTreeMap::new(),
             database_id: [0; 16],
             checkpoint_lsn: 0,
+            swap_failure: None,
             _lock: lock,
         };
         let snapshot = dir.load_retrying()?;
@@ -218,22 +212,23 @@ impl DatabaseDir {
         Ok((dir, snapshot))
     }
 
-    fn writer_lock(path: &Path) -> Result<File> {
-        let lock = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .write(true)
-            .truncate(false)
-            .open(path.join(LOCK))
-            .map_err(|e| Error::io(path.join(LOCK).display(), e))?;
-        lock_with_grace(&lock, true).map_err(|_| {
+    /// Creates the database directory and its `data/` folder, and makes both names durable
+    /// (the first commit's acknowledgement must not depend on an unsynced directory entry).
+    fn create_dirs(fs: &dyn FileSystem, path: &Path) -> Result<()> {
+        fs.create_dir_all(&path.join(DATA))?;
+        fs.sync_dir(path)?;
+        fs.sync_dir(&parent_dir(path))
+    }
+
+    fn writer_lock(fs: &dyn FileSystem, path: &Path) -> Result<FileLock> {
+        let lock_path = path.join(LOCK);
+        lock_with_grace(fs, &lock_path)?.ok_or_else(|| {
             Error::Io(format!(
                 "Could not set lock on file : {} (database {} is in use by another process)",
-                path.join(LOCK).display(),
+                lock_path.display(),
                 path.display()
             ))
-        })?;
-        Ok(lock)
+        })
     }
 
     /// Loads the manifest and its tables; a reader retries when a concurrent checkpoint
@@ -277,12 +272,13 @@ impl DatabaseDir {
 
     fn load(&mut self) -> Result<Snapshot> {
         let manifest_path = self.path.join(MANIFEST);
-        if !manifest_path.exists() {
+        if !self.fs.exists(&manifest_path)? {
             return Ok(Snapshot::default());
         }
-        let text = fs::read_to_string(&manifest_path)
-            .map_err(|e| Error::io(manifest_path.display(), e))?;
-        let manifest: Manifest = serde_json::from_str(&text)
+        // The manifest holds the catalog and one entry per table: reading it is O(catalog).
+        let file = self.fs.open(&manifest_path, io::OpenMode::Read)?;
+        let bytes = read_all(file.as_ref())?;
+        let manifest: Manifest = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Corrupt(format!("{}: {e}", manifest_path.display())))?;
         if manifest.format != FORMAT || manifest.format_version != FORMAT_VERSION {
             return Err(Error::Corrupt(format!(
@@ -320,6 +316,7 @@ impl DatabaseDir {
             let e = entry(schema.id)?;
             let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
             let table = table_files::read_node_table(
+                self.fs.as_ref(),
                 &self.path.join(&e.file),
                 &types,
                 e.rows,
@@ -335,6 +332,7 @@ impl DatabaseDir {
                 let from_rows = entry(pair.from)?.rows;
                 let to_rows = entry(pair.to)?.rows;
                 let table = table_files::read_rel_table(
+                    self.fs.as_ref(),
                     &self.path.join(&e.file),
                     &types,
                     e.rows,
@@ -349,8 +347,9 @@ impl DatabaseDir {
 
     /// Persists `snapshot` (which must hold no deltas): writes the tables in `changed` to new
     /// segment files, then swaps the manifest, recording that the segments contain every
-    /// change up to log sequence number `checkpoint_lsn`. On error the directory still holds
-    /// the previous database.
+    /// change up to log sequence number `checkpoint_lsn`. On error the directory holds the
+    /// previous database or, when the error came after the manifest's rename (its directory
+    /// sync failed), possibly the new one: the caller must not go on writing as if either.
     pub fn commit(
         &mut self,
         snapshot: &Snapshot,
@@ -359,7 +358,10 @@ impl DatabaseDir {
     ) -> Result<()> {
         let pending = self.write_tables(snapshot, changed)?;
         self.swap_manifest(snapshot, pending, checkpoint_lsn)?;
-        self.remove_unreferenced()
+        // The commit is durable: files left behind by a failed removal are removed at the
+        // next writer's open.
+        let _ = self.remove_unreferenced();
+        Ok(())
     }
 
     /// Writes the tables in `changed` (which must hold no deltas) to new segment files and
@@ -369,11 +371,7 @@ impl DatabaseDir {
         snapshot: &Snapshot,
         changed: &BTreeSet<TableId>,
     ) -> Result<PendingTables> {
-        if self.read_only {
-            return Err(Error::runtime(
-                "Cannot execute write operations in a read-only database!",
-            ));
-        }
+        self.check_writable()?;
         let generation = snapshot.generation();
         let mut files = BTreeMap::new();
         for &id in changed {
@@ -381,21 +379,46 @@ impl DatabaseDir {
                 continue;
             };
             let name = format!("{DATA}/t{id}-g{generation}.seg");
+            assert!(
+                self.files.values().all(|entry| entry.file != name),
+                "a new segment file would replace one the manifest names"
+            );
             let path = self.path.join(&name);
+            if self.fs.exists(&path)? {
+                // The remains of an interrupted commit of the same generation.
+                self.fs.remove(&path)?;
+            }
+            let fs = self.fs.as_ref();
             match data {
                 TableData::Node(t) => {
                     assert!(!t.has_delta(), "a checkpoint writes folded tables");
-                    table_files::write_node_table(&path, t)?;
+                    table_files::write_node_table(fs, &path, t)?;
                 }
                 TableData::Rel(t) => {
                     assert!(!t.has_delta(), "a checkpoint writes folded tables");
-                    table_files::write_rel_table(&path, t)?;
+                    table_files::write_rel_table(fs, &path, t)?;
                 }
             }
             files.insert(id, name);
         }
-        sync_dir(&self.path.join(DATA))?;
+        // The new files' names must be durable before a manifest names them.
+        self.fs.sync_dir(&self.path.join(DATA))?;
         Ok(PendingTables { files })
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::runtime(
+                "Cannot execute write operations in a read-only database!",
+            ));
+        }
+        if let Some(failure) = &self.swap_failure {
+            return Err(Error::Io(format!(
+                "{}: a manifest swap failed ({failure}); reopen the database",
+                self.path.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Atomically replaces the manifest: `snapshot`'s catalog, the files of `pending` for the
@@ -407,6 +430,7 @@ impl DatabaseDir {
         pending: PendingTables,
         checkpoint_lsn: u64,
     ) -> Result<()> {
+        self.check_writable()?;
         let mut files = BTreeMap::new();
         for (&id, data) in snapshot.tables() {
             let (rows, next_serial) = match data {
@@ -437,7 +461,10 @@ impl DatabaseDir {
             catalog: snapshot.catalog().clone(),
             tables: files.values().cloned().collect(),
         };
-        self.write_manifest(&manifest)?;
+        if let Err(error) = self.write_manifest(&manifest) {
+            self.swap_failure = Some(error.to_string());
+            return Err(error);
+        }
         self.files = files;
         self.checkpoint_lsn = checkpoint_lsn;
         Ok(())
@@ -445,20 +472,26 @@ impl DatabaseDir {
 
     /// Deletes files the manifest no longer names (readers that mapped them keep them alive).
     pub fn remove_unreferenced(&self) -> Result<()> {
+        self.check_writable()?;
         self.remove_unreferenced_files()
     }
 
+    /// The commit point: the new manifest is written to a temporary file and made durable,
+    /// then renamed over the old one (atomic: a reader or a crash sees one or the other), and
+    /// the directory is synced so that the rename itself survives a crash.
     fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
         let temp = self.path.join(MANIFEST_TEMP);
         let text =
             serde_json::to_string_pretty(manifest).map_err(|e| Error::internal(e.to_string()))?;
-        let mut file = File::create(&temp).map_err(|e| Error::io(temp.display(), e))?;
-        file.write_all(text.as_bytes())
-            .map_err(|e| Error::io(temp.display(), e))?;
-        file.sync_all().map_err(|e| Error::io(temp.display(), e))?;
+        if self.fs.exists(&temp)? {
+            self.fs.remove(&temp)?;
+        }
+        let file = self.fs.open(&temp, io::OpenMode::CreateNew)?;
+        write_all_at(file.as_ref(), 0, text.as_bytes())?;
+        file.sync_data()?;
         drop(file);
-        fs::rename(&temp, self.path.join(MANIFEST)).map_err(|e| Error::io(temp.display(), e))?;
-        sync_dir(&self.path)
+        self.fs.rename(&temp, &self.path.join(MANIFEST))?;
+        self.fs.sync_dir(&self.path)
     }
 
     /// Deletes segment files and a leftover temporary manifest that the manifest does not name:
@@ -466,17 +499,17 @@ impl DatabaseDir {
     fn remove_unreferenced_files(&self) -> Result<()> {
         let referenced: BTreeSet<&str> = self.files.values().map(|t| t.file.as_str()).collect();
         let data = self.path.join(DATA);
-        fs::create_dir_all(&data).map_err(|e| Error::io(data.display(), e))?;
-        let entries = fs::read_dir(&data).map_err(|e| Error::io(data.display(), e))?;
-        for entry in entries.flatten() {
-            let name = format!("{DATA}/{}", entry.file_name().to_string_lossy());
+        self.fs.create_dir_all(&data)?;
+        for path in self.fs.list_dir(&data)? {
+            let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+            let name = format!("{DATA}/{file_name}");
             if !referenced.contains(name.as_str()) {
-                fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path().display(), e))?;
+                self.fs.remove(&path)?;
             }
         }
         let temp = self.path.join(MANIFEST_TEMP);
-        if temp.exists() {
-            fs::remove_file(&temp).map_err(|e| Error::io(temp.display(), e))?;
+        if self.fs.exists(&temp)? {
+            self.fs.remove(&temp)?;
         }
         Ok(())
     }

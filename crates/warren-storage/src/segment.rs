@@ -3,15 +3,14 @@
 //! is documented in `docs/format/storage.md`.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use warren_common::{Error, Result};
 
 use crate::buffer::{Bytes, SectionCheck};
+use crate::io::{FileMap, FileSystem, FileWriter, OpenMode};
 
 pub const MAGIC: &[u8; 8] = b"WRNSEG\0\x01";
 pub const FORMAT_VERSION: u32 = 1;
@@ -73,10 +72,11 @@ fn align(offset: usize) -> usize {
     offset.div_ceil(ALIGNMENT) * ALIGNMENT
 }
 
-/// Writes a segment file and makes it durable (fsync) before returning.
-pub fn write_segment(path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
-    let file = File::create(path).map_err(|e| Error::io(path.display(), e))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+/// Writes a new segment file through `fs` and makes its data durable (`fdatasync`) before
+/// returning; its name becomes durable with a `sync_dir` of its directory (the caller's).
+pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
+    let file = fs.open(path, OpenMode::CreateNew)?;
+    let mut out = BufWriter::with_capacity(1 << 20, FileWriter::new(file.as_ref(), 0));
     let directory_end = HEADER_BYTES + sections.len() * ENTRY_BYTES;
     let mut header = [0u8; HEADER_BYTES];
     header[..8].copy_from_slice(MAGIC);
@@ -94,9 +94,8 @@ pub fn write_segment(path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
         offset = align(offset + section.bytes.len());
     }
     header[16..20].copy_from_slice(&crc32fast::hash(&directory).to_le_bytes());
-    let write = |out: &mut BufWriter<File>, bytes: &[u8]| {
-        out.write_all(bytes)
-            .map_err(|e| Error::io(path.display(), e))
+    let write = |out: &mut BufWriter<FileWriter<'_>>, bytes: &[u8]| {
+        out.write_all(bytes).map_err(|e| write_error(path, e))
     };
     write(&mut out, &header)?;
     write(&mut out, &directory)?;
@@ -107,10 +106,21 @@ pub fn write_segment(path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
         write(&mut out, section.bytes)?;
         position = start + section.bytes.len();
     }
-    let file = out
-        .into_inner()
-        .map_err(|e| Error::io(path.display(), e.into_error()))?;
-    file.sync_all().map_err(|e| Error::io(path.display(), e))
+    out.into_inner()
+        .map_err(|e| write_error(path, e.into_error()))?;
+    file.sync_data()
+}
+
+/// The project's error for a failed write through [`FileWriter`] (which wraps the I/O layer's
+/// error, already naming the file, in a `std::io::Error`).
+fn write_error(path: &Path, error: std::io::Error) -> Error {
+    match error.into_inner() {
+        Some(inner) => match inner.downcast::<Error>() {
+            Ok(error) => *error,
+            Err(other) => Error::Io(format!("{}: {other}", path.display())),
+        },
+        None => Error::Io(format!("{}: write failed", path.display())),
+    }
 }
 
 /// A mapped segment file with a verified directory. Section checksums are verified when a
@@ -118,17 +128,15 @@ pub fn write_segment(path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
 /// only the header and the directory.
 #[derive(Debug)]
 pub struct Segment {
-    map: Arc<Mmap>,
+    map: Arc<FileMap>,
     sections: HashMap<(SectionTag, u32), (usize, usize, Arc<SectionCheck>)>,
 }
 
 impl Segment {
-    pub fn open(path: &Path) -> Result<Self> {
+    /// Maps the segment at `path` through `fs` and verifies its header and directory.
+    pub fn open(fs: &dyn FileSystem, path: &Path) -> Result<Self> {
         let corrupt = |why: &str| Error::Corrupt(format!("{}: {why}", path.display()));
-        let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        // SAFETY: segment files are written once and never modified in place; the database
-        // directory lock keeps other Warren processes from deleting them while mapped.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?;
+        let map = fs.map(path)?;
         if map.len() < HEADER_BYTES || &map[..8] != MAGIC {
             return Err(corrupt("not a Warren segment file"));
         }
@@ -167,10 +175,7 @@ impl Segment {
                 (offset, length, Arc::new(SectionCheck::new(name, crc))),
             );
         }
-        Ok(Self {
-            map: Arc::new(map),
-            sections,
-        })
+        Ok(Self { map, sections })
     }
 
     /// The bytes of a section, or `None` if the segment has no such section.
@@ -212,6 +217,7 @@ impl Segment {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::RealFileSystem;
 
     #[test]
     fn sections_round_trip_and_corruption_is_detected() {
@@ -219,6 +225,7 @@ mod tests {
         let path = dir.path().join("t.seg");
         let numbers: Vec<u8> = (0..100u32).flat_map(|i| i.to_le_bytes()).collect();
         write_segment(
+            &RealFileSystem,
             &path,
             &[
                 SectionData {
@@ -234,7 +241,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let segment = Segment::open(&path).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
         assert_eq!(
             segment
                 .required(SectionTag::RelSources, 0)
@@ -257,7 +264,7 @@ mod tests {
         bytes[last] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
         // Opening reads only the directory; the damage is found when the section is used.
-        let segment = Segment::open(&path).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
         let error = segment.verify_all().unwrap_err().to_string();
         assert!(error.contains("checksum"), "{error}");
         let damaged = segment.section(SectionTag::ColumnValues, 3).unwrap();

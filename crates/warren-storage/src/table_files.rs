@@ -9,6 +9,7 @@ use warren_common::{Error, Result};
 use crate::buffer::Bitmap;
 use crate::column::{Column, ColumnParts};
 use crate::csr::Csr;
+use crate::io::FileSystem;
 use crate::node_table::NodeTable;
 use crate::pk_index::PrimaryKeyIndex;
 use crate::rel_table::{Direction, RelTable};
@@ -76,7 +77,7 @@ fn read_deleted(segment: &Segment, rows: usize) -> Result<Option<Bitmap>> {
     }
 }
 
-pub fn write_node_table(path: &Path, table: &NodeTable) -> Result<()> {
+pub fn write_node_table(fs: &dyn FileSystem, path: &Path, table: &NodeTable) -> Result<()> {
     let parts: Vec<ColumnParts> = table.columns().iter().map(Column::parts).collect();
     let mut sections = column_sections(table.columns(), &parts);
     sections.push(SectionData {
@@ -91,18 +92,19 @@ pub fn write_node_table(path: &Path, table: &NodeTable) -> Result<()> {
             bytes: deleted.bytes().as_bytes(),
         });
     }
-    write_segment(path, &sections)
+    write_segment(fs, path, &sections)
 }
 
 /// Maps a node table written by [`write_node_table`].
 pub fn read_node_table(
+    fs: &dyn FileSystem,
     path: &Path,
     types: &[LogicalType],
     rows: u64,
     primary_key: usize,
     next_serial: i64,
 ) -> Result<NodeTable> {
-    let segment = Segment::open(path)?;
+    let segment = Segment::open(fs, path)?;
     let columns = read_columns(&segment, types, rows as usize)?;
     let slots = segment.required(SectionTag::PrimaryKeySlots, 0)?;
     let pk_index = PrimaryKeyIndex::from_bytes(slots).map_err(Error::Corrupt)?;
@@ -111,7 +113,7 @@ pub fn read_node_table(
         .map_err(|e| Error::Corrupt(format!("{}: {e}", path.display())))
 }
 
-pub fn write_rel_table(path: &Path, table: &RelTable) -> Result<()> {
+pub fn write_rel_table(fs: &dyn FileSystem, path: &Path, table: &RelTable) -> Result<()> {
     let parts: Vec<ColumnParts> = table.columns().iter().map(Column::parts).collect();
     let mut sections = column_sections(table.columns(), &parts);
     sections.push(SectionData {
@@ -148,19 +150,20 @@ pub fn write_rel_table(path: &Path, table: &RelTable) -> Result<()> {
             bytes: deleted.bytes().as_bytes(),
         });
     }
-    write_segment(path, &sections)
+    write_segment(fs, path, &sections)
 }
 
 /// Maps a rel table written by [`write_rel_table`] and validates both CSRs against the sizes
 /// of its endpoint tables.
 pub fn read_rel_table(
+    fs: &dyn FileSystem,
     path: &Path,
     types: &[LogicalType],
     rows: u64,
     from_rows: u64,
     to_rows: u64,
 ) -> Result<RelTable> {
-    let segment = Segment::open(path)?;
+    let segment = Segment::open(fs, path)?;
     let columns = read_columns(&segment, types, rows as usize)?;
     let sources = segment.required(SectionTag::RelSources, 0)?;
     let targets = segment.required(SectionTag::RelTargets, 0)?;

@@ -95,7 +95,8 @@ pub(crate) struct Inner {
     published: RwLock<Published>,
     writer: Mutex<WriterState>,
     writer_free: Condvar,
-    /// Set when the log could not be made durable: the database refuses writes from then on.
+    /// Set when a write of the log or of the database directory failed (the disk's state is
+    /// unknown from then on): the database refuses writes, readers go on.
     failure: Mutex<Option<String>>,
     read_only: bool,
     /// Why a database opened for writing is read-only (another process writes).
@@ -188,12 +189,12 @@ impl Database {
     }
 
     pub fn open_with(path: impl AsRef<Path>, options: DatabaseOptions) -> Result<Self> {
-        Self::open_with_log_file_system(path, options, Arc::new(RealFileSystem))
+        Self::open_with_file_system(path, options, Arc::new(RealFileSystem))
     }
 
-    /// Opens a database whose write-ahead log goes through `fs` (the segment files use the
-    /// real file system): tests pass a simulated file system that injects faults and crashes.
-    pub fn open_with_log_file_system(
+    /// Opens a database whose every file (log, segments, manifest, lock) goes through `fs`:
+    /// tests pass a simulated file system that injects faults and crashes.
+    pub fn open_with_file_system(
         path: impl AsRef<Path>,
         options: DatabaseOptions,
         fs: Arc<dyn FileSystem>,
@@ -204,7 +205,7 @@ impl Database {
             (false, true) => OpenMode::WriteIfFree,
             (false, false) => OpenMode::Write,
         };
-        let (mut dir, snapshot) = DatabaseDir::open_mode(path, mode)?;
+        let (mut dir, snapshot) = DatabaseDir::open_on(fs.clone(), path, mode)?;
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
             let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
             (None, snapshot, lsn, Vec::new())
@@ -382,7 +383,7 @@ impl Database {
         }
         if let Some(failure) = self.inner.failure.lock().expect("failure state").as_ref() {
             return Err(Error::runtime(format!(
-                "Cannot execute write operations: the database is read-only after a failed write to its log ({failure})."
+                "Cannot execute write operations: the database is read-only after a failed write to its files ({failure})."
             )));
         }
         Ok(())
@@ -394,6 +395,13 @@ impl Database {
         let mut state = self.inner.writer.lock().expect("writer state");
         while state.held {
             state = self.inner.writer_free.wait(state).expect("writer state");
+        }
+        // Again: the writer waited for may have failed, leaving the disk ahead of this
+        // process's state (a manifest swapped, its log not yet reset); nothing may follow it.
+        if let Err(error) = self.check_writable() {
+            drop(state);
+            self.inner.writer_free.notify_one();
+            return Err(error);
         }
         state.held = true;
         Ok(WriteLock {
@@ -446,7 +454,10 @@ impl Database {
         Ok(())
     }
 
-    /// Records a failed log write: the database refuses writes from now on.
+    /// Records a failed write of the log or of the directory (segments, manifest): the
+    /// database refuses writes from now on. An fsync that failed may have dropped the data it
+    /// was to make durable while the page cache still shows it, and a manifest swap that
+    /// failed may or may not have happened: no later write may build on either.
     fn fail(&self, error: Error) -> Error {
         let mut failure = self.inner.failure.lock().expect("failure state");
         if failure.is_none() {
@@ -479,7 +490,8 @@ impl Database {
             wal.wait_durable(lsn).map_err(|e| self.fail(e))?;
             dir.lock()
                 .expect("directory lock")
-                .commit(&folded, &changed, lsn)?;
+                .commit(&folded, &changed, lsn)
+                .map_err(|e| self.fail(e))?;
             wal.reset(lsn + 1, &[]).map_err(|e| self.fail(e))?;
         }
         let folded = Arc::new(folded);
@@ -550,6 +562,9 @@ impl Database {
             return self.fold_in_memory();
         };
         let _checkpoint = self.inner.checkpoint_lock.lock().expect("checkpoint lock");
+        // Again: a checkpoint that waited for the lock may follow one that failed, and after
+        // a failure the disk may hold a manifest this process's state does not know of.
+        self.check_writable()?;
         let (base, base_lsn, epoch) = {
             let state = self.inner.writer.lock().expect("writer state");
             (
@@ -568,15 +583,17 @@ impl Database {
         let files = dir
             .lock()
             .expect("directory lock")
-            .write_tables(&folded, &changed)?;
+            .write_tables(&folded, &changed)
+            .map_err(|e| self.fail(e))?;
         let lock = self.begin_write()?;
         let mut state = self.inner.writer.lock().expect("writer state");
         if state.structural_epoch != epoch {
             // A DDL or COPY committed meanwhile by writing every table: nothing left to do
-            // (the files written above are removed with the other unreferenced ones).
+            // (the files written above are removed now, or else at the next writer's open).
             drop(state);
             drop(lock);
-            return dir.lock().expect("directory lock").remove_unreferenced();
+            let _ = dir.lock().expect("directory lock").remove_unreferenced();
+            return Ok(());
         }
         wal.wait_durable(state.latest_lsn)
             .map_err(|e| self.fail(e))?;
@@ -590,7 +607,8 @@ impl Database {
         let rebased = Arc::new(rebased.with_generation(state.latest.generation()));
         dir.lock()
             .expect("directory lock")
-            .swap_manifest(&rebased, files, base_lsn)?;
+            .swap_manifest(&rebased, files, base_lsn)
+            .map_err(|e| self.fail(e))?;
         let frames: Vec<(u64, u64, &[u8])> =
             later.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
         wal.reset(base_lsn + 1, &frames).map_err(|e| self.fail(e))?;
@@ -600,7 +618,9 @@ impl Database {
         drop(state);
         self.publish(rebased, lsn);
         drop(lock);
-        dir.lock().expect("directory lock").remove_unreferenced()?;
+        // The checkpoint is durable: files a failed removal leaves are removed at the next
+        // writer's open.
+        let _ = dir.lock().expect("directory lock").remove_unreferenced();
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
-//! Durability under injected faults: the database's write-ahead log runs on a simulated file
-//! system that crashes at a random operation (keeping a random subset of the unsynced writes,
-//! torn at 512-byte sectors), writes short, or fails a sync with EIO, while 1 to 4 connections
-//! commit single rows. After the crash the database reopens on what the file system kept, and
+//! Durability under injected faults: the database (its write-ahead log, and with it every other
+//! file of its directory) runs on a simulated file system that crashes at a random operation
+//! (keeping a random subset of the unsynced writes, torn at 512-byte sectors), writes short, or
+//! fails a sync with EIO, while 1 to 4 connections commit single rows. After the crash the database reopens on what the file system kept, and
 //! it must hold every acknowledged commit and, per connection, only a prefix of the commits
 //! attempted: never a gap, never a lost acknowledged row.
 
@@ -91,7 +91,7 @@ proptest! {
         let path = dir.path().join("db");
         let sim = SimulatedFileSystem::new(FaultPlan::default());
         let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
-        let db = Database::open_with_log_file_system(&path, options(), fs.clone()).unwrap();
+        let db = Database::open_with_file_system(&path, options(), fs.clone()).unwrap();
         db.connect().query("CREATE NODE TABLE T(id INT64, PRIMARY KEY(id))").unwrap();
         let stats = sim.stats();
         sim.set_faults(FaultPlan {
@@ -106,12 +106,12 @@ proptest! {
         sim.crash();
         drop(db);
         sim.set_faults(FaultPlan::default());
-        let db = Database::open_with_log_file_system(&path, options(), fs.clone()).unwrap();
+        let db = Database::open_with_file_system(&path, options(), fs.clone()).unwrap();
         let recovered = ids(&db);
         check_recovered(&recovered, &acknowledged);
         // Recovery is repeatable, and the database takes writes again.
         drop(db);
-        let db = Database::open_with_log_file_system(&path, options(), fs).unwrap();
+        let db = Database::open_with_file_system(&path, options(), fs).unwrap();
         prop_assert_eq!(ids(&db), recovered.clone());
         db.connect().query("CREATE (:T {id: 999999})").unwrap();
     }
@@ -123,7 +123,7 @@ fn a_failed_sync_makes_the_database_refuse_writes() {
     let path = dir.path().join("db");
     let sim = SimulatedFileSystem::new(FaultPlan::default());
     let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
-    let db = Database::open_with_log_file_system(&path, options(), fs.clone()).unwrap();
+    let db = Database::open_with_file_system(&path, options(), fs.clone()).unwrap();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE T(id INT64, PRIMARY KEY(id))")
         .unwrap();
@@ -144,7 +144,7 @@ fn a_failed_sync_makes_the_database_refuse_writes() {
     assert!(error.contains("could not be made durable"), "{error}");
     let later = conn.query("CREATE (:T {id: 100})").unwrap_err().to_string();
     assert!(
-        later.contains("read-only after a failed write to its log"),
+        later.contains("read-only after a failed write to its files"),
         "{later}"
     );
     // Readers go on, seeing only what was acknowledged.
@@ -153,7 +153,7 @@ fn a_failed_sync_makes_the_database_refuse_writes() {
     drop(conn);
     drop(db);
     sim.set_faults(FaultPlan::default());
-    let db = Database::open_with_log_file_system(&path, options(), fs).unwrap();
+    let db = Database::open_with_file_system(&path, options(), fs).unwrap();
     let recovered = ids(&db);
     assert!(recovered.len() as i64 >= failed_id, "{recovered:?}");
 }

@@ -29,6 +29,11 @@ pub struct FaultPlan {
     pub sync_failure_at: Option<u64>,
     /// The `write_at` call with this number fails with the given error and writes nothing.
     pub write_failure_at: Option<(u64, WriteFault)>,
+    /// The mutating operation (as counted for `crash_at_operation`) with this number fails
+    /// with `EIO`: a write, length change, creation, rename or removal does nothing; a
+    /// `sync_data` loses the writes it was to make durable (as `sync_failure_at`); a `sync_dir`
+    /// leaves the directory changes it was to make durable pending.
+    pub eio_at_operation: Option<u64>,
     /// Every write of more than one byte writes only a random non-empty prefix of its bytes.
     pub short_writes: bool,
     /// The mutating operation (write, set_len, sync, create, rename, remove, sync_dir) with this

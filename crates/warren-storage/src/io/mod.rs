@@ -1,13 +1,16 @@
-//! The file I/O layer: the one door through which the write-ahead log (and, later, every storage
-//! file) reaches the disk. [`FileSystem`] and [`FileHandle`] name exactly the operations storage
-//! needs; [`RealFileSystem`] runs them on the operating system and [`SimulatedFileSystem`] holds
-//! files in memory, tracks which bytes are durable, and injects crashes and I/O faults so that
-//! tests can check what survives them.
+//! The file I/O layer: the one door through which every file of a database directory (the
+//! write-ahead log, segment files, the manifest, the lock) reaches the disk. [`FileSystem`] and
+//! [`FileHandle`] name exactly the operations storage needs; [`RealFileSystem`] runs them on the
+//! operating system and [`SimulatedFileSystem`] holds files in memory, tracks which bytes and
+//! names are durable, and injects crashes and I/O faults so that tests can check what survives
+//! them. Segment files are read through [`FileSystem::map`]: a memory map on the real file
+//! system, so opening a database stays O(catalog).
 //!
 //! A write may be short (it writes a prefix and says how much): callers go through
 //! [`write_all_at`], which loops. Errors are the project's [`Error::Io`], naming the file.
 
 mod fault_plan;
+mod file_map;
 mod file_writer;
 mod real;
 mod simulated;
@@ -17,10 +20,12 @@ mod tests;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use warren_common::{Error, Result};
 
 pub use fault_plan::{FaultPlan, WriteFault};
+pub use file_map::FileMap;
 pub use file_writer::FileWriter;
 pub use real::RealFileSystem;
 pub use simulated::{SimulatedFileSystem, SimulatedStats};
@@ -57,6 +62,32 @@ pub trait FileSystem: Send + Sync + Debug {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Makes the entries of directory `dir` (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// Creates directory `path` and its missing parents. The simulated file system keeps
+    /// directories durable from their creation (it models the durability of file names).
+    fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// Whether `path` is a directory.
+    fn is_dir(&self, path: &Path) -> Result<bool>;
+    /// The files (not directories) directly in directory `dir`, as `dir.join(name)`.
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>>;
+    /// The whole file at `path`, read-only: mapped (not read) on the real file system. The
+    /// file must not change while mapped: only files written once and then only read (segment
+    /// files) are mapped.
+    fn map(&self, path: &Path) -> Result<Arc<FileMap>>;
+    /// Takes the exclusive writer lock `path` (creating the lock file) without waiting:
+    /// `None` when another holder has it. The lock lasts as long as the returned guard.
+    fn try_lock(&self, path: &Path) -> Result<Option<FileLock>>;
+}
+
+/// A held lock (see [`FileSystem::try_lock`]), released on drop.
+#[derive(Debug)]
+pub struct FileLock {
+    _guard: Box<dyn Debug + Send + Sync>,
+}
+
+impl FileLock {
+    pub fn new(guard: Box<dyn Debug + Send + Sync>) -> Self {
+        Self { _guard: guard }
+    }
 }
 
 /// An open file. Every method takes `&self` so that one handle can be shared between threads.

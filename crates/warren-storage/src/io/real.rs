@@ -1,13 +1,16 @@
 //! [`RealFileSystem`]: the I/O layer over the operating system (`pread`, `pwrite`, `fdatasync`,
-//! `rename`, and `fsync` of a directory).
+//! `rename`, `fsync` of a directory, `mmap` for reading segment files, `flock` for the writer
+//! lock).
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use memmap2::Mmap;
 use warren_common::Result;
 
-use super::{io_error, FileHandle, FileSystem, OpenMode};
+use super::{io_error, FileHandle, FileLock, FileMap, FileSystem, OpenMode};
 
 /// The operating system's file system.
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,6 +46,62 @@ impl FileSystem for RealFileSystem {
         File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| io_error(dir, e))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        fs::create_dir_all(path).map_err(|e| io_error(path, e))
+    }
+
+    fn is_dir(&self, path: &Path) -> Result<bool> {
+        Ok(path.is_dir())
+    }
+
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
+            let entry = entry.map_err(|e| io_error(dir, e))?;
+            let kind = entry.file_type().map_err(|e| io_error(&entry.path(), e))?;
+            if !kind.is_dir() {
+                files.push(entry.path());
+            }
+        }
+        Ok(files)
+    }
+
+    fn map(&self, path: &Path) -> Result<Arc<FileMap>> {
+        let file = File::open(path).map_err(|e| io_error(path, e))?;
+        // SAFETY: only segment files are mapped, and they are written once and never modified
+        // in place; the database directory lock keeps other Warren processes from deleting
+        // them while mapped (and a deleted file stays mapped until unmapped).
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| io_error(path, e))?;
+        Ok(Arc::new(FileMap::mapped(map)))
+    }
+
+    fn try_lock(&self, path: &Path) -> Result<Option<FileLock>> {
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io_error(path, e))?;
+        match flock_exclusive(&file) {
+            Ok(()) => Ok(Some(FileLock::new(Box::new(file)))),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(io_error(path, e)),
+        }
+    }
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: released when the file is closed.
+fn flock_exclusive(file: &File) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock on a file descriptor this process owns; no memory is shared.
+    let result = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

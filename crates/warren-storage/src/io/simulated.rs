@@ -2,18 +2,24 @@
 //! reader sees now and the bytes that are durable (made so by `sync_data`), and the writes in
 //! between; for the directory it keeps the names visible now and the names made durable by
 //! `sync_dir`. A crash keeps the durable state plus an arbitrary (seeded) subset of the unsynced
-//! writes, torn at [`SECTOR_BYTES`] granularity, and a prefix of the unsynced directory changes.
-//! The [`FaultPlan`] adds failing syncs, failing writes, short writes and crashes at a chosen
-//! operation. All state lives in the value (no globals), so tests run in parallel.
+//! writes, torn at [`SECTOR_BYTES`] granularity, and a prefix of the unsynced directory changes:
+//! a file created or renamed but not yet made durable by a `sync_dir` of its directory may
+//! vanish (or keep its old name), and a removed one may come back. Directories themselves are
+//! durable from their creation. The [`FaultPlan`] adds failing syncs, failing writes, short
+//! writes, `EIO` at any chosen operation and crashes at a chosen operation. All state lives in
+//! the value (no globals), so tests run in parallel.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use warren_common::{Error, Result};
 
 use super::fault_plan::SeededRng;
-use super::{io_error, parent_dir, FaultPlan, FileHandle, FileSystem, OpenMode, SECTOR_BYTES};
+use super::{
+    io_error, parent_dir, FaultPlan, FileHandle, FileLock, FileMap, FileSystem, OpenMode,
+    SECTOR_BYTES,
+};
 
 /// Counts of what the simulated file system was asked to do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,6 +34,8 @@ pub struct SimulatedStats {
     pub crashes: u64,
     /// Mutating operations (the clock of [`FaultPlan::crash_at_operation`]).
     pub operations: u64,
+    /// Operations failed with `EIO` by [`FaultPlan::eio_at_operation`].
+    pub injected_eio: u64,
 }
 
 /// An in-memory file system with durability tracking and fault injection. Clones share files.
@@ -46,11 +54,18 @@ struct Disk {
     durable_names: BTreeMap<PathBuf, u64>,
     /// Directory changes not yet made durable, in the order they happened.
     pending_dir_changes: Vec<DirChange>,
+    /// Directories (durable from their creation).
+    dirs: BTreeSet<PathBuf>,
+    /// Writer locks held now (a crash ends the process that held them only when its handles
+    /// are dropped, as the tests do).
+    locks: BTreeSet<PathBuf>,
     plan: FaultPlan,
     rng: SeededRng,
     stats: SimulatedStats,
     /// Bumped by every crash: handles opened before it fail.
     generation: u64,
+    /// The path of the last operation the plan crashed or failed with `EIO`.
+    fault_path: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -158,15 +173,39 @@ fn apply_whole(image: &mut Vec<u8>, change: &PendingChange) {
     }
 }
 
+/// What the plan does to an operation that goes ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Injected {
+    Nothing,
+    /// The operation fails with `EIO` (see [`FaultPlan::eio_at_operation`]).
+    Eio,
+}
+
 impl Disk {
-    /// Counts a mutating operation; crashes instead of it when the plan says so.
-    fn begin_mutation(&mut self, path: &Path) -> Result<()> {
+    /// Counts a mutating operation; crashes instead of it when the plan says so, and says
+    /// whether it fails with `EIO`.
+    fn begin_mutation(&mut self, path: &Path) -> Result<Injected> {
         self.stats.operations += 1;
         if self.plan.crash_at_operation == Some(self.stats.operations) {
+            self.fault_path = Some(path.to_path_buf());
             self.crash();
             return Err(crash_error(path));
         }
-        Ok(())
+        if self.plan.eio_at_operation == Some(self.stats.operations) {
+            self.stats.injected_eio += 1;
+            self.fault_path = Some(path.to_path_buf());
+            return Ok(Injected::Eio);
+        }
+        Ok(Injected::Nothing)
+    }
+
+    /// Counts a mutating operation that, when the plan says so, fails with `EIO` having done
+    /// nothing.
+    fn begin_or_fail(&mut self, path: &Path) -> Result<()> {
+        match self.begin_mutation(path)? {
+            Injected::Nothing => Ok(()),
+            Injected::Eio => Err(io_error(path, os_error(libc::EIO))),
+        }
     }
 
     fn crash(&mut self) {
@@ -207,7 +246,7 @@ impl Disk {
 
     fn write(&mut self, handle: &SimulatedFile, offset: u64, bytes: &[u8]) -> Result<usize> {
         self.inode(handle)?;
-        self.begin_mutation(&handle.path)?;
+        self.begin_or_fail(&handle.path)?;
         self.stats.writes += 1;
         if let Some((at, fault)) = self.plan.write_failure_at {
             if at == self.stats.writes {
@@ -230,9 +269,10 @@ impl Disk {
 
     fn sync(&mut self, handle: &SimulatedFile) -> Result<()> {
         self.inode(handle)?;
-        self.begin_mutation(&handle.path)?;
+        let injected = self.begin_mutation(&handle.path)?;
         self.stats.syncs += 1;
-        let fails = self.plan.sync_failure_at == Some(self.stats.syncs);
+        let fails =
+            injected == Injected::Eio || self.plan.sync_failure_at == Some(self.stats.syncs);
         let inode = self.inode(handle)?;
         let pending = std::mem::take(&mut inode.pending);
         if fails {
@@ -248,7 +288,7 @@ impl Disk {
 
     fn set_len(&mut self, handle: &SimulatedFile, len: u64) -> Result<()> {
         self.inode(handle)?;
-        self.begin_mutation(&handle.path)?;
+        self.begin_or_fail(&handle.path)?;
         let inode = self.inode(handle)?;
         set_len_of(&mut inode.current, len);
         inode.pending.push(PendingChange::SetLen(len));
@@ -256,7 +296,7 @@ impl Disk {
     }
 
     fn create(&mut self, path: &Path) -> Result<u64> {
-        self.begin_mutation(path)?;
+        self.begin_or_fail(path)?;
         if self.names.contains_key(path) {
             return Err(io_error(path, os_error(libc::EEXIST)));
         }
@@ -272,7 +312,7 @@ impl Disk {
     }
 
     fn change_dir(&mut self, path: &Path, change: DirChange) -> Result<()> {
-        self.begin_mutation(path)?;
+        self.begin_or_fail(path)?;
         let source = match &change {
             DirChange::Unlink { path } | DirChange::Rename { from: path, .. } => path,
             DirChange::Link { .. } => unreachable!("links are made by create"),
@@ -286,8 +326,13 @@ impl Disk {
     }
 
     fn sync_dir(&mut self, dir: &Path) -> Result<()> {
-        self.begin_mutation(dir)?;
+        let injected = self.begin_mutation(dir)?;
         self.stats.dir_syncs += 1;
+        if injected == Injected::Eio {
+            // Whether the changes reached the disk is unknown: they stay pending, and a crash
+            // keeps any prefix of them.
+            return Err(io_error(dir, os_error(libc::EIO)));
+        }
         let (synced, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_dir_changes)
             .into_iter()
             .partition(|change| change.is_in(dir));
@@ -309,10 +354,13 @@ impl SimulatedFileSystem {
             names: BTreeMap::new(),
             durable_names: BTreeMap::new(),
             pending_dir_changes: Vec::new(),
+            dirs: BTreeSet::new(),
+            locks: BTreeSet::new(),
             plan,
             rng,
             stats: SimulatedStats::default(),
             generation: 0,
+            fault_path: None,
         };
         Self {
             disk: Arc::new(Mutex::new(disk)),
@@ -339,6 +387,12 @@ impl SimulatedFileSystem {
 
     pub fn stats(&self) -> SimulatedStats {
         self.lock().stats
+    }
+
+    /// The path (a file, or a directory for `sync_dir`) of the last operation that the plan
+    /// crashed or failed with `EIO`: tests report where their faults landed.
+    pub fn fault_path(&self) -> Option<PathBuf> {
+        self.lock().fault_path.clone()
     }
 
     /// The bytes a reader of `path` sees now.
@@ -378,7 +432,8 @@ impl FileSystem for SimulatedFileSystem {
 
     fn exists(&self, path: &Path) -> Result<bool> {
         let disk = self.lock();
-        Ok(disk.names.keys().any(|name| name.starts_with(path)))
+        Ok(disk.names.keys().any(|name| name.starts_with(path))
+            || disk.dirs.iter().any(|dir| dir.starts_with(path)))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
@@ -398,6 +453,78 @@ impl FileSystem for SimulatedFileSystem {
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         self.lock().sync_dir(dir)
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        let mut disk = self.lock();
+        if disk.names.contains_key(path) {
+            return Err(io_error(path, os_error(libc::EEXIST)));
+        }
+        for ancestor in path.ancestors() {
+            if !ancestor.as_os_str().is_empty() {
+                disk.dirs.insert(ancestor.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+
+    fn is_dir(&self, path: &Path) -> Result<bool> {
+        let disk = self.lock();
+        Ok(disk.dirs.contains(path)
+            || disk
+                .names
+                .keys()
+                .any(|name| name != path && name.starts_with(path)))
+    }
+
+    fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let disk = self.lock();
+        if !disk.dirs.contains(dir) {
+            return Err(io_error(dir, os_error(libc::ENOENT)));
+        }
+        Ok(disk
+            .names
+            .keys()
+            .filter(|name| parent_dir(name) == dir)
+            .cloned()
+            .collect())
+    }
+
+    fn map(&self, path: &Path) -> Result<Arc<FileMap>> {
+        let disk = self.lock();
+        let number = disk
+            .names
+            .get(path)
+            .ok_or_else(|| io_error(path, os_error(libc::ENOENT)))?;
+        Ok(Arc::new(FileMap::copied(&disk.inodes[number].current)))
+    }
+
+    fn try_lock(&self, path: &Path) -> Result<Option<FileLock>> {
+        if !self.lock().locks.insert(path.to_path_buf()) {
+            return Ok(None);
+        }
+        let guard = SimulatedLock {
+            disk: Arc::clone(&self.disk),
+            path: path.to_path_buf(),
+        };
+        Ok(Some(FileLock::new(Box::new(guard))))
+    }
+}
+
+/// A writer lock of the simulated file system, released on drop.
+#[derive(Debug)]
+struct SimulatedLock {
+    disk: Arc<Mutex<Disk>>,
+    path: PathBuf,
+}
+
+impl Drop for SimulatedLock {
+    fn drop(&mut self) {
+        let mut disk = self
+            .disk
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        disk.locks.remove(&self.path);
     }
 }
 

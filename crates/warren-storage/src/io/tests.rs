@@ -185,3 +185,92 @@ fn a_buffered_writer_goes_through_the_layer() {
         .unwrap_err();
     assert!(error.to_string().contains("os error 28"), "{error}");
 }
+
+#[test]
+fn a_new_file_whose_directory_was_not_synced_may_vanish_at_a_crash() {
+    let mut vanished = 0;
+    for seed in 0..32 {
+        let fs = simulated(FaultPlan {
+            seed,
+            ..FaultPlan::default()
+        });
+        fs.create_dir_all(Path::new("db/data")).unwrap();
+        let old = create_with(&fs, Path::new("db/data/old"), b"old");
+        old.sync_data().unwrap();
+        fs.sync_dir(Path::new("db/data")).unwrap();
+        let new = create_with(&fs, Path::new("db/data/new"), b"new");
+        new.sync_data().unwrap();
+        fs.remove(Path::new("db/data/old")).unwrap();
+        fs.crash();
+        // Directory changes survive as a prefix: the removal never without the creation.
+        let has_new = fs.exists(Path::new("db/data/new")).unwrap();
+        let has_old = fs.exists(Path::new("db/data/old")).unwrap();
+        assert!(has_new || has_old, "seed {seed}");
+        vanished += u32::from(!has_new);
+        assert!(fs.is_dir(Path::new("db/data")).unwrap());
+    }
+    assert!(vanished > 0, "no crash made an unsynced creation vanish");
+}
+
+#[test]
+fn an_injected_eio_fails_one_operation_of_any_kind() {
+    let fs = simulated(FaultPlan::default());
+    fs.create_dir_all(Path::new("d")).unwrap();
+    let file = create_with(&fs, Path::new("d/f"), b"durable");
+    file.sync_data().unwrap();
+    fs.sync_dir(Path::new("d")).unwrap();
+    let operations = fs.stats().operations;
+    fs.set_faults(FaultPlan {
+        eio_at_operation: Some(operations + 2),
+        ..FaultPlan::default()
+    });
+    write_all_at(file.as_ref(), 7, b" and lost").unwrap();
+    let error = file.sync_data().unwrap_err().to_string();
+    assert!(error.contains("Input/output error"), "{error}");
+    assert_eq!(fs.stats().injected_eio, 1);
+    // The failed sync lost the write to the disk, as a failed fsync does.
+    assert_eq!(fs.durable_bytes(Path::new("d/f")).unwrap(), b"durable");
+    fs.set_faults(FaultPlan {
+        eio_at_operation: Some(fs.stats().operations + 1),
+        ..FaultPlan::default()
+    });
+    assert!(fs.rename(Path::new("d/f"), Path::new("d/g")).is_err());
+    assert!(
+        fs.exists(Path::new("d/f")).unwrap(),
+        "a failed rename does nothing"
+    );
+}
+
+#[test]
+fn maps_listings_and_locks_work_on_both_file_systems() {
+    let temp = tempfile::tempdir().unwrap();
+    let simulated_fs = simulated(FaultPlan::default());
+    let systems: [(&dyn FileSystem, &Path); 2] = [
+        (&RealFileSystem, temp.path()),
+        (&simulated_fs, Path::new("/sim")),
+    ];
+    for (fs, root) in systems {
+        let dir = root.join("db/data");
+        fs.create_dir_all(&dir).unwrap();
+        assert!(fs.is_dir(&dir).unwrap());
+        let bytes: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let file = create_with(fs, &dir.join("a.seg"), &bytes);
+        file.sync_data().unwrap();
+        let map = fs.map(&dir.join("a.seg")).unwrap();
+        assert_eq!(&map[..], &bytes[..]);
+        assert_eq!(map.as_ptr() as usize % 8, 0, "maps are 8-byte aligned");
+        assert_eq!(fs.list_dir(&dir).unwrap(), vec![dir.join("a.seg")]);
+        let lock = root.join("db/warren.lock");
+        let held = fs.try_lock(&lock).unwrap().expect("a free lock is taken");
+        // flock conflicts between two open files even within one process.
+        assert!(
+            fs.try_lock(&lock).unwrap().is_none(),
+            "a held lock is refused"
+        );
+        drop(held);
+        assert!(
+            fs.try_lock(&lock).unwrap().is_some(),
+            "a released lock is taken"
+        );
+    }
+}

@@ -1,0 +1,438 @@
+//! Durability of the whole database directory under injected faults. Every file (log, segment
+//! files, manifest, lock) lives on a simulated file system. A random sequence of transactions
+//! (single-row inserts, updates, deletes and rel creations; DDL; COPY of small node and rel
+//! CSV files) and CHECKPOINTs (in half of the cases also background checkpoints every few
+//! commits, racing the statements) runs once without faults, recording the database after each
+//! transaction, then again with a crash (keeping a random subset of the unsynced writes, torn
+//! at 512-byte sectors, and a prefix of the unsynced directory changes) or an `EIO` injected at
+//! a random one of the run's I/O operations: a log write or sync, a segment write or sync, a
+//! manifest write, sync or rename, a directory sync, a removal. After the fault the database
+//! reopens, twice, and must equal the database after some prefix of the transactions that
+//! contains every acknowledged one; after an `EIO` every later write must be refused with the
+//! failed state's error.
+//!
+//! `WARREN_FAULT_CASES` sets the number of cases (256 by default) for long runs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
+use warren::{Database, DatabaseOptions};
+use warren_storage::io::{FaultPlan, FileSystem, SimulatedFileSystem};
+
+const COPY_NODES: i64 = 40;
+
+/// What one step of a run does; the numbers pick among the rows that exist.
+#[derive(Clone, Debug)]
+enum Step {
+    Insert,
+    Update(u32),
+    Delete(u32),
+    Rel(u32, u32),
+    CreateTable,
+    Copy,
+    Checkpoint,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => Just(Step::Insert),
+        2 => any::<u32>().prop_map(Step::Update),
+        1 => any::<u32>().prop_map(Step::Delete),
+        3 => (any::<u32>(), any::<u32>()).prop_map(|(a, b)| Step::Rel(a, b)),
+        1 => Just(Step::CreateTable),
+        1 => Just(Step::Copy),
+        2 => Just(Step::Checkpoint),
+    ]
+}
+
+/// A statement of a run and whether it commits a transaction (CHECKPOINT does not).
+struct Statement {
+    text: String,
+    transaction: bool,
+}
+
+/// Turns steps into statements, tracking which rows of T exist so that every statement
+/// changes something.
+fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
+    let nodes = csv_dir.join("nodes.csv").display().to_string();
+    let rels = csv_dir.join("rels.csv").display().to_string();
+    let mut live: Vec<i64> = Vec::new();
+    let mut next_id = 0i64;
+    let mut tables = 0u32;
+    let mut out = Vec::new();
+    let mut push = |text: String, transaction: bool| out.push(Statement { text, transaction });
+    for step in steps {
+        let pick = |r: u32, live: &[i64]| live[r as usize % live.len()];
+        match step {
+            Step::Update(r) if !live.is_empty() => {
+                let id = pick(*r, &live);
+                push(
+                    format!("MATCH (t:T {{id: {id}}}) SET t.name = 'u{r}'"),
+                    true,
+                );
+            }
+            Step::Delete(r) if !live.is_empty() => {
+                let id = pick(*r, &live);
+                live.retain(|&x| x != id);
+                push(format!("MATCH (t:T {{id: {id}}}) DETACH DELETE t"), true);
+            }
+            Step::Rel(a, b) if !live.is_empty() => {
+                let (a, b) = (pick(*a, &live), pick(*b, &live));
+                push(
+                    format!("MATCH (a:T {{id: {a}}}), (b:T {{id: {b}}}) CREATE (a)-[:R]->(b)"),
+                    true,
+                );
+            }
+            Step::CreateTable => {
+                tables += 1;
+                push(
+                    format!("CREATE NODE TABLE D{tables}(id INT64, PRIMARY KEY(id))"),
+                    true,
+                );
+            }
+            Step::Copy => {
+                tables += 1;
+                let n = tables;
+                push(
+                    format!("CREATE NODE TABLE C{n}(id INT64, PRIMARY KEY(id))"),
+                    true,
+                );
+                push(format!("COPY C{n} FROM '{nodes}'"), true);
+                push(format!("CREATE REL TABLE Q{n}(FROM C{n} TO C{n})"), true);
+                push(format!("COPY Q{n} FROM '{rels}'"), true);
+            }
+            Step::Checkpoint => push("CHECKPOINT".into(), false),
+            Step::Insert | Step::Update(_) | Step::Delete(_) | Step::Rel(..) => {
+                let id = next_id;
+                next_id += 1;
+                live.push(id);
+                push(format!("CREATE (:T {{id: {id}, name: 'n{id}'}})"), true);
+            }
+        }
+    }
+    out
+}
+
+/// Checkpoints happen where the steps say, and with `background` also in a background thread
+/// whenever the log passes a few hundred bytes (every few commits).
+fn options(background: bool) -> DatabaseOptions {
+    DatabaseOptions {
+        auto_checkpoint: background,
+        checkpoint_threshold_bytes: 512,
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    }
+}
+
+fn rows(db: &Database, query: &str) -> Vec<String> {
+    db.connect()
+        .query(query)
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .to_strings()
+        .unwrap()
+}
+
+/// Everything a user can see of the database, as text.
+fn state(db: &Database) -> Vec<String> {
+    let mut out = rows(db, "MATCH (t:T) RETURN t.id, t.name ORDER BY t.id");
+    out.extend(rows(
+        db,
+        "MATCH (a:T)-[r:R]->(b:T) RETURN a.id, b.id, count(*) ORDER BY a.id, b.id",
+    ));
+    for table in rows(db, "CALL show_tables() RETURN name, type") {
+        let (name, kind) = table.split_once('|').unwrap();
+        let count = if kind == "NODE" {
+            rows(db, &format!("MATCH (x:{name}) RETURN count(*)"))
+        } else {
+            rows(db, &format!("MATCH ()-[x:{name}]->() RETURN count(*)"))
+        };
+        out.push(format!("{name} {}", count[0]));
+    }
+    out
+}
+
+/// A simulated file system holding a new database with tables T and R.
+fn set_up(path: &Path, background: bool) -> (SimulatedFileSystem, Database) {
+    let sim = SimulatedFileSystem::new(FaultPlan::default());
+    let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
+    let db = Database::open_with_file_system(path, options(background), fs).unwrap();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE T(id INT64, name STRING, PRIMARY KEY(id))")
+        .unwrap();
+    conn.query("CREATE REL TABLE R(FROM T TO T)").unwrap();
+    (sim, db)
+}
+
+fn open(sim: &SimulatedFileSystem, path: &Path) -> Database {
+    let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
+    Database::open_with_file_system(path, options(false), fs)
+        .unwrap_or_else(|e| panic!("the database does not open after the fault: {e}"))
+}
+
+/// The fault-free run: the database after each transaction (index 0: before the first), and
+/// the number of I/O operations the whole run makes after the set-up.
+/// With background checkpoints the count varies a little from run to run.
+fn fault_free_run(
+    path: &Path,
+    statements: &[Statement],
+    background: bool,
+) -> (Vec<Vec<String>>, u64, u64) {
+    let (sim, db) = set_up(path, background);
+    let set_up_operations = sim.stats().operations;
+    let mut states = vec![state(&db)];
+    let mut conn = db.connect();
+    for statement in statements {
+        conn.query(&statement.text)
+            .unwrap_or_else(|e| panic!("{}: {e}", statement.text));
+        if statement.transaction {
+            states.push(state(&db));
+        }
+    }
+    (states, set_up_operations, sim.stats().operations)
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// The machine crashes at the operation.
+    Crash,
+    /// The operation fails with EIO; the process then ends, and the machine crashes or not.
+    Eio { crash_after: bool },
+}
+
+struct Outcome {
+    acknowledged: usize,
+    attempted: usize,
+}
+
+/// Runs `statements` until the first failure (or the crash) stops the run. After a failure
+/// without a crash, the database must refuse every write with the failed state's error.
+fn run_with_fault(db: &Database, sim: &SimulatedFileSystem, statements: &[Statement]) -> Outcome {
+    let mut conn = db.connect();
+    let (mut acknowledged, mut attempted) = (0, 0);
+    for statement in statements {
+        if sim.stats().crashes > 0 {
+            // The process died with the machine.
+            break;
+        }
+        attempted += usize::from(statement.transaction);
+        if let Err(error) = conn.query(&statement.text) {
+            let error = error.to_string();
+            let error_is_io = error.contains("Input/output error") || error.contains("crashed");
+            assert!(
+                error_is_io,
+                "{}: an unexpected error: {error}",
+                statement.text
+            );
+            if sim.stats().crashes == 0 {
+                for write in ["CREATE (:T {id: 2000000, name: 'x'})", "CHECKPOINT"] {
+                    let refused = conn.query(write).unwrap_err().to_string();
+                    assert!(
+                        refused.contains("read-only after a failed write to its files"),
+                        "{write} after {error}: {refused}"
+                    );
+                }
+            }
+            break;
+        }
+        acknowledged += usize::from(statement.transaction);
+    }
+    Outcome {
+        acknowledged,
+        attempted,
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("WARREN_FAULT_CASES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(256)
+}
+
+/// One case's random choices.
+#[derive(Clone, Debug)]
+struct Case {
+    steps: Vec<Step>,
+    seed: u64,
+    /// Picks the faulted operation among those of the fault-free run.
+    at: u64,
+    fault: Fault,
+    short_writes: bool,
+    /// Background checkpoints run beside the statements.
+    background: bool,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let fault = prop_oneof![
+        Just(Fault::Crash),
+        Just(Fault::Eio { crash_after: true }),
+        Just(Fault::Eio { crash_after: false }),
+    ];
+    (
+        proptest::collection::vec(step(), 4..24),
+        any::<u64>(),
+        any::<u64>(),
+        fault,
+        proptest::bool::ANY,
+        proptest::bool::ANY,
+    )
+        .prop_map(|(steps, seed, at, fault, short_writes, background)| Case {
+            steps,
+            seed,
+            at,
+            fault,
+            short_writes,
+            background,
+        })
+}
+
+/// Which file an injected fault hit, for the summary.
+fn fault_place(path: &Path, db: &Path) -> &'static str {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name.as_deref() {
+        _ if path == db || path == db.join("data") => "directory sync",
+        Some(name) if name.starts_with("warren.wal") => "log",
+        Some(name) if name.starts_with("warren.manifest") => "manifest",
+        Some(name) if name.ends_with(".seg") => "segment",
+        _ => "other",
+    }
+}
+
+/// Runs one case; returns where its fault landed (`None`: the run ended before it).
+fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
+    let temp = tempfile::tempdir().unwrap();
+    let nodes: String = (0..COPY_NODES).map(|i| format!("{i}\n")).collect();
+    let rels: String = (1..COPY_NODES)
+        .map(|i| format!("{},{i}\n", i - 1))
+        .collect();
+    std::fs::write(temp.path().join("nodes.csv"), nodes).unwrap();
+    std::fs::write(temp.path().join("rels.csv"), rels).unwrap();
+    let statements = statements(&case.steps, temp.path());
+    let path = temp.path().join("db");
+    let (states, first, last) = fault_free_run(&path, &statements, case.background);
+    prop_assume!(last > first);
+    let operation = first + 1 + case.at % (last - first);
+    let (sim, db) = set_up(&path, case.background);
+    prop_assert_eq!(sim.stats().operations, first);
+    sim.set_faults(FaultPlan {
+        seed: case.seed,
+        crash_at_operation: matches!(case.fault, Fault::Crash).then_some(operation),
+        eio_at_operation: matches!(case.fault, Fault::Eio { .. }).then_some(operation),
+        short_writes: case.short_writes,
+        ..FaultPlan::default()
+    });
+    let outcome = run_with_fault(&db, &sim, &statements);
+    let place = sim.fault_path().map(|faulted| fault_place(&faulted, &path));
+    let crash = !matches!(case.fault, Fault::Eio { crash_after: false });
+    if crash && sim.stats().crashes == 0 {
+        sim.crash();
+    }
+    drop(db);
+    sim.set_faults(FaultPlan::default());
+    let db = open(&sim, &path);
+    let recovered = state(&db);
+    let prefix =
+        (outcome.acknowledged..=outcome.attempted).find(|&count| states[count] == recovered);
+    prop_assert!(
+        prefix.is_some(),
+        "{:?} at operation {operation}: {} acknowledged, {} attempted, recovered {recovered:?}",
+        case.fault,
+        outcome.acknowledged,
+        outcome.attempted
+    );
+    drop(db);
+    // Recovery is repeatable, and the database takes writes again.
+    let db = open(&sim, &path);
+    prop_assert_eq!(state(&db), recovered);
+    db.connect()
+        .query("CREATE (:T {id: 1000000, name: 'after'})")
+        .unwrap();
+    drop(db);
+    let db = open(&sim, &path);
+    let after = rows(&db, "MATCH (t:T {id: 1000000}) RETURN t.name");
+    prop_assert_eq!(after, vec!["after".to_string()]);
+    Ok(place)
+}
+
+#[test]
+fn a_fault_anywhere_keeps_a_prefix_with_every_acknowledged_transaction() {
+    let cases = cases();
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
+        source_file: Some(file!()),
+        ..ProptestConfig::default()
+    });
+    let places = std::cell::RefCell::new(BTreeMap::<&str, u32>::new());
+    let result = runner.run(&case(), |case| {
+        let place = check_case(&case)?;
+        *places
+            .borrow_mut()
+            .entry(place.unwrap_or("not reached"))
+            .or_default() += 1;
+        Ok(())
+    });
+    if let Err(error) = result {
+        panic!("{error}");
+    }
+    let places = places.into_inner();
+    eprintln!("database faults: {cases} cases passed; faults landed in {places:?}");
+    if cases >= 128 {
+        for place in ["log", "segment", "manifest", "directory sync"] {
+            assert!(
+                places.contains_key(place),
+                "no fault landed in the {place}: {places:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_copy_whose_segment_sync_fails_leaves_the_old_database_and_refuses_writes() {
+    let temp = tempfile::tempdir().unwrap();
+    let csv = temp.path().join("nodes.csv");
+    std::fs::write(&csv, "1\n2\n3\n").unwrap();
+    let path = temp.path().join("db");
+    let (sim, db) = set_up(&path, false);
+    let mut conn = db.connect();
+    conn.query("CREATE (:T {id: 7, name: 'seven'})").unwrap();
+    conn.query("CREATE NODE TABLE C(id INT64, PRIMARY KEY(id))")
+        .unwrap();
+    // The COPY's first sync is that of its first new segment file.
+    sim.set_faults(FaultPlan {
+        sync_failure_at: Some(sim.stats().syncs + 1),
+        ..FaultPlan::default()
+    });
+    let error = conn
+        .query(&format!("COPY C FROM '{}'", csv.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(".seg") && error.contains("Input/output error"),
+        "{error}"
+    );
+    let refused = conn
+        .query("CREATE (:T {id: 8, name: 'eight'})")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("read-only after a failed write to its files")
+            && refused.contains("Input/output error"),
+        "{refused}"
+    );
+    // Readers go on with what was committed.
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["0"]);
+    sim.crash();
+    drop(conn);
+    drop(db);
+    sim.set_faults(FaultPlan::default());
+    let db = open(&sim, &path);
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["0"]);
+    assert_eq!(rows(&db, "MATCH (t:T) RETURN t.name"), vec!["seven"]);
+    db.connect()
+        .query(&format!("COPY C FROM '{}'", csv.display()))
+        .unwrap();
+    assert_eq!(rows(&db, "MATCH (c:C) RETURN count(*)"), vec!["3"]);
+}
