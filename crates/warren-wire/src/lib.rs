@@ -17,6 +17,7 @@ pub mod decode;
 pub mod encode;
 pub mod limits;
 pub mod message;
+pub mod sample;
 pub mod types;
 pub mod value;
 #[cfg(any(test, feature = "wincode"))]
