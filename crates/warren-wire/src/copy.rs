@@ -1,9 +1,14 @@
-//! Bulk copies of column payloads into an output buffer. `memcpy` is the fastest copy except in
-//! one placement: glibc copies large buffers with `rep movsb`, which on some x86 cores slows
-//! down several-fold when the destination lies a few bytes past the source modulo 4 KiB (4K
-//! aliasing between the loads and the stores in flight). A chunk's values land at a fixed
-//! offset inside a frame, so that placement happens; it is detected per copy and done with a
-//! vector loop instead (see `docs/OPTIMIZATION_LOG.md`, "Wire").
+//! Bulk copies of column payloads into an output buffer. `memcpy` is the fastest copy except,
+//! reportedly, in one placement on AMD Zen cores: glibc copies large buffers with `rep movsb`,
+//! which was measured (on the project's earlier Zen 4 machine) to slow down to about 2 GB/s when
+//! the destination lies a few bytes past the source modulo 4 KiB. A chunk's values land at a
+//! fixed offset inside a frame, so that placement happens. On AMD CPUs such a copy takes a
+//! vector loop instead; elsewhere `memcpy` always: on the Intel Xeon this was measured on, the
+//! placement costs `memcpy` under 10% and the loop is slower than `memcpy` there (see
+//! `docs/OPTIMIZATION_LOG.md`, "Wire"). `WARREN_WIRE_COPY=memcpy` or `=guarded` overrides the
+//! choice (read once).
+
+use std::sync::OnceLock;
 
 /// Copies shorter than this go to `memcpy`: glibc does not use `rep movsb` for them.
 pub const GUARD_MIN_BYTES: usize = 2048;
@@ -11,9 +16,46 @@ pub const GUARD_MIN_BYTES: usize = 2048;
 pub const ALIAS_WINDOW_BYTES: usize = 64;
 const PAGE_BYTES: usize = 4096;
 
-/// Appends `bytes` to `out` with [`copy_guarded`].
+/// Whether bulk copies guard against the aliasing placement on this machine: on AMD CPUs,
+/// unless `WARREN_WIRE_COPY` says `memcpy` (or `guarded`, to force it anywhere).
+pub fn guard_enabled() -> bool {
+    static GUARD: OnceLock<bool> = OnceLock::new();
+    *GUARD.get_or_init(|| match std::env::var("WARREN_WIRE_COPY").as_deref() {
+        Ok("memcpy") => false,
+        Ok("guarded") => true,
+        _ => is_amd(),
+    })
+}
+
+fn is_amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID leaf 0 exists on every x86_64 CPU.
+        let leaf = unsafe { std::arch::x86_64::__cpuid(0) };
+        let vendor = [leaf.ebx, leaf.edx, leaf.ecx];
+        let bytes: Vec<u8> = vendor.iter().flat_map(|r| r.to_le_bytes()).collect();
+        bytes == b"AuthenticAMD"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Appends `bytes` to `out`: [`copy_guarded`] where [`guard_enabled`], else `memcpy`.
 #[inline]
 pub fn append(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() >= GUARD_MIN_BYTES && guard_enabled() {
+        append_guarded(out, bytes);
+    } else {
+        out.extend_from_slice(bytes);
+    }
+}
+
+/// Appends `bytes` to `out` with [`copy_guarded`], whatever the machine.
+#[inline]
+pub fn append_guarded(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len());
     let len = out.len();
     // SAFETY: `reserve` made room for `bytes.len()` more bytes after `len`; `bytes` cannot
@@ -145,6 +187,9 @@ mod tests {
             for len in [0usize, 1, 127, 128, 2047, 2048, 4097, 9_000] {
                 let mut out = vec![0xAAu8; shift];
                 append(&mut out, &source[..len]);
+                assert_eq!(&out[shift..], &source[..len], "shift {shift} len {len}");
+                let mut out = vec![0xAAu8; shift];
+                append_guarded(&mut out, &source[..len]);
                 assert_eq!(&out[shift..], &source[..len], "shift {shift} len {len}");
                 let mut looped = vec![0u8; len];
                 // SAFETY: both buffers hold `len` bytes and are distinct.
