@@ -143,8 +143,19 @@ impl<'a> Reader<'a> {
         let size = std::mem::size_of::<T>();
         let len = self.len(size, "sequence")?;
         let bytes = self.take(len * size)?;
-        let mut values = vec![T::zeroed(); len];
-        bytemuck::cast_slice_mut::<T, u8>(&mut values).copy_from_slice(bytes);
+        // One pass over the memory: no zero-filling before the copy.
+        let mut values: Vec<T> = Vec::with_capacity(len);
+        // SAFETY: the vector has room for `len` values, i.e. `bytes.len()` bytes, and does not
+        // overlap the input; every byte pattern is a valid `T` (`AnyBitPattern`), so the `len`
+        // values are initialized once the bytes are copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                values.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            );
+            values.set_len(len);
+        }
         Ok(values)
     }
 
