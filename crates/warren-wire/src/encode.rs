@@ -111,12 +111,12 @@ pub trait Encode {
 
 /// Appends one frame (u64 length, then the message) to `out`.
 pub fn encode_frame(out: &mut Vec<u8>, message: &Message) {
-    let len = message.encoded_len();
-    out.reserve(crate::message::FRAME_PREFIX_BYTES + len);
-    put_u64(out, len as u64);
+    let prefix_at = out.len();
+    put_u64(out, 0);
     let start = out.len();
     message.encode(out);
-    debug_assert_eq!(out.len() - start, len);
+    let len = (out.len() - start) as u64;
+    out[prefix_at..start].copy_from_slice(&len.to_le_bytes());
 }
 
 /// Writes one frame to `writer`; bulk columns are written from their own memory.
