@@ -199,7 +199,7 @@ impl Sink for Guarded<'_> {
 }
 
 /// The prefix length that puts a chunk's values `distance` bytes past the source mod 4 KiB.
-fn prefix_for(out: &Vec<u8>, source: *const u8, distance: usize) -> usize {
+fn prefix_for(out: &[u8], source: *const u8, distance: usize) -> usize {
     let values_at = out.as_ptr() as usize + 12;
     let now = values_at.wrapping_sub(source as usize) % 4096;
     (distance + 4096 - now) % 4096
@@ -699,7 +699,7 @@ mod tests {
 
     #[test]
     fn prefix_places_the_values() {
-        let source = vec![0u8; 64];
+        let source = [0u8; 64];
         let out: Vec<u8> = Vec::with_capacity(8192);
         for distance in PLACEMENTS {
             let prefix = prefix_for(&out, source.as_ptr(), distance);

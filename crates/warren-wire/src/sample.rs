@@ -26,7 +26,7 @@ impl Lcg {
         Lcg(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -38,19 +38,23 @@ impl Lcg {
 /// An INT64 chunk of `bytes / 8` values.
 pub fn int64_chunk(bytes: usize) -> ColumnData {
     let mut rng = Lcg::new(1);
-    ColumnData::Int64((0..bytes / 8).map(|_| rng.next() as i64).collect())
+    ColumnData::Int64((0..bytes / 8).map(|_| rng.next_u64() as i64).collect())
 }
 
 /// A DOUBLE chunk of `bytes / 8` values.
 pub fn double_chunk(bytes: usize) -> ColumnData {
     let mut rng = Lcg::new(2);
-    ColumnData::Double((0..bytes / 8).map(|_| rng.next() as f64 / 1024.0).collect())
+    ColumnData::Double(
+        (0..bytes / 8)
+            .map(|_| rng.next_u64() as f64 / 1024.0)
+            .collect(),
+    )
 }
 
 fn word(rng: &mut Lcg, out: &mut String) {
-    let len = 4 + (rng.next() % 25) as usize;
+    let len = 4 + (rng.next_u64() % 25) as usize;
     for _ in 0..len {
-        out.push(char::from(b'a' + (rng.next() % 26) as u8));
+        out.push(char::from(b'a' + (rng.next_u64() % 26) as u8));
     }
 }
 
@@ -97,22 +101,22 @@ pub fn mixed_rows(rows: usize) -> RowFrame {
         .map(|i| {
             name.clear();
             word(&mut rng, &mut name);
-            let friends = (0..rng.next() % 5)
-                .map(|_| WireValue::Int64((rng.next() % 1_000_000) as i64))
+            let friends = (0..rng.next_u64() % 5)
+                .map(|_| WireValue::Int64((rng.next_u64() % 1_000_000) as i64))
                 .collect();
             vec![
                 WireValue::Int64(i as i64),
-                WireValue::Double(rng.next() as f64 / 65_536.0),
+                WireValue::Double(rng.next_u64() as f64 / 65_536.0),
                 WireValue::String(name.clone()),
-                WireValue::Bool(rng.next() % 2 == 0),
-                WireValue::Date((rng.next() % 20_000) as i32),
+                WireValue::Bool(rng.next_u64() & 1 == 0),
+                WireValue::Date((rng.next_u64() % 20_000) as i32),
                 if i % 5 == 0 {
                     WireValue::Null
                 } else {
-                    WireValue::Int64((rng.next() % 100_000) as i64)
+                    WireValue::Int64((rng.next_u64() % 100_000) as i64)
                 },
                 WireValue::List(friends),
-                WireValue::Int32((rng.next() % 100) as i32),
+                WireValue::Int32((rng.next_u64() % 100) as i32),
             ]
         })
         .collect();
