@@ -77,3 +77,22 @@ fn a_fixed_width_chunk_is_its_length_then_its_bytes() {
     assert_eq!(bytes, expected);
     assert_eq!(bytes, bincode::serialize(&data).unwrap());
 }
+
+/// wincode's default configuration refuses sequences of more than 4 MiB, when writing and when
+/// reading: a 16 MiB chunk neither encodes nor decodes with it (`docs/format/wire.md`). Warren
+/// streams chunks of 2,048 rows, far below that limit.
+#[test]
+fn wincode_refuses_chunks_over_its_preallocation_limit() {
+    let data = crate::sample::int64_chunk(16 << 20);
+    let bytes = data.to_bytes();
+    assert!(matches!(
+        wincode::deserialize::<crate::ColumnData>(&bytes),
+        Err(wincode::error::ReadError::PreallocationSizeLimit { .. })
+    ));
+    assert!(wincode::serialize(&data).is_err());
+    let small = crate::sample::int64_chunk(4 << 20);
+    assert_eq!(
+        wincode::deserialize::<crate::ColumnData>(&small.to_bytes()).unwrap(),
+        small
+    );
+}
