@@ -324,6 +324,10 @@ mod tests {
             options(Workload::Load).validate().is_err(),
             "load needs a dataset"
         );
+        let mut no_db = BenchOptions::new(Workload::Sp64, PathBuf::new(), "out.json".into());
+        assert!(no_db.validate().is_err(), "query workloads need --db");
+        no_db.workload = Workload::Wire;
+        assert!(no_db.validate().is_ok(), "wire needs no database");
         let mut fixed_sweep = options(Workload::Ksweep);
         fixed_sweep.k = KSetting::Fixed(4);
         assert!(fixed_sweep.validate().is_err());

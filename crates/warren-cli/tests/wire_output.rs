@@ -249,3 +249,31 @@ fn every_format_exits_quietly_when_the_pipe_closes() {
         closes_quietly(&db, format);
     }
 }
+
+#[test]
+fn bench_wire_runs_without_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("wire.json");
+    let output = warren()
+        .args(["bench", "wire", "--quick", "--repeat", "1", "--output"])
+        .arg(&report)
+        .env("WARREN_WIRE_PEER", dir.path().join("no-peer"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("enc/memcpy"), "{stdout}");
+    let json: Json = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["workload"], "wire");
+    let missing = warren()
+        .args(["bench", "sp64", "--output"])
+        .arg(dir.path().join("sp64.json"))
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--db"));
+}
