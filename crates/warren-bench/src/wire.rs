@@ -433,7 +433,10 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         )
     } else {
         match peer_runs(&peer, plan.repeat, &mut runs) {
-            Ok(identical) => ("bincode 1.3.3, same run".to_string(), Some(identical)),
+            Ok(identical) => (
+                "bincode 1.3.3 and wincode 0.6, same run".to_string(),
+                Some(identical),
+            ),
             Err(problem) => (format!("failed: {problem}"), None),
         }
     };
@@ -458,12 +461,14 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "copy_guard": if warren_wire::copy::guard_enabled() { "on" } else { "off (memcpy)" },
     });
     report.answer_checked = identical != Some(false);
-    report.check = "every chunk and the frame decode to their values; the bincode peer's bytes \
+    report.check =
+        "every chunk and the frame decode to their values; the peer's bincode and wincode bytes \
                     equal Warren's"
-        .into();
+            .into();
     report.runs = runs;
-    let mismatch = (identical == Some(false))
-        .then(|| "bincode 1.3.3 wrote different bytes than Warren's encoder".to_string());
+    let mismatch = (identical == Some(false)).then(|| {
+        "bincode 1.3.3 or wincode wrote different bytes than Warren's encoder".to_string()
+    });
     Ok((report, mismatch))
 }
 
@@ -507,8 +512,10 @@ fn chunk_table(report: &Report) -> String {
         "memcpy GB/s",
         "enc/memcpy",
         "decode GB/s",
-        "bincode enc GB/s",
-        "bincode dec GB/s",
+        "bincode enc",
+        "bincode dec",
+        "wincode enc",
+        "wincode dec",
     ]
     .map(String::from)];
     for kind in ["int64", "double", "string"] {
@@ -528,10 +535,14 @@ fn chunk_table(report: &Report) -> String {
                 cell(best_gb_per_s(report, &name("decode")), 1),
                 cell(best_gb_per_s(report, &name("bincode-encode")), 1),
                 cell(best_gb_per_s(report, &name("bincode-decode")), 1),
+                cell(best_gb_per_s(report, &name("wincode-encode")), 1),
+                cell(best_gb_per_s(report, &name("wincode-decode")), 1),
             ]);
         }
     }
-    crate::print::aligned(&rows)
+    let mut text = crate::print::aligned(&rows);
+    text.push_str("(GB/s; wincode's default configuration refuses the 16 MiB chunks)\n");
+    text
 }
 
 fn placement_table(report: &Report) -> String {
@@ -634,6 +645,27 @@ fn frame_table(report: &Report) -> String {
         decode_speedup,
         ">= 5x columnar",
         met(decode_speedup, 5.0),
+    );
+    row(
+        "wincode client decode, columnar frames",
+        ms("frame columnar wincode-decode"),
+        None,
+        "",
+        String::new(),
+    );
+    row(
+        "wincode encode, row frame",
+        ms("frame rows wincode-encode"),
+        None,
+        "",
+        String::new(),
+    );
+    row(
+        "wincode client decode, row frame",
+        ms("frame rows wincode-decode"),
+        None,
+        "",
+        String::new(),
     );
     row(
         "memcpy of the columnar frames",

@@ -12,6 +12,10 @@ use crate::value::WireValue;
 
 /// The row-oriented alternative: every value tagged, every row its own vector.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(
+    any(test, feature = "wincode"),
+    derive(wincode::SchemaWrite, wincode::SchemaRead)
+)]
 pub struct RowFrame {
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<WireValue>>,
