@@ -49,6 +49,7 @@ pub fn run(options: &BenchOptions) -> BenchResult<Outcome> {
         Workload::Ksweep => ksweep::run(options, &mut counters, &header)?,
         Workload::Load => load::run(options, &mut counters, &header)?,
         Workload::Writes => crate::writes::run(options, &header)?,
+        Workload::Wire => crate::wire::run(options, &header)?,
         _ => run_query(options, &mut counters, &header)?,
     };
     report.figures.peak_rss_bytes = Some(machine::peak_rss_bytes());

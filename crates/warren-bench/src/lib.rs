@@ -20,6 +20,7 @@ pub mod query;
 pub mod reference;
 pub mod report;
 pub mod stats;
+pub mod wire;
 pub mod workload;
 pub mod writes;
 

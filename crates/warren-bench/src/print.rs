@@ -75,6 +75,8 @@ pub fn report_text(report: &Report) -> String {
     let _ = writeln!(text, "answer {verdict}: {}", report.check);
     if report.workload == "writes" {
         text.push_str(&crate::writes::table(report));
+    } else if report.workload == "wire" {
+        text.push_str(&crate::wire::table(report));
     } else if report.runs.is_empty() {
         text.push_str(&figures_text(&report.figures));
         traversal_text(report, &mut text);

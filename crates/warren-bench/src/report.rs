@@ -205,6 +205,9 @@ pub struct Figures {
     /// Time over a baseline's (the read slowdown with a delta).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<Summary>,
+    /// Throughput in gigabytes (1e9 bytes) per second (the wire workload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gb_per_s: Option<Summary>,
 }
 
 /// One (dataset, k) point of a ksweep.

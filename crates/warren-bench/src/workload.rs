@@ -38,10 +38,12 @@ pub enum Workload {
     /// Durable writes: single-row commits from many connections, batches, mixed reads and
     /// writes, checkpoint under load, recovery, and the read slowdown with a delta.
     Writes,
+    /// The wire format's encoder and decoder next to memcpy and bincode 1.3.3 (no database).
+    Wire,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 8] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,
@@ -49,6 +51,7 @@ impl Workload {
         Workload::Ksweep,
         Workload::Load,
         Workload::Writes,
+        Workload::Wire,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +63,7 @@ impl Workload {
             Workload::Ksweep => "ksweep",
             Workload::Load => "load",
             Workload::Writes => "writes",
+            Workload::Wire => "wire",
         }
     }
 }
@@ -79,7 +83,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load or writes)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes or wire)"
                 )
             })
     }
@@ -158,7 +162,13 @@ impl BenchOptions {
         check_repeat(self.repeat)?;
         let usage = |message: String| Err(BenchError::Usage(message));
         let many = self.workload == Workload::Ksweep;
-        if self.databases.is_empty() || self.databases.len() > DATABASES_MAX {
+        if self.workload == Workload::Wire {
+            return Ok(());
+        }
+        if self.databases.is_empty()
+            || self.databases.iter().any(|db| db.as_os_str().is_empty())
+            || self.databases.len() > DATABASES_MAX
+        {
             return usage(format!("give 1 to {DATABASES_MAX} --db"));
         }
         if !many && self.databases.len() > 1 {
@@ -224,7 +234,7 @@ impl BenchOptions {
                 destinations_below: self.varlen.destinations,
                 paths: self.varlen.paths,
             },
-            Workload::Load | Workload::Writes => return None,
+            Workload::Load | Workload::Writes | Workload::Wire => return None,
         })
     }
 
@@ -284,7 +294,7 @@ mod tests {
         for workload in Workload::ALL {
             assert_eq!(workload.name().parse::<Workload>(), Ok(workload));
         }
-        assert!("wire".parse::<Workload>().is_err());
+        assert!("serve".parse::<Workload>().is_err());
     }
 
     #[test]
@@ -314,6 +324,10 @@ mod tests {
             options(Workload::Load).validate().is_err(),
             "load needs a dataset"
         );
+        let mut no_db = BenchOptions::new(Workload::Sp64, PathBuf::new(), "out.json".into());
+        assert!(no_db.validate().is_err(), "query workloads need --db");
+        no_db.workload = Workload::Wire;
+        assert!(no_db.validate().is_ok(), "wire needs no database");
         let mut fixed_sweep = options(Workload::Ksweep);
         fixed_sweep.k = KSetting::Fixed(4);
         assert!(fixed_sweep.validate().is_err());

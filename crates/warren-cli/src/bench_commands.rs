@@ -11,11 +11,11 @@ use warren_bench::{BenchError, BenchOptions, VarlenOptions, Workload};
 /// The flags of `warren bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// sp64, sp1, allsp, varlen, ksweep or load.
+    /// sp64, sp1, allsp, varlen, ksweep, load, writes or wire.
     pub workload: Workload,
     /// The database directory (ksweep: repeat the flag, one per dataset; load: temporary
-    /// databases are made beside it).
-    #[arg(long = "db", value_name = "DB", required = true)]
+    /// databases are made beside it; wire: none).
+    #[arg(long = "db", value_name = "DB")]
     pub db: Vec<PathBuf>,
     /// A `warren generate` folder, loaded into DB first when DB has no Person table (one per
     /// --db, in the same order).
@@ -58,7 +58,7 @@ pub struct BenchArgs {
     /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// writes: small sizes, for a quick check that every scenario runs.
+    /// writes, wire: small sizes, for a quick check that every scenario runs.
     #[arg(long)]
     pub quick: bool,
 }
@@ -86,9 +86,12 @@ fn to_warren_error(error: BenchError) -> warren::Error {
 
 fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     let usage = |message: String| warren::Error::Runtime(format!("bench: {message}"));
-    let db = args.db.first().cloned().expect("clap requires --db");
+    // Every workload but wire needs --db; `validate` says so when it is missing.
+    let db = args.db.first().cloned().unwrap_or_default();
     let mut options = BenchOptions::new(args.workload, db, args.output);
-    options.databases = args.db;
+    if !args.db.is_empty() {
+        options.databases = args.db;
+    }
     options.dataset_dirs = args.dataset;
     options.threads = args.threads;
     if let Some(k) = args.k {

@@ -5,6 +5,7 @@
 mod bench_commands;
 mod demo;
 mod output;
+mod pipe;
 mod shell;
 
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ enum Command {
         /// A query parameter `name=value`; the value is read as a Cypher literal (`5`, `'x'`, `[1,2]`).
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
+        /// box, table, csv, json, markdown, or bincode (the binary wire format of
+        /// docs/format/wire.md: framed messages, as `warren serve` sends them).
         #[arg(long, default_value = "table")]
         format: Format,
         #[arg(long)]
@@ -82,8 +85,8 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
-    /// Run a benchmark workload (sp64, sp1, allsp, varlen, ksweep, load), check its answer and
-    /// write a JSON report.
+    /// Run a benchmark workload (sp64, sp1, allsp, varlen, ksweep, load, writes, wire), check its
+    /// answer and write a JSON report.
     Bench(bench_commands::BenchArgs),
     /// Compare two bench reports: medians, deltas and noise-aware verdicts.
     Compare(bench_commands::CompareArgs),
@@ -96,6 +99,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`| head`): not an error of ours.
+        Err(_) if pipe::stdout_closed() => ExitCode::SUCCESS,
         Err(error) => {
             let _ = std::io::stdout().flush();
             // One line: a syntax error's quoted statement and caret lines are left out here.
@@ -179,8 +184,7 @@ fn run(command: Command) -> warren::Result<()> {
             }
             let params = parse_params(&params)?;
             let mut result = conn.query_with(&query, &params)?;
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
+            let mut out = pipe::stdout();
             output::print(&mut result, format, max_rows, &mut out)?;
             out.flush().map_err(|e| warren::Error::Io(e.to_string()))
         }
@@ -260,7 +264,6 @@ fn check(db: &Path) -> warren::Result<()> {
 /// Runs each statement of a script; an error names the file and line of its statement.
 pub fn run_script(conn: &mut Connection, file: &Path, format: Format) -> warren::Result<()> {
     let text = std::fs::read_to_string(file).map_err(|e| warren::Error::io(file.display(), e))?;
-    let stdout = std::io::stdout();
     for statement in warren_cypher::split_statements(&text) {
         if statement.text.trim().is_empty() {
             continue;
@@ -273,7 +276,7 @@ pub fn run_script(conn: &mut Connection, file: &Path, format: Format) -> warren:
             error.with_suffix(&format!(" [{}:{line}]", file.display()))
         };
         let mut result = conn.query(&statement.text).map_err(located)?;
-        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut out = pipe::stdout();
         output::print(&mut result, format, 10_000, &mut out).map_err(located)?;
         out.flush().map_err(|e| warren::Error::Io(e.to_string()))?;
     }

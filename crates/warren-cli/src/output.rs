@@ -1,5 +1,6 @@
 //! Printing results: box and ASCII tables, CSV (RFC 4180, header row), JSON
-//! (`{"columns": [...], "rows": [[...]]}`) and Markdown. CSV and JSON stream row by row; the
+//! (`{"columns": [...], "rows": [[...]]}`), Markdown, and the binary wire format (`bincode`:
+//! the framed messages of `docs/format/wire.md`, streamed in chunks). CSV and JSON stream row by row; the
 //! table formats buffer at most `max_rows` rows to size their columns, then report the rest.
 
 use std::io::Write;
@@ -14,6 +15,7 @@ pub enum Format {
     Csv,
     Json,
     Markdown,
+    Bincode,
 }
 
 impl std::str::FromStr for Format {
@@ -26,9 +28,10 @@ impl std::str::FromStr for Format {
             "csv" => Format::Csv,
             "json" => Format::Json,
             "markdown" | "md" => Format::Markdown,
+            "bincode" => Format::Bincode,
             other => {
                 return Err(format!(
-                    "unknown format {other} (box, table, csv, json, markdown)"
+                    "unknown format {other} (box, table, csv, json, markdown, bincode)"
                 ))
             }
         })
@@ -49,6 +52,7 @@ pub fn print(
     match format {
         Format::Csv => print_csv(result, out),
         Format::Json => print_json(result, out),
+        Format::Bincode => warren::wire::write_result(result, out).map(|_| ()),
         Format::Box | Format::Table | Format::Markdown => {
             print_table(result, format, max_rows, out)
         }

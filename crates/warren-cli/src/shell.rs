@@ -92,6 +92,9 @@ fn command(line: &str, state: &mut ShellState, conn: &Connection) -> bool {
         ("quit" | "exit" | "q", _) => return false,
         ("help" | "h", _) => println!("{HELP}"),
         ("mode", Some(mode)) => match mode.parse::<Format>() {
+            Ok(Format::Bincode) => {
+                eprintln!("Error: the shell prints text; use `warren query --format bincode`")
+            }
             Ok(format) => state.format = format,
             Err(e) => eprintln!("Error: {e}"),
         },

@@ -20,6 +20,7 @@ mod profile;
 mod progress;
 mod result;
 mod settings;
+pub mod wire;
 
 pub use connection::Connection;
 pub use database::{Database, DatabaseOptions};
