@@ -167,3 +167,70 @@ fn serve_refuses_a_public_address_without_a_token() {
         "{stderr}"
     );
 }
+
+/// `warren bench serve --quick` over a tiny generated graph: every workload answers, the
+/// report has the overhead and one step per workload, and `warren compare` reads it.
+#[test]
+fn bench_serve_quick_runs_every_workload() {
+    let temp = tempfile::tempdir().unwrap();
+    let data = temp.path().join("g8");
+    let db = temp.path().join("g8db");
+    let report = temp.path().join("serve.json");
+    let generated = warren(&[
+        "generate",
+        "graph500",
+        "--scale",
+        "8",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let output = warren(&[
+        "bench",
+        "serve",
+        "--db",
+        db.to_str().unwrap(),
+        "--dataset",
+        data.to_str().unwrap(),
+        "--quick",
+        "--rate",
+        "200",
+        "--output",
+        report.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("overhead for a one-row result"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["workload"], "serve");
+    let steps = json["answer"]["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps
+        .iter()
+        .map(|s| s["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["point", "neighbours", "twohop", "shortest", "mix"]);
+    for step in steps {
+        assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
+        assert_eq!(step["errors"], 0, "{step}");
+    }
+    assert!(json["answer"]["server_us_p50"].as_u64().unwrap() > 0);
+    let compared = warren(&[
+        "compare",
+        report.to_str().unwrap(),
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        compared.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+}
