@@ -94,7 +94,8 @@ pub fn input_allowed(file: &str, files: Option<&Path>) -> Result<PathBuf, Error>
 pub fn output_allowed(file: &str, files: Option<&Path>) -> Result<PathBuf, Error> {
     let base = base(file, files)?;
     let path = base.join(file);
-    let (Some(parent), Some(Component::Normal(name))) = (path.parent(), path.components().last())
+    let (Some(parent), Some(Component::Normal(name))) =
+        (path.parent(), path.components().next_back())
     else {
         return Err(outside(file));
     };
