@@ -10,13 +10,14 @@ fn refused(message: String) -> Error {
     Error::Binder(message)
 }
 
-/// Checks every statement of `text`; a parse error is returned as the engine reports it.
-pub fn check(text: &str, files: Option<&Path>) -> Result<(), Error> {
+/// Parses `text` and checks every statement; returns the statements, so that the query runs
+/// them without parsing again. A parse error is returned as the engine reports it.
+pub fn check(text: &str, files: Option<&Path>) -> Result<Vec<Statement>, Error> {
     let statements = warren_cypher::parse_script(text)?;
     for statement in &statements {
         statement_allowed(statement, files)?;
     }
-    Ok(())
+    Ok(statements)
 }
 
 fn statement_allowed(statement: &Statement, files: Option<&Path>) -> Result<(), Error> {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 use warren::{Connection, Database, Error, QueryResult, Value};
+use warren_cypher::ast::Statement;
 
 use crate::metrics::Metrics;
 
@@ -152,10 +153,24 @@ impl Worker {
         }
     }
 
+    /// Runs the statements the check parsed, as `Connection::query_with` runs a script: all
+    /// but the last to their end, and returns the last one's result.
+    fn execute(&mut self, statements: &[Statement], job: &Job) -> Result<QueryResult, Error> {
+        let Some((last, rest)) = statements.split_last() else {
+            // The engine's own error for an empty query.
+            return self.conn.query_with(&job.query, &job.parameters);
+        };
+        for statement in rest {
+            let mut result = self.conn.execute(statement, &job.parameters)?;
+            while result.next_row()?.is_some() {}
+        }
+        self.conn.execute(last, &job.parameters)
+    }
+
     fn serve(&mut self, job: Job) {
         let deadline = Instant::now() + self.settings.timeout;
         let checked = crate::guard::check(&job.query, self.settings.files.as_deref());
-        let result = checked.and_then(|()| self.conn.query_with(&job.query, &job.parameters));
+        let result = checked.and_then(|statements| self.execute(&statements, &job));
         let mut result = match result {
             Ok(result) => result,
             Err(error) => {
