@@ -305,7 +305,7 @@ mod tests {
         for workload in Workload::ALL {
             assert_eq!(workload.name().parse::<Workload>(), Ok(workload));
         }
-        assert!("wire".parse::<Workload>().is_err());
+        assert!("nosuch".parse::<Workload>().is_err());
     }
 
     #[test]
