@@ -6,6 +6,7 @@ mod bench_commands;
 mod demo;
 mod output;
 mod pipe;
+mod remote_shell;
 mod shell;
 
 use std::collections::HashMap;
@@ -33,11 +34,19 @@ struct Cli {
 enum Command {
     /// Generate a Graph500 graph, load it, run the seed queries and print answers and timings.
     Demo(demo::DemoArgs),
-    /// Interactive shell over a database directory (created if missing).
+    /// Interactive shell over a database directory (created if missing), or over a
+    /// `warren serve` with --server URL.
     Shell {
-        db: PathBuf,
+        #[arg(required_unless_present = "server")]
+        db: Option<PathBuf>,
         #[arg(long)]
         threads: Option<usize>,
+        /// A `warren serve` to send the statements to (`http://host:port`), instead of DB.
+        #[arg(long, conflicts_with = "db")]
+        server: Option<String>,
+        /// With --server: a file whose first line is the server's bearer token.
+        #[arg(long, requires = "server")]
+        token_file: Option<PathBuf>,
     },
     /// Run one query (or several `;`-separated statements) and print the last result.
     Query {
@@ -198,7 +207,23 @@ fn open(db: &Path, threads: Option<usize>) -> warren::Result<Connection> {
 fn run(command: Command) -> warren::Result<()> {
     match command {
         Command::Demo(args) => demo::run(&args),
-        Command::Shell { db, threads } => shell::run(open(&db, threads)?),
+        Command::Shell {
+            db,
+            threads,
+            server,
+            token_file,
+        } => match (server, db) {
+            (Some(url), _) => {
+                let token = token_file
+                    .map(|file| warren_server::config::read_token(&file))
+                    .transpose()?;
+                remote_shell::run(&url, token.as_deref())
+            }
+            (None, Some(db)) => shell::run(open(&db, threads)?),
+            (None, None) => Err(warren::Error::Runtime(
+                "shell needs DB or --server URL".into(),
+            )),
+        },
         Command::Query {
             db,
             query,

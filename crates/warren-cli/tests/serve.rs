@@ -234,3 +234,38 @@ fn bench_serve_quick_runs_every_workload() {
         String::from_utf8_lossy(&compared.stderr)
     );
 }
+
+/// `warren shell --server URL` sends each statement to the server and prints its rows, or the
+/// server's error line.
+#[test]
+fn shell_over_a_server() {
+    use std::io::Write;
+    let temp = tempfile::tempdir().unwrap();
+    let db = temp.path().join("db");
+    load(&db);
+    let (mut server, url) = serve(&db);
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_warren"))
+        .args(["shell", "--server", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    shell
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"MATCH (a:Person)\nWHERE a.ID < 3 RETURN a.ID, a.name ORDER BY a.ID;\nMATCH (a:Nobody) RETURN a;\n:quit\n")
+        .unwrap();
+    let output = shell.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("a.ID | a.name\n1 | \"Ann\"\n2 | \"Bob\"\n(2 tuples)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("Error: Binder exception: "), "{stderr}");
+    server.kill().unwrap();
+    let _ = server.wait();
+}
