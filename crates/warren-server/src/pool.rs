@@ -77,6 +77,7 @@ impl Pool {
         let workers = (0..settings.threads)
             .map(|index| {
                 let worker = Worker {
+                    db: db.clone(),
                     conn: db.connect(),
                     receiver: receiver.clone(),
                     settings: settings.clone(),
@@ -123,6 +124,7 @@ impl Pool {
 }
 
 struct Worker {
+    db: Database,
     conn: Connection,
     receiver: Arc<Mutex<Receiver<Job>>>,
     settings: Arc<PoolSettings>,
@@ -131,13 +133,20 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(mut self) {
+    /// A fresh connection with the server's settings.
+    fn connect(&self) -> Connection {
+        let mut conn = self.db.connect();
         if let Some(dir) = &self.settings.files {
-            self.conn.set_working_dir(dir.clone());
+            conn.set_working_dir(dir.clone());
         }
         // Each query runs on its own thread: the pool, not the query, is the parallelism.
-        self.conn.settings_mut().threads = 1;
-        self.conn.settings_mut().timeout_ms = self.settings.timeout.as_millis() as u64;
+        conn.settings_mut().threads = 1;
+        conn.settings_mut().timeout_ms = self.settings.timeout.as_millis() as u64;
+        conn
+    }
+
+    fn run(mut self) {
+        self.conn = self.connect();
         let defaults = self.conn.settings().clone();
         loop {
             let job = self
@@ -149,7 +158,14 @@ impl Worker {
             self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
             // A statement of the previous request may have changed a setting.
             *self.conn.settings_mut() = defaults.clone();
-            self.serve(job);
+            // A bug in the engine must not take a query thread with it: the request fails
+            // (its channels close: 500, or a cut-short body) and the thread goes on with a
+            // fresh connection.
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve(job)));
+            if served.is_err() {
+                self.metrics.error("Internal error");
+                self.conn = self.connect();
+            }
         }
     }
 
