@@ -142,7 +142,16 @@ fn answers_equal_warren_query_and_sigterm_drains() {
             String::from_utf8(response.into_bytes().unwrap()).unwrap(),
         )
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // SIGTERM once the query is in flight (the /metrics request itself is the other one).
+    loop {
+        let response = client.request("GET", "/metrics", &[], b"").unwrap();
+        let metrics = String::from_utf8(response.into_bytes().unwrap()).unwrap();
+        if metrics.contains("warren_requests_in_flight 2") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -197,16 +197,31 @@ fn a_full_queue_gets_503_with_retry_after() {
     let fixture = start(|config| {
         config.threads = 1;
         config.queue = 0;
-        config.timeout_ms = 3_000;
+        config.timeout_ms = 5_000;
     });
     let address = url(&fixture);
+    // With no queue, a request is refused whenever the thread is not waiting for one (also
+    // between two jobs): the slow query retries until the thread takes it.
     let slow = std::thread::spawn(move || {
         let mut client = Client::connect(&address, None).unwrap();
-        post(&mut client, &query_body(SLOW)).0
+        loop {
+            let status = post(&mut client, &query_body(SLOW)).0;
+            if status != 503 {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // Once the slow query holds the only thread, the next request finds no room.
     let mut client = Client::connect(&url(&fixture), None).unwrap();
-    let (status, headers, text) = post(&mut client, &query_body("RETURN 1"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(4);
+    let (status, headers, text) = loop {
+        let answer = post(&mut client, &query_body("RETURN 1"));
+        if answer.0 != 200 || std::time::Instant::now() > deadline {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(status, 503, "{text}");
     assert!(headers.iter().any(|(n, v)| n == "retry-after" && v == "1"));
     assert!(text.starts_with("Error: Overloaded"), "{text}");
@@ -215,11 +230,11 @@ fn a_full_queue_gets_503_with_retry_after() {
     let metrics = client.request("GET", "/metrics", &[], b"").unwrap();
     let metrics = String::from_utf8(metrics.into_bytes().unwrap()).unwrap();
     assert!(
-        metrics.contains("warren_requests_total{status=\"503\"} 1"),
+        metrics.contains("warren_requests_total{status=\"503\"} "),
         "{metrics}"
     );
     assert!(
-        metrics.contains("warren_errors_total{kind=\"Overloaded\"} 1"),
+        metrics.contains("warren_errors_total{kind=\"Overloaded\"} "),
         "{metrics}"
     );
     assert!(metrics.contains("warren_request_duration_seconds_bucket{le=\"+Inf\"}"));
@@ -339,7 +354,12 @@ fn shutdown_drains_a_query_in_flight() {
             &query_body("UNWIND range(1, 20000000) AS x RETURN count(*)"),
         )
     });
-    std::thread::sleep(Duration::from_millis(200));
+    // Shut down once the query is in flight.
+    let in_flight = &fixture.server.metrics().in_flight;
+    while in_flight.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     let Fixture { _dir, server } = fixture;
     let address = server.addr();
     server.shutdown();
