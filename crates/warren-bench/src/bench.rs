@@ -50,11 +50,15 @@ pub fn run(options: &BenchOptions) -> BenchResult<Outcome> {
         Workload::Load => load::run(options, &mut counters, &header)?,
         Workload::Writes => crate::writes::run(options, &header)?,
         Workload::Wire => crate::wire::run(options, &header)?,
+        Workload::Serve => crate::serve::run(options, &header)?,
         _ => run_query(options, &mut counters, &header)?,
     };
     report.figures.peak_rss_bytes = Some(machine::peak_rss_bytes());
     report.write(&options.output)?;
     let mut notes = vec![format!("wrote {}", options.output.display())];
+    if options.workload == Workload::Serve {
+        notes.insert(0, crate::serve::text(&report));
+    }
     if let Some(path) = &options.plot {
         notes.extend(plot::draw_ksweep(&report, path)?);
     }

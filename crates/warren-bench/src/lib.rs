@@ -19,6 +19,7 @@ pub mod print;
 pub mod query;
 pub mod reference;
 pub mod report;
+pub mod serve;
 pub mod stats;
 pub mod wire;
 pub mod workload;

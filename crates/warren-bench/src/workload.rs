@@ -40,10 +40,13 @@ pub enum Workload {
     Writes,
     /// The wire format's encoder and decoder next to memcpy and bincode 1.3.3 (no database).
     Wire,
+    /// `warren serve` in-process under an open-loop load: latency percentiles per workload and
+    /// rate, and the server's overhead over the embedded call.
+    Serve,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 8] = [
+    pub const ALL: [Workload; 9] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,
@@ -52,6 +55,7 @@ impl Workload {
         Workload::Load,
         Workload::Writes,
         Workload::Wire,
+        Workload::Serve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Workload {
             Workload::Load => "load",
             Workload::Writes => "writes",
             Workload::Wire => "wire",
+            Workload::Serve => "serve",
         }
     }
 }
@@ -83,7 +88,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes or wire)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes, wire or serve)"
                 )
             })
     }
@@ -135,6 +140,10 @@ pub struct BenchOptions {
     pub plot: Option<PathBuf>,
     /// writes: small sizes (for the test that runs every scenario).
     pub quick: bool,
+    /// serve: the request rate (requests per second) of every workload.
+    pub rate: Option<f64>,
+    /// serve: increasing rates until the knee instead of one rate.
+    pub sweep: bool,
 }
 
 impl BenchOptions {
@@ -154,6 +163,8 @@ impl BenchOptions {
             output,
             plot: None,
             quick: false,
+            rate: None,
+            sweep: false,
         }
     }
 
@@ -234,7 +245,7 @@ impl BenchOptions {
                 destinations_below: self.varlen.destinations,
                 paths: self.varlen.paths,
             },
-            Workload::Load | Workload::Writes | Workload::Wire => return None,
+            Workload::Load | Workload::Writes | Workload::Wire | Workload::Serve => return None,
         })
     }
 
@@ -294,7 +305,7 @@ mod tests {
         for workload in Workload::ALL {
             assert_eq!(workload.name().parse::<Workload>(), Ok(workload));
         }
-        assert!("serve".parse::<Workload>().is_err());
+        assert!("nosuch".parse::<Workload>().is_err());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use warren_bench::{BenchError, BenchOptions, VarlenOptions, Workload};
 /// The flags of `warren bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// sp64, sp1, allsp, varlen, ksweep, load, writes or wire.
+    /// sp64, sp1, allsp, varlen, ksweep, load, writes, wire or serve.
     pub workload: Workload,
     /// The database directory (ksweep: repeat the flag, one per dataset; load: temporary
     /// databases are made beside it; wire: none).
@@ -58,9 +58,15 @@ pub struct BenchArgs {
     /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// writes, wire: small sizes, for a quick check that every scenario runs.
+    /// writes, wire, serve: small sizes, for a quick check that every scenario runs.
     #[arg(long)]
     pub quick: bool,
+    /// serve: requests per second sent to every workload (default 1000).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
+    #[arg(long)]
+    pub sweep: bool,
 }
 
 /// The flags of `warren compare`.
@@ -117,6 +123,14 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     }
     options.plot = args.plot;
     options.quick = args.quick;
+    options.rate = args.rate;
+    options.sweep = args.sweep;
+    if options
+        .rate
+        .is_some_and(|rate| !(rate > 0.0 && rate.is_finite()))
+    {
+        return Err(usage("--rate must be a positive number".into()));
+    }
     Ok(options)
 }
 

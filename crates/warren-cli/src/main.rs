@@ -6,6 +6,7 @@ mod bench_commands;
 mod demo;
 mod output;
 mod pipe;
+mod remote_shell;
 mod shell;
 
 use std::collections::HashMap;
@@ -33,11 +34,19 @@ struct Cli {
 enum Command {
     /// Generate a Graph500 graph, load it, run the seed queries and print answers and timings.
     Demo(demo::DemoArgs),
-    /// Interactive shell over a database directory (created if missing).
+    /// Interactive shell over a database directory (created if missing), or over a
+    /// `warren serve` with --server URL.
     Shell {
-        db: PathBuf,
+        #[arg(required_unless_present = "server")]
+        db: Option<PathBuf>,
         #[arg(long)]
         threads: Option<usize>,
+        /// A `warren serve` to send the statements to (`http://host:port`), instead of DB.
+        #[arg(long, conflicts_with = "db")]
+        server: Option<String>,
+        /// With --server: a file whose first line is the server's bearer token.
+        #[arg(long, requires = "server")]
+        token_file: Option<PathBuf>,
     },
     /// Run one query (or several `;`-separated statements) and print the last result.
     Query {
@@ -93,6 +102,40 @@ enum Command {
     /// Verify a database: every section's checksum, every table's invariants, and the
     /// write-ahead log's committed frames; reports what it checked and any damage found.
     Check { db: PathBuf },
+    /// Serve a database over HTTP: POST /query (JSON, or the wire format with
+    /// `Accept: application/x-warren-bincode`), GET /health, GET /metrics. See docs/SERVER.md.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    db: PathBuf,
+    /// Address to listen on; an address beyond loopback needs --token-file.
+    #[arg(long, default_value = warren_server::config::LISTEN_DEFAULT)]
+    listen: std::net::SocketAddr,
+    /// Query threads (queries running at once); the machine's cores by default.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// A file whose first line is the bearer token every request but GET /health must send.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Open the database read-only: every write is refused.
+    #[arg(long)]
+    read_only: bool,
+    /// The only directory COPY FROM, LOAD FROM and COPY TO may read or write (refused without).
+    #[arg(long)]
+    files: Option<PathBuf>,
+    #[arg(long, default_value_t = warren_server::config::CONNECTIONS_MAX_DEFAULT)]
+    max_connections: usize,
+    /// Queries that may wait for a query thread; beyond, 503 with Retry-After.
+    #[arg(long, default_value_t = warren_server::config::QUEUE_DEFAULT)]
+    queue: usize,
+    /// Each query's time limit in milliseconds.
+    #[arg(long, default_value_t = warren_server::config::TIMEOUT_MS_DEFAULT)]
+    timeout_ms: u64,
+    /// The largest request body, in bytes (413 beyond).
+    #[arg(long, default_value_t = warren_server::config::BODY_BYTES_MAX_DEFAULT)]
+    max_body: usize,
 }
 
 fn main() -> ExitCode {
@@ -164,7 +207,23 @@ fn open(db: &Path, threads: Option<usize>) -> warren::Result<Connection> {
 fn run(command: Command) -> warren::Result<()> {
     match command {
         Command::Demo(args) => demo::run(&args),
-        Command::Shell { db, threads } => shell::run(open(&db, threads)?),
+        Command::Shell {
+            db,
+            threads,
+            server,
+            token_file,
+        } => match (server, db) {
+            (Some(url), _) => {
+                let token = token_file
+                    .map(|file| warren_server::config::read_token(&file))
+                    .transpose()?;
+                remote_shell::run(&url, token.as_deref())
+            }
+            (None, Some(db)) => shell::run(open(&db, threads)?),
+            (None, None) => Err(warren::Error::Runtime(
+                "shell needs DB or --server URL".into(),
+            )),
+        },
         Command::Query {
             db,
             query,
@@ -228,7 +287,37 @@ fn run(command: Command) -> warren::Result<()> {
         Command::Bench(args) => bench_commands::run_bench(args),
         Command::Compare(args) => bench_commands::run_compare(&args),
         Command::Check { db } => check(&db),
+        Command::Serve(args) => serve(args),
     }
+}
+
+/// `warren serve DB`: serves until SIGTERM or SIGINT, then drains the queries in flight.
+fn serve(args: ServeArgs) -> warren::Result<()> {
+    let mut config = warren_server::Config {
+        listen: args.listen,
+        read_only: args.read_only,
+        files: args.files,
+        connections_max: args.max_connections,
+        queue: args.queue,
+        timeout_ms: args.timeout_ms,
+        body_bytes_max: args.max_body,
+        ..warren_server::Config::default()
+    };
+    if let Some(threads) = args.threads {
+        config.threads = threads;
+    }
+    if let Some(file) = &args.token_file {
+        config.token = Some(warren_server::config::read_token(file)?);
+    }
+    config.validate()?;
+    let db = warren_server::open_database(&args.db, args.read_only)?;
+    let server = warren_server::Server::start(&config, &db)?;
+    // Tests and scripts wait for this line to learn the port (`--listen 127.0.0.1:0`).
+    println!("warren serve: listening on http://{}", server.addr());
+    let _ = std::io::stdout().flush();
+    server.run_until_signal()?;
+    println!("warren serve: stopped");
+    Ok(())
 }
 
 /// `warren check DB`: opens the database for reading (replaying its log), verifies all of it.

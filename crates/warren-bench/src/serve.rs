@@ -1,0 +1,447 @@
+//! The `serve` workload: `warren serve` in-process on a loopback port over `--db` (read-only),
+//! driven by an open-loop load generator. Requests leave on a precomputed schedule at a
+//! constant rate, spread round-robin over many kept-alive connections, and each latency is
+//! measured from the request's intended start, so a stall of the server shows as the latency
+//! of every request it delayed (no coordinated omission). Workloads: point lookups, one-hop
+//! neighbour lists, two-hop counts, one-source SHORTEST and a mix; at one `--rate` or, with
+//! `--sweep`, at increasing rates until the knee (bounded time per step). Also the server's
+//! overhead over the embedded call for a one-row result: the P50 of a request's round trip
+//! minus the P50 of the same statement through `Connection::query_with`, in the same run.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use warren::Value;
+
+use crate::bench::{new_report, settings_info, Header};
+use crate::error::{BenchError, BenchResult};
+use crate::report::{Figures, KSetting, Report, Run};
+use crate::stats::Summary;
+use crate::workload::BenchOptions;
+
+pub const POINT: &str = "MATCH (a:Person {ID: $id}) RETURN a.ID";
+
+/// (name, statement), each with one parameter `$id`.
+pub const QUERIES: [(&str, &str); 4] = [
+    ("point", POINT),
+    (
+        "neighbours",
+        "MATCH (a:Person {ID: $id})-[:Knows]->(b:Person) RETURN b.ID",
+    ),
+    (
+        "twohop",
+        "MATCH (a:Person {ID: $id})-[:Knows]->(:Person)-[:Knows]->(c:Person) RETURN count(*)",
+    ),
+    (
+        "shortest",
+        "MATCH p = (a:Person {ID: $id})-[r:Knows* SHORTEST 1..30]->(b:Person) RETURN count(*)",
+    ),
+];
+/// The mix's share of each query, in percent, in `QUERIES` order.
+pub const MIX_PERCENT: [u64; 4] = [50, 30, 15, 5];
+
+/// The rates a sweep tries, in requests per second, until the knee.
+pub const SWEEP_RATES: [f64; 7] = [
+    500.0, 1_000.0, 2_000.0, 5_000.0, 10_000.0, 20_000.0, 40_000.0,
+];
+pub const RATE_DEFAULT: f64 = 1_000.0;
+
+#[derive(Clone, Debug)]
+struct Sizes {
+    /// How long each (workload, rate) step sends requests.
+    step: Duration,
+    connections: usize,
+    /// Round trips (and embedded calls) measured for the overhead.
+    overhead_samples: usize,
+}
+
+const FULL: Sizes = Sizes {
+    step: Duration::from_secs(5),
+    connections: 32,
+    overhead_samples: 5_000,
+};
+
+const QUICK: Sizes = Sizes {
+    step: Duration::from_millis(300),
+    connections: 4,
+    overhead_samples: 200,
+};
+
+/// A deterministic generator of node ids (xorshift64*).
+struct Ids(u64);
+
+impl Ids {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % below
+    }
+}
+
+/// What one (workload, rate) step measured.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub workload: String,
+    pub rate_target: f64,
+    pub rate_achieved: f64,
+    pub requests: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub rejected_503: u64,
+    /// Requests never sent because the step's time ran out (the server fell behind).
+    pub unsent: u64,
+    pub latency_us: [u64; 5],
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
+}
+
+fn micros(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_micros())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+fn body(statement: &str, id: u64) -> String {
+    format!(
+        "{{\"query\": {}, \"parameters\": {{\"id\": {id}}}}}",
+        warren_client::json_string(statement)
+    )
+}
+
+/// The request bodies of a step, in schedule order.
+fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec<String> {
+    let mut ids = Ids(seed | 1);
+    (0..count)
+        .map(|_| {
+            let query = workload.unwrap_or_else(|| {
+                let mut pick = ids.next(100);
+                MIX_PERCENT
+                    .iter()
+                    .position(|&share| {
+                        let hit = pick < share;
+                        pick = pick.saturating_sub(share);
+                        hit
+                    })
+                    .unwrap_or(0)
+            });
+            body(QUERIES[query].1, ids.next(nodes))
+        })
+        .collect()
+}
+
+struct ConnectionOutcome {
+    latency: Histogram<u64>,
+    ok: u64,
+    errors: u64,
+    rejected_503: u64,
+    unsent: u64,
+}
+
+/// Sends request `i` of `bodies` at `start + i / rate` over connection `i % connections`.
+fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) -> Step {
+    let period = Duration::from_secs_f64(1.0 / rate);
+    let connections = sizes.connections.min(bodies.len()).max(1);
+    // The schedule lies ahead of every thread's first request.
+    let start = Instant::now() + Duration::from_millis(20);
+    let deadline = start + sizes.step * 2 + Duration::from_secs(1);
+    let outcomes: Vec<ConnectionOutcome> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..connections)
+            .map(|first| {
+                scope.spawn(move || {
+                    let mut outcome = ConnectionOutcome {
+                        latency: histogram(),
+                        ok: 0,
+                        errors: 0,
+                        rejected_503: 0,
+                        unsent: 0,
+                    };
+                    let mut client = warren_client::Client::connect(url, None).ok();
+                    for index in (first..bodies.len()).step_by(connections) {
+                        let intended = start + period * index as u32;
+                        let now = Instant::now();
+                        if now >= deadline {
+                            outcome.unsent += 1;
+                            continue;
+                        }
+                        if intended > now {
+                            std::thread::sleep(intended - now);
+                        }
+                        let status = client.as_mut().and_then(|client| {
+                            let response = client
+                                .request("POST", "/query", &[], bodies[index].as_bytes())
+                                .ok()?;
+                            let status = response.status;
+                            response.into_bytes().ok().map(|_| status)
+                        });
+                        outcome
+                            .latency
+                            .saturating_record(micros(intended.elapsed()));
+                        match status {
+                            Some(200) => outcome.ok += 1,
+                            Some(503) => outcome.rejected_503 += 1,
+                            Some(_) => outcome.errors += 1,
+                            None => {
+                                outcome.errors += 1;
+                                client = warren_client::Client::connect(url, None).ok();
+                            }
+                        }
+                    }
+                    outcome
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a load thread panicked"))
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut latency = histogram();
+    let mut step = Step {
+        workload: name.to_string(),
+        rate_target: rate,
+        rate_achieved: 0.0,
+        requests: bodies.len() as u64,
+        ok: 0,
+        errors: 0,
+        rejected_503: 0,
+        unsent: 0,
+        latency_us: [0; 5],
+    };
+    for outcome in &outcomes {
+        latency
+            .add(&outcome.latency)
+            .expect("same histogram bounds");
+        step.ok += outcome.ok;
+        step.errors += outcome.errors;
+        step.rejected_503 += outcome.rejected_503;
+        step.unsent += outcome.unsent;
+    }
+    step.rate_achieved = step.ok as f64 / elapsed.max(1e-9);
+    step.latency_us = [
+        latency.value_at_quantile(0.50),
+        latency.value_at_quantile(0.90),
+        latency.value_at_quantile(0.99),
+        latency.value_at_quantile(0.999),
+        latency.max(),
+    ];
+    step
+}
+
+/// The P50s of the embedded call and of the request round trip for a one-row point lookup,
+/// each answer checked: (embedded µs, server µs).
+fn overhead(
+    db: &warren::Database,
+    url: &str,
+    nodes: u64,
+    samples: usize,
+) -> BenchResult<(u64, u64)> {
+    let mut conn = db.connect();
+    conn.settings_mut().threads = 1;
+    let (mut embedded, mut served) = (histogram(), histogram());
+    let mut client = warren_client::Client::connect(url, None)
+        .map_err(|e| BenchError::Result(format!("connecting to the server: {e}")))?;
+    let mut ids = Ids(7);
+    for _ in 0..samples {
+        let id = ids.next(nodes);
+        let parameters = HashMap::from([("id".to_string(), Value::Int64(id as i64))]);
+        let started = Instant::now();
+        let rows = conn.query_with(POINT, &parameters)?.collect_rows()?;
+        embedded.saturating_record(micros(started.elapsed()));
+        if rows != [vec![Value::Int64(id as i64)]] {
+            return Err(BenchError::Result(format!(
+                "point lookup of {id}: {rows:?}"
+            )));
+        }
+        let request = body(POINT, id);
+        let started = Instant::now();
+        let response = client
+            .request("POST", "/query", &[], request.as_bytes())
+            .map_err(|e| BenchError::Result(format!("request: {e}")))?;
+        let status = response.status;
+        let bytes = response
+            .into_bytes()
+            .map_err(|e| BenchError::Result(format!("response: {e}")))?;
+        served.saturating_record(micros(started.elapsed()));
+        let text = String::from_utf8_lossy(&bytes);
+        if status != 200 || !text.contains(&format!("\"rows\": [\n[{id}]\n]")) {
+            return Err(BenchError::Result(format!(
+                "served point lookup of {id}: {status} {text}"
+            )));
+        }
+    }
+    Ok((
+        embedded.value_at_quantile(0.5),
+        served.value_at_quantile(0.5),
+    ))
+}
+
+/// The table `warren bench serve` prints.
+pub fn table(steps: &[Step]) -> String {
+    let mut out = format!(
+        "{:<11} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+        "workload",
+        "rate/s",
+        "achieved",
+        "p50 us",
+        "p90 us",
+        "p99 us",
+        "p99.9 us",
+        "max us",
+        "errors",
+        "503s",
+        "unsent"
+    );
+    for s in steps {
+        out.push_str(&format!(
+            "{:<11} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+            s.workload,
+            s.rate_target,
+            s.rate_achieved,
+            s.latency_us[0],
+            s.latency_us[1],
+            s.latency_us[2],
+            s.latency_us[3],
+            s.latency_us[4],
+            s.errors,
+            s.rejected_503,
+            s.unsent
+        ));
+    }
+    out
+}
+
+/// The table and the overhead line, from a report's answer.
+pub fn text(report: &Report) -> String {
+    let answer = &report.answer;
+    let number = |v: &serde_json::Value, name: &str| v[name].as_f64().unwrap_or(0.0);
+    let steps: Vec<Step> = answer["steps"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| Step {
+            workload: v["workload"].as_str().unwrap_or_default().to_string(),
+            rate_target: number(v, "rate_target"),
+            rate_achieved: number(v, "rate_achieved"),
+            requests: number(v, "requests") as u64,
+            ok: number(v, "ok") as u64,
+            errors: number(v, "errors") as u64,
+            rejected_503: number(v, "rejected_503") as u64,
+            unsent: number(v, "unsent") as u64,
+            latency_us: [
+                "latency_us_p50",
+                "latency_us_p90",
+                "latency_us_p99",
+                "latency_us_p999",
+                "latency_us_max",
+            ]
+            .map(|name| number(v, name) as u64),
+        })
+        .collect();
+    format!(
+        "{}overhead for a one-row result (P50): server {} us - embedded {} us = {} us\n",
+        table(&steps),
+        answer["server_us_p50"],
+        answer["embedded_us_p50"],
+        answer["overhead_us_p50"]
+    )
+}
+
+fn summary(value: f64) -> Option<Summary> {
+    Some(Summary::of(&[value]))
+}
+
+pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Option<String>)> {
+    let sizes = if options.quick { QUICK } else { FULL };
+    let (db_path, dir) = crate::bench::database_at(options, 0);
+    // Loaded first when new (as the other workloads do), then served read-only.
+    let info = crate::dataset::open(db_path, dir)?.info;
+    let db = warren_server::open_database(db_path, true)?;
+    let config = warren_server::Config {
+        listen: "127.0.0.1:0".parse().expect("a loopback address"),
+        threads: options.threads.unwrap_or(2),
+        queue: 4_096,
+        connections_max: 1_024,
+        ..warren_server::Config::default()
+    };
+    let server = warren_server::Server::start(&config, &db)?;
+    let url = format!("http://{}", server.addr());
+    let nodes = info.nodes.max(1);
+    let (embedded_us, served_us) = overhead(&db, &url, nodes, sizes.overhead_samples)?;
+    let rates: Vec<f64> = if options.sweep {
+        SWEEP_RATES.to_vec()
+    } else {
+        vec![options.rate.unwrap_or(RATE_DEFAULT)]
+    };
+    let mut steps = Vec::new();
+    let workloads = (0..QUERIES.len()).map(Some).chain([None]);
+    for (seed, workload) in workloads.enumerate() {
+        let name = workload.map_or("mix", |w| QUERIES[w].0);
+        for &rate in &rates {
+            let count = ((rate * sizes.step.as_secs_f64()) as usize).max(1);
+            let bodies = schedule(workload, count, nodes, seed as u64 + 1);
+            let step = run_step(&url, name, &bodies, rate, &sizes);
+            // The knee: the server no longer keeps up, or its P99 passed 100 ms.
+            let knee =
+                step.rate_achieved < 0.9 * rate || step.latency_us[2] > 100_000 || step.unsent > 0;
+            steps.push(step);
+            if knee {
+                break;
+            }
+        }
+    }
+    drop(server);
+    let runs = steps
+        .iter()
+        .map(|s| Run {
+            dataset: format!("{} @{}/s", s.workload, s.rate_target),
+            k: KSetting::Auto,
+            k_chosen: None,
+            answer: serde_json::json!({"ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503, "unsent": s.unsent}),
+            answer_checked: true,
+            figures: Figures {
+                ops_per_s: summary(s.rate_achieved),
+                latency_us_p50: summary(s.latency_us[0] as f64),
+                latency_us_p99: summary(s.latency_us[2] as f64),
+                latency_us_p999: summary(s.latency_us[3] as f64),
+                latency_us_max: summary(s.latency_us[4] as f64),
+                ..Figures::default()
+            },
+            traversal: None,
+            hardware_counts: None,
+        })
+        .collect();
+    let threads = config.threads;
+    let mut report = new_report(
+        options,
+        header,
+        POINT,
+        info,
+        settings_info(options, threads, KSetting::Auto),
+    );
+    report.answer = serde_json::json!({
+        "embedded_us_p50": embedded_us,
+        "server_us_p50": served_us,
+        "overhead_us_p50": served_us as i64 - embedded_us as i64,
+        "connections": sizes.connections,
+        "step_s": sizes.step.as_secs_f64(),
+        "steps": steps.iter().map(|s| serde_json::json!({
+            "workload": s.workload, "rate_target": s.rate_target, "rate_achieved": s.rate_achieved,
+            "requests": s.requests, "ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503,
+            "unsent": s.unsent, "latency_us_p50": s.latency_us[0], "latency_us_p90": s.latency_us[1],
+            "latency_us_p99": s.latency_us[2], "latency_us_p999": s.latency_us[3],
+            "latency_us_max": s.latency_us[4],
+        })).collect::<Vec<_>>(),
+    });
+    report.answer_checked = true;
+    report.check =
+        "every overhead sample's point lookup returned its id, embedded and served".into();
+    report.figures.latency_us_p50 = summary(served_us as f64);
+    report.runs = runs;
+    Ok((report, None))
+}

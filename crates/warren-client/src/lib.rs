@@ -1,0 +1,260 @@
+//! A client for `warren serve`, depending on `warren-wire` alone: a minimal HTTP/1.1 client
+//! over `std::net::TcpStream` (one kept-alive connection per [`Client`]) that asks for the
+//! binary wire format and decodes it frame by frame.
+//!
+//! ```no_run
+//! let mut client = warren_client::Client::connect("http://127.0.0.1:7878", None)?;
+//! let answer = client.query("MATCH (a:Person) RETURN a.ID LIMIT 3", "{}")?;
+//! println!("{} rows", answer.trailer.rows);
+//! # Ok::<(), warren_client::ClientError>(())
+//! ```
+
+mod http;
+
+use std::fmt;
+use std::io::{self, Read};
+
+use warren_wire::{Chunk, Header, Message, Trailer};
+
+pub use http::{HttpResponse, ResponseBody};
+
+#[derive(Debug)]
+pub enum ClientError {
+    /// The URL is not `http://host:port[/]`.
+    Url(String),
+    Io(io::Error),
+    /// The server answered with an error status; `text` is its `Error: <kind>: <message>` line.
+    Status {
+        status: u16,
+        text: String,
+    },
+    /// The response is not a well-formed HTTP response or wire stream.
+    Protocol(String),
+    /// The query failed after its header was sent: the engine's error.
+    Query {
+        kind: String,
+        message: String,
+    },
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Url(url) => write!(f, "not an http://host:port URL: {url}"),
+            ClientError::Io(error) => write!(f, "{error}"),
+            ClientError::Status { status, text } => write!(f, "HTTP {status}: {}", text.trim_end()),
+            ClientError::Protocol(message) => write!(f, "protocol error: {message}"),
+            ClientError::Query { kind, message } => write!(f, "Error: {message} ({kind})"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<io::Error> for ClientError {
+    fn from(error: io::Error) -> Self {
+        ClientError::Io(error)
+    }
+}
+
+/// A whole decoded result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub header: Header,
+    pub chunks: Vec<Chunk>,
+    pub trailer: Trailer,
+}
+
+#[derive(Debug)]
+pub struct Client {
+    host: String,
+    token: Option<String>,
+    connection: Option<http::Connection>,
+}
+
+impl Client {
+    /// Parses `http://host:port` and connects.
+    pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| ClientError::Url(url.to_string()))?;
+        let host = rest.trim_end_matches('/');
+        if host.is_empty() || host.contains('/') || !host.contains(':') {
+            return Err(ClientError::Url(url.to_string()));
+        }
+        let mut client = Client {
+            host: host.to_string(),
+            token: token.map(str::to_string),
+            connection: None,
+        };
+        client.connection = Some(http::Connection::open(&client.host)?);
+        Ok(client)
+    }
+
+    /// Sends one request and returns the response with its body unread; the connection is
+    /// reused for the next request once that body has been read to its end.
+    pub fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<HttpResponse<'_>, ClientError> {
+        let authorization = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut all: Vec<(&str, &str)> = headers.to_vec();
+        if let Some(value) = &authorization {
+            all.push(("Authorization", value));
+        }
+        let reusable = self
+            .connection
+            .as_ref()
+            .is_some_and(http::Connection::reusable);
+        if !reusable {
+            self.connection = Some(http::Connection::open(&self.host)?);
+        }
+        let connection = self
+            .connection
+            .as_mut()
+            .expect("a connection was just opened");
+        if connection
+            .send(method, &self.host, path, &all, body)
+            .is_err()
+        {
+            // The server may have closed a kept-alive connection: one fresh try.
+            *connection = http::Connection::open(&self.host)?;
+            connection.send(method, &self.host, path, &all, body)?;
+        }
+        connection.response()
+    }
+
+    /// Runs a query, `parameters` a JSON object as text (`"{}"` for none), and streams its
+    /// result: the header first, then [`ResultStream::next_chunk`] until it returns `None`.
+    pub fn query_stream(
+        &mut self,
+        query: &str,
+        parameters: &str,
+    ) -> Result<ResultStream<'_>, ClientError> {
+        let body = format!(
+            "{{\"query\": {}, \"parameters\": {parameters}}}",
+            json_string(query)
+        );
+        let response = self.request(
+            "POST",
+            "/query",
+            &[
+                ("Accept", warren_wire::CONTENT_TYPE),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        )?;
+        if response.status != 200 {
+            let status = response.status;
+            let mut text = String::new();
+            let mut body = response.body;
+            body.read_to_string(&mut text)?;
+            return Err(ClientError::Status { status, text });
+        }
+        let mut body = response.body;
+        let header = match read_message(&mut body)? {
+            Some(Message::Header(header)) => header,
+            Some(Message::Error(error)) => {
+                return Err(ClientError::Query {
+                    kind: error.kind,
+                    message: error.message,
+                })
+            }
+            other => {
+                return Err(ClientError::Protocol(format!(
+                    "expected a header, got {other:?}"
+                )))
+            }
+        };
+        Ok(ResultStream {
+            header,
+            body,
+            trailer: None,
+        })
+    }
+
+    /// Runs a query and collects its whole result.
+    pub fn query(&mut self, query: &str, parameters: &str) -> Result<Answer, ClientError> {
+        let mut stream = self.query_stream(query, parameters)?;
+        let mut chunks = Vec::new();
+        while let Some(chunk) = stream.next_chunk()? {
+            chunks.push(chunk);
+        }
+        let trailer = stream
+            .trailer
+            .take()
+            .expect("the stream ended with its trailer");
+        Ok(Answer {
+            header: stream.header,
+            chunks,
+            trailer,
+        })
+    }
+}
+
+fn read_message(body: &mut ResponseBody<'_>) -> Result<Option<Message>, ClientError> {
+    warren_wire::read_frame(body).map_err(|e| match e.kind() {
+        io::ErrorKind::InvalidData => ClientError::Protocol(e.to_string()),
+        _ => ClientError::Io(e),
+    })
+}
+
+/// A result being received: chunks one at a time, so a large result need not fit in memory.
+#[derive(Debug)]
+pub struct ResultStream<'a> {
+    pub header: Header,
+    body: ResponseBody<'a>,
+    trailer: Option<Trailer>,
+}
+
+impl ResultStream<'_> {
+    /// The next chunk, or `None` after the trailer (then [`ResultStream::trailer`] has it).
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk>, ClientError> {
+        if self.trailer.is_some() {
+            return Ok(None);
+        }
+        match read_message(&mut self.body)? {
+            Some(Message::Chunk(chunk)) => Ok(Some(chunk)),
+            Some(Message::End(trailer)) => {
+                self.trailer = Some(trailer);
+                // Read to the body's end so the connection can carry the next request.
+                io::copy(&mut self.body, &mut io::sink())?;
+                Ok(None)
+            }
+            Some(Message::Error(error)) => Err(ClientError::Query {
+                kind: error.kind,
+                message: error.message,
+            }),
+            Some(Message::Header(_)) => Err(ClientError::Protocol("a second header".into())),
+            None => Err(ClientError::Protocol(
+                "the result ended without a trailer".into(),
+            )),
+        }
+    }
+
+    pub fn trailer(&self) -> Option<&Trailer> {
+        self.trailer.as_ref()
+    }
+}
+
+/// `text` as a JSON string literal.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

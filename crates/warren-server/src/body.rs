@@ -1,0 +1,129 @@
+//! Response bodies: a whole small answer, or a result streamed piece by piece from a query
+//! thread. Each carries its request's accounting, done when the body is dropped, i.e. once
+//! the last byte has been written or the connection is gone.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::sync::mpsc;
+
+use crate::metrics::Metrics;
+use crate::pool::Piece;
+
+/// Counts a request in flight from its arrival until its body is dropped.
+#[derive(Debug)]
+pub struct RequestGuard {
+    started: Instant,
+    metrics: Arc<Metrics>,
+    pub status: u16,
+}
+
+impl RequestGuard {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        Self {
+            started: Instant::now(),
+            metrics,
+            status: 0,
+        }
+    }
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.metrics
+            .request_done(self.status, self.started.elapsed());
+    }
+}
+
+#[derive(Debug)]
+enum Content {
+    Whole(Option<Bytes>),
+    Stream {
+        receiver: mpsc::Receiver<Piece>,
+        ended: bool,
+    },
+}
+
+#[derive(Debug)]
+pub struct ResponseBody {
+    content: Content,
+    pub guard: Option<RequestGuard>,
+}
+
+impl ResponseBody {
+    pub fn whole(bytes: impl Into<Bytes>) -> Self {
+        Self {
+            content: Content::Whole(Some(bytes.into())),
+            guard: None,
+        }
+    }
+
+    pub fn stream(receiver: mpsc::Receiver<Piece>) -> Self {
+        Self {
+            content: Content::Stream {
+                receiver,
+                ended: false,
+            },
+            guard: None,
+        }
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match &mut self.get_mut().content {
+            Content::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Content::Stream { receiver, ended } => {
+                if *ended {
+                    return Poll::Ready(None);
+                }
+                match receiver.poll_recv(cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(Some(Piece::Data(bytes))) => {
+                        Poll::Ready(Some(Ok(Frame::data(bytes))))
+                    }
+                    Poll::Ready(Some(Piece::End)) => {
+                        *ended = true;
+                        Poll::Ready(None)
+                    }
+                    // Cut short: an error makes hyper end the connection without the final
+                    // chunk, so the client cannot mistake a partial result for a whole one.
+                    Poll::Ready(None) => {
+                        *ended = true;
+                        Poll::Ready(Some(Err(std::io::Error::other(
+                            "the result stream was cut short",
+                        ))))
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.content {
+            Content::Whole(bytes) => bytes.is_none(),
+            Content::Stream { ended, .. } => *ended,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.content {
+            Content::Whole(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
+            Content::Whole(None) => SizeHint::with_exact(0),
+            Content::Stream { .. } => SizeHint::default(),
+        }
+    }
+}

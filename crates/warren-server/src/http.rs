@@ -1,0 +1,197 @@
+//! The HTTP side: routing, authentication, body limits, back-pressure.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{
+    HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
+};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::body::{RequestGuard, ResponseBody};
+use crate::metrics::Metrics;
+use crate::pool::{Format, Job, Pool, PIECES_IN_FLIGHT};
+
+pub const WIRE_CONTENT_TYPE: &str = "application/x-warren-bincode";
+const TEXT: &str = "text/plain; charset=utf-8";
+
+#[derive(Debug)]
+pub struct State {
+    pub pool: Pool,
+    pub metrics: Arc<Metrics>,
+    pub token: Option<String>,
+    pub body_bytes_max: usize,
+}
+
+pub async fn handle(
+    request: Request<Incoming>,
+    state: Arc<State>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    let guard = RequestGuard::new(state.metrics.clone());
+    let mut response = route(request, &state).await;
+    let mut guard = guard;
+    guard.status = response.status().as_u16();
+    response.body_mut().guard = Some(guard);
+    Ok(response)
+}
+
+async fn route(request: Request<Incoming>, state: &State) -> Response<ResponseBody> {
+    let path = request.uri().path();
+    if path == "/health" && request.method() == Method::GET {
+        return whole(StatusCode::OK, TEXT, "ok\n");
+    }
+    if !authorized(&request, state.token.as_deref()) {
+        state.metrics.error("Unauthorized");
+        let mut response = failure(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required",
+        );
+        response
+            .headers_mut()
+            .insert("www-authenticate", HeaderValue::from_static("Bearer"));
+        return response;
+    }
+    match (request.method(), path) {
+        (&Method::GET, "/metrics") => whole(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            state.metrics.render(),
+        ),
+        (&Method::POST, "/query") => query(request, state).await,
+        (_, "/query" | "/metrics" | "/health") => failure(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed: use POST /query, GET /health or GET /metrics",
+        ),
+        _ => failure(
+            StatusCode::NOT_FOUND,
+            "Not found: the endpoints are POST /query, GET /health and GET /metrics",
+        ),
+    }
+}
+
+async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBody> {
+    let format = match request.headers().get(ACCEPT).and_then(|v| v.to_str().ok()) {
+        Some(accept) if accept.contains(WIRE_CONTENT_TYPE) => Format::Wire,
+        _ => Format::Json,
+    };
+    let too_large = || {
+        state.metrics.error("Payload too large");
+        failure(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "Payload too large: request bodies are limited to {} bytes",
+                state.body_bytes_max
+            ),
+        )
+    };
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.body_bytes_max as u64) {
+        return too_large();
+    }
+    let body = match Limited::new(request.into_body(), state.body_bytes_max)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
+        Err(error) => {
+            state.metrics.error("Bad request");
+            return failure(StatusCode::BAD_REQUEST, &format!("Bad request: {error}"));
+        }
+    };
+    let decoded = match crate::request::decode(&body) {
+        Ok(decoded) => decoded,
+        Err(error) => {
+            state.metrics.error(error.kind());
+            return failure(StatusCode::BAD_REQUEST, &crate::error_line(&error));
+        }
+    };
+    let (started_sender, started) = oneshot::channel();
+    let (body_sender, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+    let job = Job {
+        query: decoded.query,
+        parameters: decoded.parameters,
+        format,
+        started: started_sender,
+        body: body_sender,
+    };
+    if state.pool.submit(job).is_err() {
+        state.metrics.error("Overloaded");
+        let mut response = failure(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Overloaded: every query thread is busy and the queue is full; retry later",
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    }
+    match started.await {
+        Ok(Ok(())) => {
+            let content_type = match format {
+                Format::Json => "application/json",
+                Format::Wire => WIRE_CONTENT_TYPE,
+            };
+            let mut response = Response::new(ResponseBody::stream(pieces));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            response
+        }
+        Ok(Err(error)) => {
+            state.metrics.error(error.kind());
+            failure(crate::status(&error), &crate::error_line(&error))
+        }
+        Err(_) => {
+            state.metrics.error("Internal error");
+            failure(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error: the query thread stopped",
+            )
+        }
+    }
+}
+
+fn whole(
+    status: StatusCode,
+    content_type: &'static str,
+    text: impl Into<bytes::Bytes>,
+) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::whole(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// An error answer: `Error: <kind>: <message>`, as the command line prints it.
+fn failure(status: StatusCode, line: &str) -> Response<ResponseBody> {
+    whole(status, TEXT, format!("Error: {line}\n"))
+}
+
+fn authorized(request: &Request<Incoming>, token: Option<&str>) -> bool {
+    let Some(token) = token else { return true };
+    let Some(value) = request.headers().get(AUTHORIZATION) else {
+        return false;
+    };
+    let expected = format!("Bearer {token}");
+    equal_in_constant_time(value.as_bytes(), expected.as_bytes())
+}
+
+/// Compares without an early exit, so the time taken does not tell how much of a guess was
+/// right (only whether its length was).
+pub fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference) == 0
+}

@@ -1,0 +1,256 @@
+//! `warren serve`: Warren over HTTP/1.1.
+//!
+//! `POST /query` takes `{"query": "...", "parameters": {...}}` and answers JSON, or the binary
+//! wire format (`docs/format/wire.md`) when the request says
+//! `Accept: application/x-warren-bincode`. `GET /health` answers `ok`; `GET /metrics` the
+//! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
+//! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
+
+mod body;
+pub mod config;
+pub mod guard;
+mod http;
+pub mod metrics;
+pub mod pool;
+pub mod request;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::StatusCode;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use warren::{Database, DatabaseOptions, Error};
+
+pub use config::Config;
+pub use http::{equal_in_constant_time, WIRE_CONTENT_TYPE};
+pub use metrics::Metrics;
+
+/// Threads that accept connections and move bytes (queries run on the query threads).
+pub const IO_THREADS: usize = 2;
+/// A client must send a request's headers within this time.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The line the command line prints after `Error: ` for an error: a syntax error's first line
+/// (without the quoted statement and caret), other errors' lines joined.
+pub fn error_line(error: &Error) -> String {
+    let text = error.to_string();
+    if matches!(error, Error::Syntax { .. }) {
+        text.split('\n').next().unwrap_or_default().to_string()
+    } else {
+        text.split('\n')
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The HTTP status of a query that failed before its first row.
+pub fn status(error: &Error) -> StatusCode {
+    match error {
+        Error::Interrupted(_) => StatusCode::REQUEST_TIMEOUT,
+        Error::Corrupt(_) | Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// Opens the database as the server uses it: read-only with `--read-only`.
+pub fn open_database(path: &std::path::Path, read_only: bool) -> Result<Database, Error> {
+    let options = DatabaseOptions {
+        read_only,
+        ..DatabaseOptions::default()
+    };
+    Database::open_with(path, options)
+}
+
+/// A running server: its address, and the way to stop it.
+#[derive(Debug)]
+pub struct Server {
+    addr: SocketAddr,
+    stop: Arc<watch::Sender<bool>>,
+    runtime: tokio::runtime::Handle,
+    metrics: Arc<Metrics>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Binds `config.listen` and starts serving `db` on background threads.
+    pub fn start(config: &Config, db: &Database) -> Result<Server, Error> {
+        let files = config.validate()?;
+        if config.read_only && !db.is_read_only() {
+            return Err(Error::Runtime(
+                "--read-only needs the database opened read-only".into(),
+            ));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(IO_THREADS)
+            .thread_name("warren-io")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Io(format!("starting the server's runtime: {e}")))?;
+        let listener = runtime
+            .block_on(TcpListener::bind(config.listen))
+            .map_err(|e| Error::Io(format!("listening on {}: {e}", config.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::Io(e.to_string()))?;
+        let metrics = Arc::new(Metrics::default());
+        let pool = pool::Pool::start(
+            db,
+            pool::PoolSettings {
+                threads: config.threads,
+                queue: config.queue,
+                timeout: Duration::from_millis(config.timeout_ms),
+                files,
+            },
+            metrics.clone(),
+            runtime.handle().clone(),
+        );
+        let state = Arc::new(http::State {
+            pool,
+            metrics: metrics.clone(),
+            token: config.token.clone(),
+            body_bytes_max: config.body_bytes_max,
+        });
+        let (stop, stopped) = watch::channel(false);
+        let handle = runtime.handle().clone();
+        let connections_max = config.connections_max;
+        let thread = std::thread::Builder::new()
+            .name("warren-server".into())
+            .spawn(move || {
+                runtime.block_on(accept(listener, state.clone(), stopped, connections_max));
+                // Every connection is closed: the queue holds no job a client waits for.
+                state.pool.stop();
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })
+            .map_err(|e| Error::Io(format!("starting the server thread: {e}")))?;
+        Ok(Server {
+            addr,
+            stop: Arc::new(stop),
+            runtime: handle,
+            metrics,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Stops accepting, lets the requests in flight finish, and returns once all is done.
+    pub fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        self.join();
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully.
+    pub fn run_until_signal(mut self) -> Result<(), Error> {
+        let stop = self.stop.clone();
+        self.runtime.spawn(async move {
+            wait_for_signal().await;
+            let _ = stop.send(true);
+        });
+        self.join();
+        Ok(())
+    }
+
+    fn join(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        self.join();
+    }
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match terminate.as_mut() {
+            Some(terminate) => {
+                terminate.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Returns once a stop was requested (at once if it already was).
+async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+async fn accept(
+    listener: TcpListener,
+    state: Arc<http::State>,
+    mut stopped: watch::Receiver<bool>,
+    connections_max: usize,
+) {
+    let slots = Arc::new(Semaphore::new(connections_max));
+    let mut connections = JoinSet::new();
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            () = stop_requested(&mut stopped) => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors and the like: wait a little rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = stop_requested(&mut stopped) => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let mut stopped = stopped.clone();
+        connections.spawn(async move {
+            let _slot = slot;
+            let service = service_fn(move |request| http::handle(request, state.clone()));
+            let connection = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop_requested(&mut stopped) => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+        while connections.try_join_next().is_some() {}
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}

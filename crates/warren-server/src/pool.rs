@@ -1,0 +1,396 @@
+//! The query threads: a fixed number of OS threads, each with its own `Connection`, fed from a
+//! bounded queue. A query's result goes back batch by batch through a bounded channel, so a
+//! large result never sits whole in the server's memory, and a slow reader holds back the
+//! query rather than growing a buffer.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::{mpsc, oneshot};
+use warren::{Connection, Database, Error, QueryResult, Value};
+use warren_cypher::ast::Statement;
+
+use crate::metrics::Metrics;
+
+/// Result bytes are handed to the I/O side in pieces of about this size (a small result is
+/// one piece).
+pub const PIECE_BYTES: usize = 64 * 1024;
+/// Pieces buffered between a query thread and its response.
+pub const PIECES_IN_FLIGHT: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Wire,
+}
+
+/// What a response body receives: bytes, then `End` once the result is complete. A channel
+/// that closes without `End` means the result was cut short (timeout, client gone).
+#[derive(Debug)]
+pub enum Piece {
+    Data(Bytes),
+    End,
+}
+
+#[derive(Debug)]
+pub struct Job {
+    pub query: String,
+    pub parameters: HashMap<String, Value>,
+    pub format: Format,
+    /// Ok once the query compiled and its result streams, or the error that stopped it.
+    pub started: oneshot::Sender<Result<(), Error>>,
+    pub body: mpsc::Sender<Piece>,
+}
+
+#[derive(Debug)]
+pub struct PoolSettings {
+    pub threads: usize,
+    pub queue: usize,
+    pub timeout: Duration,
+    pub files: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct Pool {
+    sender: Mutex<Option<SyncSender<Job>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    metrics: Arc<Metrics>,
+}
+
+impl Pool {
+    pub fn start(
+        db: &Database,
+        settings: PoolSettings,
+        metrics: Arc<Metrics>,
+        runtime: tokio::runtime::Handle,
+    ) -> Pool {
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Job>(settings.queue);
+        let receiver = Arc::new(Mutex::new(receiver));
+        let settings = Arc::new(settings);
+        let workers = (0..settings.threads)
+            .map(|index| {
+                let worker = Worker {
+                    db: db.clone(),
+                    conn: db.connect(),
+                    receiver: receiver.clone(),
+                    settings: settings.clone(),
+                    metrics: metrics.clone(),
+                    runtime: runtime.clone(),
+                };
+                std::thread::Builder::new()
+                    .name(format!("warren-query-{index}"))
+                    .spawn(move || worker.run())
+                    .expect("spawning a query thread")
+            })
+            .collect();
+        Pool {
+            sender: Mutex::new(Some(sender)),
+            workers: Mutex::new(workers),
+            metrics,
+        }
+    }
+
+    /// Queues a job; gives it back when the queue is full (or the pool has stopped).
+    pub fn submit(&self, job: Job) -> Result<(), Job> {
+        let sender = self.sender.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(sender) = sender.as_ref() else {
+            return Err(job);
+        };
+        self.metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
+        match sender.try_send(job) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
+                self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+                Err(job)
+            }
+        }
+    }
+
+    /// Lets the queued jobs finish, then stops the threads.
+    pub fn stop(&self) {
+        drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|e| e.into_inner()));
+        for worker in workers {
+            let _ = worker.join();
+        }
+    }
+}
+
+struct Worker {
+    db: Database,
+    conn: Connection,
+    receiver: Arc<Mutex<Receiver<Job>>>,
+    settings: Arc<PoolSettings>,
+    metrics: Arc<Metrics>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Worker {
+    /// A fresh connection with the server's settings.
+    fn connect(&self) -> Connection {
+        let mut conn = self.db.connect();
+        if let Some(dir) = &self.settings.files {
+            conn.set_working_dir(dir.clone());
+        }
+        // Each query runs on its own thread: the pool, not the query, is the parallelism.
+        conn.settings_mut().threads = 1;
+        conn.settings_mut().timeout_ms = self.settings.timeout.as_millis() as u64;
+        conn
+    }
+
+    fn run(mut self) {
+        self.conn = self.connect();
+        let defaults = self.conn.settings().clone();
+        loop {
+            let job = self
+                .receiver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .recv();
+            let Ok(job) = job else { return };
+            self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            // A statement of the previous request may have changed a setting.
+            *self.conn.settings_mut() = defaults.clone();
+            // A bug in the engine must not take a query thread with it: the request fails
+            // (its channels close: 500, or a cut-short body) and the thread goes on with a
+            // fresh connection.
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve(job)));
+            if served.is_err() {
+                self.metrics.error("Internal error");
+                self.conn = self.connect();
+            }
+        }
+    }
+
+    /// Runs the statements the check parsed, as `Connection::query_with` runs a script: all
+    /// but the last to their end, and returns the last one's result.
+    fn execute(&mut self, statements: &[Statement], job: &Job) -> Result<QueryResult, Error> {
+        let Some((last, rest)) = statements.split_last() else {
+            // The engine's own error for an empty query.
+            return self.conn.query_with(&job.query, &job.parameters);
+        };
+        for statement in rest {
+            let mut result = self.conn.execute(statement, &job.parameters)?;
+            while result.next_row()?.is_some() {}
+        }
+        self.conn.execute(last, &job.parameters)
+    }
+
+    fn serve(&mut self, job: Job) {
+        let deadline = Instant::now() + self.settings.timeout;
+        let checked = crate::guard::check(&job.query, self.settings.files.as_deref());
+        let result = checked.and_then(|statements| self.execute(&statements, &job));
+        let mut result = match result {
+            Ok(result) => result,
+            Err(error) => {
+                let _ = job.started.send(Err(error));
+                return;
+            }
+        };
+        // The first batch before the answer's status: an error in it (a timeout, a runtime
+        // error) is a 4xx, not a 200 with an error at its end.
+        let first = match result.next_batch(warren::wire::CHUNK_ROWS) {
+            Ok(first) => first,
+            Err(error) => {
+                let _ = job.started.send(Err(error));
+                return;
+            }
+        };
+        if job.started.send(Ok(())).is_err() {
+            return;
+        }
+        let mut writer = PieceWriter {
+            buffer: Vec::with_capacity(PIECE_BYTES),
+            sender: job.body,
+            runtime: &self.runtime,
+            deadline,
+            failed: false,
+        };
+        let written = match job.format {
+            Format::Wire => write_wire(&mut result, first, &mut writer),
+            Format::Json => write_json(&mut result, first, &mut writer),
+        };
+        if writer.failed {
+            return; // The reader went away or the deadline passed: the body ends cut short.
+        }
+        if let Err(error) = written {
+            self.metrics.error(error.kind());
+        }
+        if writer.flush().is_ok() {
+            let _ = writer.send(Piece::End);
+        }
+    }
+}
+
+/// Buffers result bytes and hands them to the response in pieces; fails once the response
+/// is gone or the query's deadline has passed.
+struct PieceWriter<'a> {
+    buffer: Vec<u8>,
+    sender: mpsc::Sender<Piece>,
+    runtime: &'a tokio::runtime::Handle,
+    deadline: Instant,
+    failed: bool,
+}
+
+impl PieceWriter<'_> {
+    fn send(&mut self, piece: Piece) -> io::Result<()> {
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let sender = &self.sender;
+        // The timer is made inside the runtime's context (block_on enters it).
+        let sent = self
+            .runtime
+            .block_on(async { tokio::time::timeout(remaining, sender.send(piece)).await });
+        if matches!(sent, Ok(Ok(()))) {
+            Ok(())
+        } else {
+            self.failed = true;
+            Err(io::Error::other("the response was closed or timed out"))
+        }
+    }
+}
+
+impl Write for PieceWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.failed {
+            return Err(io::Error::other("the response was closed or timed out"));
+        }
+        self.buffer.extend_from_slice(data);
+        if self.buffer.len() >= PIECE_BYTES {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let bytes = Bytes::from(std::mem::replace(
+            &mut self.buffer,
+            Vec::with_capacity(PIECE_BYTES),
+        ));
+        self.send(Piece::Data(bytes))
+    }
+}
+
+fn io_error(error: io::Error) -> Error {
+    Error::Io(error.to_string())
+}
+
+/// Writes a result as `{"columns": [...], "types": [...], "rows": [[...], ...],
+/// "compile_time_ms": .., "execution_time_ms": ..}`, values as `warren query --format json`
+/// prints them. An engine error after the first row ends the object with `"error": "..."`.
+fn write_json(
+    result: &mut QueryResult,
+    first_batch: Vec<Vec<Value>>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let types: Vec<String> = result
+        .column_types()
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    let columns =
+        serde_json::to_string(result.column_names()).map_err(|e| Error::Io(e.to_string()))?;
+    let types = serde_json::to_string(&types).map_err(|e| Error::Io(e.to_string()))?;
+    write!(
+        out,
+        "{{\"columns\": {columns}, \"types\": {types}, \"rows\": ["
+    )
+    .map_err(io_error)?;
+    let mut first = true;
+    let mut next = Some(first_batch);
+    let outcome = loop {
+        let batch = match next
+            .take()
+            .map_or_else(|| result.next_batch(warren::wire::CHUNK_ROWS), Ok)
+        {
+            Ok(batch) if batch.is_empty() => break Ok(()),
+            Ok(batch) => batch,
+            Err(error) => break Err(error),
+        };
+        let graph = result.snapshot().clone();
+        for row in &batch {
+            let values: Vec<serde_json::Value> = row
+                .iter()
+                .map(|v| warren::json::to_json(v, graph.as_ref()))
+                .collect();
+            out.write_all(if first { b"\n" } else { b",\n" })
+                .map_err(io_error)?;
+            serde_json::to_writer(&mut *out, &values).map_err(|e| Error::Io(e.to_string()))?;
+            first = false;
+        }
+    };
+    let milliseconds = |d: Duration| d.as_secs_f64() * 1e3;
+    write!(
+        out,
+        "{}], \"compile_time_ms\": {}, \"execution_time_ms\": {}",
+        if first { "" } else { "\n" },
+        milliseconds(result.compile_time()),
+        milliseconds(result.execution_time())
+    )
+    .map_err(io_error)?;
+    if let Err(error) = &outcome {
+        let text = serde_json::to_string(&crate::error_line(error))
+            .map_err(|e| Error::Io(e.to_string()))?;
+        write!(out, ", \"error\": {text}").map_err(io_error)?;
+    }
+    out.write_all(b"}\n").map_err(io_error)?;
+    outcome
+}
+
+/// Writes a result as wire frames (as `warren::wire::write_result` does, starting from a batch
+/// already pulled): the header, chunks batch by batch, then the trailer, or an error message
+/// after the chunks sent so far.
+fn write_wire(
+    result: &mut QueryResult,
+    first_batch: Vec<Vec<Value>>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    use warren_wire as wire;
+    let header = warren::wire::header(result.column_names(), result.column_types());
+    wire::write_frame(&mut *out, &wire::Message::Header(header)).map_err(io_error)?;
+    let types = result.column_types().to_vec();
+    let mut rows_sent = 0u64;
+    let mut next = Some(first_batch);
+    loop {
+        let batch = match next
+            .take()
+            .map_or_else(|| result.next_batch(warren::wire::CHUNK_ROWS), Ok)
+        {
+            Ok(batch) if batch.is_empty() => break,
+            Ok(batch) => batch,
+            Err(error) => {
+                let message = wire::Message::Error(wire::ErrorMessage {
+                    kind: error.kind().to_string(),
+                    message: error.to_string(),
+                });
+                wire::write_frame(&mut *out, &message).map_err(io_error)?;
+                return Err(error);
+            }
+        };
+        let chunks = warren::wire::batch_chunks(&types, &batch, result.snapshot().as_ref());
+        for (column, data) in chunks.into_iter().enumerate() {
+            let chunk = wire::Chunk {
+                column: column as u32,
+                first_row: rows_sent,
+                data,
+            };
+            wire::write_frame(&mut *out, &wire::Message::Chunk(chunk)).map_err(io_error)?;
+        }
+        rows_sent += batch.len() as u64;
+    }
+    let trailer = wire::Trailer {
+        rows: rows_sent,
+        compile_time_us: result.compile_time().as_micros() as u64,
+        execution_time_us: result.execution_time().as_micros() as u64,
+    };
+    wire::write_frame(&mut *out, &wire::Message::End(trailer)).map_err(io_error)
+}
