@@ -1,9 +1,8 @@
 //! The rels of one FROM/TO pair of a rel table: the stored part (source and destination
 //! offsets in rel order, one column per property, CSR adjacency in both directions, a deletion
-//! bitmap) and the committed [`RelDelta`] over it. Traversals read [`RelTable::csr`], which is
-//! the stored CSR when there is no delta and otherwise the CSR merged with the delta, built once
-//! per table version on first use; point lookups ([`RelTable::entries`]) read both parts in
-//! place without building anything.
+//! bitmap) and the committed [`RelDelta`] over it. Traversals read [`RelTable::adjacency`]:
+//! the stored CSR, with the node groups the delta touches patched (`adjacency.rs`); point
+//! lookups ([`RelTable::entries`]) read both parts in place without building anything.
 
 use std::sync::{Arc, OnceLock};
 
@@ -44,8 +43,6 @@ pub struct RelTable {
     backward: Csr,
     deleted: Option<Bitmap>,
     delta: RelDelta,
-    /// Both CSRs merged with the delta, built on first use of [`RelTable::csr`].
-    merged: OnceLock<Arc<(Csr, Csr)>>,
     /// Both directions' patched adjacency, built on the first traversal of this version.
     patched: Arc<OnceLock<Arc<(PatchedCsr, PatchedCsr)>>>,
     /// The version this one was derived from by one commit, and what that commit touched.
@@ -73,7 +70,6 @@ impl RelTable {
             backward: Csr::empty(to_rows as usize),
             deleted: None,
             delta: RelDelta::default(),
-            merged: OnceLock::new(),
             patched: Arc::default(),
             parent: None,
             from_rows,
@@ -118,7 +114,6 @@ impl RelTable {
             backward,
             deleted,
             delta: RelDelta::default(),
-            merged: OnceLock::new(),
             patched: Arc::default(),
             parent: None,
             from_rows,
@@ -155,7 +150,6 @@ impl RelTable {
             backward,
             deleted,
             delta: RelDelta::default(),
-            merged: OnceLock::new(),
             patched: Arc::default(),
             parent: None,
             from_rows,
@@ -244,19 +238,6 @@ impl RelTable {
         &self.columns
     }
 
-    /// The adjacency a traversal reads: the stored CSR, merged with the delta if there is one.
-    #[inline]
-    pub fn csr(&self, direction: Direction) -> &Csr {
-        if self.delta.appended.is_empty() && self.delta.deleted.is_empty() {
-            return self.stored_csr(direction);
-        }
-        let merged = self.merged.get_or_init(|| Arc::new(self.merge_delta()));
-        match direction {
-            Direction::Forward => &merged.0,
-            Direction::Backward => &merged.1,
-        }
-    }
-
     /// The CSR of the segment alone.
     pub fn stored_csr(&self, direction: Direction) -> &Csr {
         match direction {
@@ -336,7 +317,6 @@ impl RelTable {
         assert!(from_rows >= self.from_rows && to_rows >= self.to_rows);
         let mut next = Self {
             delta: self.delta.clone(),
-            merged: OnceLock::new(),
             patched: Arc::default(),
             parent: None,
             from_rows,
@@ -680,6 +660,16 @@ mod tests {
 
     use super::*;
 
+    /// The CSR of `direction` with the whole delta merged in (the reference the patched
+    /// adjacency is compared with).
+    fn merged_csr(table: &RelTable, direction: Direction) -> Csr {
+        let (forward, backward) = table.merge_delta();
+        match direction {
+            Direction::Forward => forward,
+            Direction::Backward => backward,
+        }
+    }
+
     fn csr_rows(csr: &Csr, nodes: u32) -> Vec<Vec<(u32, u32)>> {
         (0..nodes)
             .map(|v| {
@@ -739,7 +729,7 @@ mod tests {
                 });
                 if traverse {
                     for direction in [Direction::Forward, Direction::Backward] {
-                        let merged = csr_rows(table.csr(direction), nodes);
+                        let merged = csr_rows(&merged_csr(&table, direction), nodes);
                         prop_assert_eq!(view_rows(table.adjacency(direction)), merged);
                     }
                 }
@@ -780,15 +770,15 @@ mod tests {
             let dead = bits.iter().any(|&b| b).then(|| Bitmap::from_bits(&bits));
             let fresh = RelTable::build(sources, targets, Vec::new(), dead, u64::from(nodes), u64::from(nodes)).unwrap();
             for direction in [Direction::Forward, Direction::Backward] {
-                let merged = csr_rows(with_delta.csr(direction), nodes);
-                prop_assert_eq!(&merged, &csr_rows(fresh.csr(direction), nodes));
+                let merged = csr_rows(&merged_csr(&with_delta, direction), nodes);
+                prop_assert_eq!(&merged, &csr_rows(fresh.stored_csr(direction), nodes));
                 prop_assert_eq!(&view_rows(with_delta.adjacency(direction)), &merged);
                 for v in 0..nodes {
                     prop_assert_eq!(&with_delta.entries(v, direction), &merged[v as usize]);
                 }
             }
             let folded = with_delta.folded().unwrap();
-            prop_assert_eq!(csr_rows(folded.csr(Direction::Forward), nodes), csr_rows(fresh.csr(Direction::Forward), nodes));
+            prop_assert_eq!(csr_rows(folded.stored_csr(Direction::Forward), nodes), csr_rows(fresh.stored_csr(Direction::Forward), nodes));
         }
     }
 }

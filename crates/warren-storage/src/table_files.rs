@@ -114,6 +114,7 @@ pub fn read_node_table(
 }
 
 pub fn write_rel_table(fs: &dyn FileSystem, path: &Path, table: &RelTable) -> Result<()> {
+    assert!(!table.has_delta(), "a rel table is written folded");
     let parts: Vec<ColumnParts> = table.columns().iter().map(Column::parts).collect();
     let mut sections = column_sections(table.columns(), &parts);
     sections.push(SectionData {
@@ -126,8 +127,8 @@ pub fn write_rel_table(fs: &dyn FileSystem, path: &Path, table: &RelTable) -> Re
         index: 0,
         bytes: table.target_bytes().as_bytes(),
     });
-    let forward = table.csr(Direction::Forward).parts();
-    let backward = table.csr(Direction::Backward).parts();
+    let forward = table.stored_csr(Direction::Forward).parts();
+    let backward = table.stored_csr(Direction::Backward).parts();
     let csr_sections = [
         (SectionTag::ForwardOffsets, &forward.0),
         (SectionTag::ForwardNeighbours, &forward.1),
