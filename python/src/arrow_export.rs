@@ -202,48 +202,21 @@ impl ColumnAccumulator {
                     values: v,
                     validity,
                 },
-            ) => {
-                append_validity(
-                    valid,
-                    nulls,
-                    values.len(),
-                    validity.as_deref(),
-                    rows.clone(),
-                );
-                values.extend_from_slice(&v[rows]);
-            }
+            ) => append_fixed(values, valid, nulls, v, validity.as_deref(), rows),
             (
                 Self::Double(values, valid, nulls),
                 ColumnVector::Double {
                     values: v,
                     validity,
                 },
-            ) => {
-                append_validity(
-                    valid,
-                    nulls,
-                    values.len(),
-                    validity.as_deref(),
-                    rows.clone(),
-                );
-                values.extend_from_slice(&v[rows]);
-            }
+            ) => append_fixed(values, valid, nulls, v, validity.as_deref(), rows),
             (
                 Self::Bool(values, valid, nulls),
                 ColumnVector::Bool {
                     values: v,
                     validity,
                 },
-            ) => {
-                append_validity(
-                    valid,
-                    nulls,
-                    values.len(),
-                    validity.as_deref(),
-                    rows.clone(),
-                );
-                values.extend_from_slice(&v[rows]);
-            }
+            ) => append_fixed(values, valid, nulls, v, validity.as_deref(), rows),
             (
                 Self::String(offsets, data, valid, nulls),
                 ColumnVector::String {
@@ -321,6 +294,20 @@ impl ColumnAccumulator {
     pub fn finish(mut self, ty: &LogicalType) -> Option<ArrayRef> {
         vector_array(ty, self.take_vector())
     }
+}
+
+/// Appends rows `rows` of a fixed-width vector (`source`, with its validity) to an
+/// accumulator's values and validity.
+fn append_fixed<T: Copy>(
+    values: &mut Vec<T>,
+    valid: &mut Vec<bool>,
+    nulls: &mut bool,
+    source: &[T],
+    validity: Option<&[bool]>,
+    rows: Range<usize>,
+) {
+    append_validity(valid, nulls, values.len(), validity, rows.clone());
+    values.extend_from_slice(&source[rows]);
 }
 
 /// Keeps the validity of appended rows; the mask is only filled once a NULL has been seen.
