@@ -313,11 +313,6 @@ impl<'a> AdjacencyView<'a> {
         (&self.neighbours[start..end], &self.rel_ids[start..end])
     }
 
-    #[inline]
-    pub fn neighbours(&self, v: u32) -> &'a [u32] {
-        self.entries(v).0
-    }
-
     #[inline(always)]
     pub fn degree(&self, v: u32) -> u64 {
         if let Some(patch) = self.patch(v) {
@@ -334,11 +329,6 @@ impl<'a> AdjacencyView<'a> {
     /// Entries over all nodes.
     pub fn num_entries(&self) -> u64 {
         self.num_entries
-    }
-
-    /// Whether some groups are read from patches.
-    pub fn is_patched(&self) -> bool {
-        !self.patches.is_empty()
     }
 
     /// The first prefetch stage for node `v`: the stored offset telling where its entries
