@@ -42,6 +42,46 @@ fn io(e: std::io::Error) -> warren::Error {
     warren::Error::Io(e.to_string())
 }
 
+/// Rows to print: the names and type names of the columns, then each row as display text (for
+/// CSV and the tables) or as JSON values. A local `QueryResult` and a server's JSON answer both
+/// print through it, so `warren shell` and `warren shell --server` print alike.
+pub trait Rows {
+    fn names(&self) -> Vec<String>;
+    /// One name per column; empty where the type is not known (`ANY`).
+    fn type_names(&self) -> Vec<String>;
+    fn next_text(&mut self) -> Result<Option<Vec<String>>>;
+    fn next_json(&mut self) -> Result<Option<Vec<serde_json::Value>>>;
+}
+
+/// A local result as [`Rows`].
+pub struct LocalRows<'a>(pub &'a mut QueryResult);
+
+impl Rows for LocalRows<'_> {
+    fn names(&self) -> Vec<String> {
+        self.0.column_names().to_vec()
+    }
+
+    fn type_names(&self) -> Vec<String> {
+        self.0.column_types().iter().map(type_name).collect()
+    }
+
+    fn next_text(&mut self) -> Result<Option<Vec<String>>> {
+        let result = &mut *self.0;
+        Ok(result
+            .next_row()?
+            .map(|row| row.iter().map(|v| result.format(v)).collect()))
+    }
+
+    fn next_json(&mut self) -> Result<Option<Vec<serde_json::Value>>> {
+        let result = &mut *self.0;
+        Ok(result.next_row()?.map(|row| {
+            row.iter()
+                .map(|v| warren::json::to_json(v, result.snapshot().as_ref()))
+                .collect()
+        }))
+    }
+}
+
 /// Prints every row of `result` to `out` in `format`.
 pub fn print(
     result: &mut QueryResult,
@@ -50,22 +90,34 @@ pub fn print(
     out: &mut dyn Write,
 ) -> Result<()> {
     match format {
-        Format::Csv => print_csv(result, out),
-        Format::Json => print_json(result, out),
         Format::Bincode => warren::wire::write_result(result, out).map(|_| ()),
-        Format::Box | Format::Table | Format::Markdown => {
-            print_table(result, format, max_rows, out)
-        }
+        other => print_rows(&mut LocalRows(result), other, max_rows, out),
     }
 }
 
-fn print_csv(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
+/// Prints `rows` in a text format (every format but `bincode`, which needs a local result).
+pub fn print_rows(
+    rows: &mut dyn Rows,
+    format: Format,
+    max_rows: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
+    match format {
+        Format::Csv => print_csv(rows, out),
+        Format::Json => print_json(rows, out),
+        Format::Bincode => Err(warren::Error::Io(
+            "bincode output needs a local result (use `warren query --format bincode`)".into(),
+        )),
+        Format::Box | Format::Table | Format::Markdown => print_table(rows, format, max_rows, out),
+    }
+}
+
+fn print_csv(rows: &mut dyn Rows, out: &mut dyn Write) -> Result<()> {
     let mut writer = csv::Writer::from_writer(out);
     writer
-        .write_record(result.column_names())
+        .write_record(rows.names())
         .map_err(|e| warren::Error::Io(e.to_string()))?;
-    while let Some(row) = result.next_row()? {
-        let fields: Vec<String> = row.iter().map(|v| result.format(v)).collect();
+    while let Some(fields) = rows.next_text()? {
         writer
             .write_record(&fields)
             .map_err(|e| warren::Error::Io(e.to_string()))?;
@@ -73,16 +125,12 @@ fn print_csv(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
     writer.flush().map_err(io)
 }
 
-fn print_json(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
-    let columns = serde_json::to_string(result.column_names())
-        .map_err(|e| warren::Error::Io(e.to_string()))?;
+fn print_json(rows: &mut dyn Rows, out: &mut dyn Write) -> Result<()> {
+    let columns =
+        serde_json::to_string(&rows.names()).map_err(|e| warren::Error::Io(e.to_string()))?;
     write!(out, "{{\"columns\": {columns}, \"rows\": [").map_err(io)?;
     let mut first = true;
-    while let Some(row) = result.next_row()? {
-        let values: Vec<serde_json::Value> = row
-            .iter()
-            .map(|v| warren::json::to_json(v, result.snapshot().as_ref()))
-            .collect();
+    while let Some(values) = rows.next_json()? {
         let text = serde_json::to_string(&values).map_err(|e| warren::Error::Io(e.to_string()))?;
         write!(out, "{}\n  {text}", if first { "" } else { "," }).map_err(io)?;
         first = false;
@@ -98,15 +146,14 @@ fn type_name(ty: &LogicalType) -> String {
 }
 
 /// EXPLAIN and PROFILE return one multi-line text column; a table cell would break its lines.
-fn is_plan_text(result: &QueryResult) -> bool {
-    matches!(result.column_names(), [name] if name == "explain" || name == "profile")
-        && result.column_types() == [LogicalType::String]
+fn is_plan_text(names: &[String], types: &[String]) -> bool {
+    matches!(names, [name] if name == "explain" || name == "profile") && types == ["STRING"]
 }
 
 /// Prints each value of a plan-text result as it is.
-fn print_plan_text(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> {
-    while let Some(row) = result.next_row()? {
-        let text = result.format(&row[0]);
+fn print_plan_text(rows: &mut dyn Rows, out: &mut dyn Write) -> Result<()> {
+    while let Some(row) = rows.next_text()? {
+        let text = &row[0];
         out.write_all(text.as_bytes()).map_err(io)?;
         if !text.ends_with('\n') {
             out.write_all(b"\n").map_err(io)?;
@@ -116,26 +163,26 @@ fn print_plan_text(result: &mut QueryResult, out: &mut dyn Write) -> Result<()> 
 }
 
 fn print_table(
-    result: &mut QueryResult,
+    source: &mut dyn Rows,
     format: Format,
     max_rows: usize,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let columns = result.column_names().to_vec();
+    let columns = source.names();
     if columns.is_empty() {
-        while result.next_row()?.is_some() {}
+        while source.next_text()?.is_some() {}
         return Ok(());
     }
-    if is_plan_text(result) {
-        return print_plan_text(result, out);
+    let types = source.type_names();
+    if is_plan_text(&columns, &types) {
+        return print_plan_text(source, out);
     }
-    let types: Vec<String> = result.column_types().iter().map(type_name).collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut total = 0u64;
-    while let Some(row) = result.next_row()? {
+    while let Some(row) = source.next_text()? {
         total += 1;
         if rows.len() < max_rows {
-            rows.push(row.iter().map(|v| result.format(v)).collect());
+            rows.push(row);
         }
     }
     let widths: Vec<usize> = (0..columns.len())

@@ -1,108 +1,200 @@
-//! `warren shell --server URL`: the shell's input loop over `warren serve`. Each statement is
-//! sent as `POST /query` (JSON answers); rows print one a line as their JSON values, as
-//! `--format json` prints them, with the server's times. Errors print the server's
-//! `Error: <kind>: <message>` line.
+//! `warren shell --server URL`: the shell over `warren serve`. Each statement is sent as
+//! `POST /query` (a JSON answer) and printed by the same printers as the local shell, so `:mode`,
+//! `:max_rows` and `:timer` work alike; the times printed are the server's. Errors print the
+//! server's `Error: <kind>: <message>` line. Ctrl-C clears the line being typed; it does not
+//! stop a statement running on the server.
 
-use rustyline::error::ReadlineError;
-use rustyline::DefaultEditor;
+use std::time::Duration;
+
 use warren_client::Client;
+
+use crate::output::{self, Rows};
+use crate::shell::{self, Session, ShellState};
 
 fn io(error: impl std::fmt::Display) -> warren::Error {
     warren::Error::Io(error.to_string())
 }
 
 pub fn run(url: &str, token: Option<&str>) -> warren::Result<()> {
-    let mut client = Client::connect(url, token).map_err(|e| io(format!("{url}: {e}")))?;
-    let mut editor = DefaultEditor::new().map_err(io)?;
-    println!(
-        "Warren {} shell on {url}. Type :quit to leave.",
-        env!("CARGO_PKG_VERSION")
-    );
-    let mut buffer = String::new();
-    loop {
-        let prompt = if buffer.is_empty() {
-            "warren> "
-        } else {
-            "   ...> "
-        };
-        match editor.readline(prompt) {
-            Ok(line) => {
-                if buffer.is_empty() && line.trim_start().starts_with(':') {
-                    match line.trim().trim_start_matches(':') {
-                        "quit" | "exit" | "q" => break,
-                        other => eprintln!("Error: unknown command :{other} (:quit leaves)"),
-                    }
-                    continue;
-                }
-                buffer.push_str(&line);
-                buffer.push('\n');
-                if warren_cypher::is_complete(&buffer) {
-                    let _ = editor.add_history_entry(buffer.trim_end());
-                    for statement in warren_cypher::split_statements(&buffer) {
-                        if !statement.text.trim().is_empty() {
-                            execute(&mut client, &statement.text);
-                        }
-                    }
-                    buffer.clear();
-                }
-            }
-            Err(ReadlineError::Interrupted) => buffer.clear(),
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(io(e)),
-        }
-    }
-    Ok(())
+    let client = Client::connect(url, token).map_err(|e| io(format!("{url}: {e}")))?;
+    shell::run_session(&mut RemoteSession {
+        client,
+        url: url.to_string(),
+    })
 }
 
-fn execute(client: &mut Client, text: &str) {
-    let body = format!("{{\"query\": {}}}", warren_client::json_string(text));
-    let answer = client
-        .request(
-            "POST",
-            "/query",
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
+struct RemoteSession {
+    client: Client,
+    url: String,
+}
+
+impl RemoteSession {
+    /// Sends `text`; the server's JSON answer, or the error line to print.
+    fn query(&mut self, text: &str) -> Result<serde_json::Value, String> {
+        let body = format!("{{\"query\": {}}}", warren_client::json_string(text));
+        let response = self
+            .client
+            .request(
+                "POST",
+                "/query",
+                &[("Content-Type", "application/json")],
+                body.as_bytes(),
+            )
+            .map_err(|e| format!("Error: {e}\n"))?;
+        let status = response.status;
+        let bytes = response.into_bytes().map_err(|e| format!("Error: {e}\n"))?;
+        if status != 200 {
+            return Err(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("Error: the server's answer is not JSON: {e}\n"))
+    }
+}
+
+impl Session for RemoteSession {
+    fn banner(&self) -> String {
+        format!(
+            "Warren {} shell on {}. Type :help for help, :quit to leave.",
+            env!("CARGO_PKG_VERSION"),
+            self.url
         )
-        .map_err(|e| e.to_string())
-        .and_then(|response| {
-            let status = response.status;
-            let bytes = response.into_bytes().map_err(|e| e.to_string())?;
-            Ok((status, bytes))
-        });
-    let (status, bytes) = match answer {
-        Ok(answer) => answer,
-        Err(error) => return eprintln!("Error: {error}"),
-    };
-    if status != 200 {
-        return eprint!("{}", String::from_utf8_lossy(&bytes));
     }
-    let json: serde_json::Value = match serde_json::from_slice(&bytes) {
-        Ok(json) => json,
-        Err(error) => return eprintln!("Error: the server's answer is not JSON: {error}"),
-    };
-    let names: Vec<&str> = json["columns"]
-        .as_array()
-        .map(|c| c.iter().filter_map(|v| v.as_str()).collect())
-        .unwrap_or_default();
-    println!("{}", names.join(" | "));
-    let rows = json["rows"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for row in rows {
-        let cells: Vec<String> = row
+
+    fn execute(&mut self, statement: &str, state: &ShellState) {
+        let json = match self.query(statement) {
+            Ok(json) => json,
+            Err(line) => return eprint!("{line}"),
+        };
+        let mut rows = JsonRows::new(&json);
+        let stdout = std::io::stdout();
+        let printed =
+            output::print_rows(&mut rows, state.format, state.max_rows, &mut stdout.lock());
+        if let Err(error) = printed {
+            eprintln!("Error: {error}");
+        }
+        if let Some(error) = json["error"].as_str() {
+            eprintln!("Error: {error}");
+        }
+        let millis = |key: &str| Duration::from_secs_f64(json[key].as_f64().unwrap_or(0.0) / 1e3);
+        shell::print_times(
+            state,
+            millis("compile_time_ms"),
+            millis("execution_time_ms"),
+        );
+    }
+
+    fn print_schema(&mut self) {
+        let state = ShellState {
+            format: output::Format::Box,
+            max_rows: usize::MAX,
+            timer: false,
+        };
+        self.execute("CALL show_tables() RETURN *", &state);
+    }
+}
+
+/// A server's JSON answer (`{"columns": [...], "types": [...], "rows": [[...]]}`) as [`Rows`].
+struct JsonRows<'a> {
+    names: Vec<String>,
+    types: Vec<String>,
+    rows: std::slice::Iter<'a, serde_json::Value>,
+}
+
+impl<'a> JsonRows<'a> {
+    fn new(json: &'a serde_json::Value) -> Self {
+        let strings = |key: &str| -> Vec<String> {
+            json[key]
+                .as_array()
+                .map(|values| {
+                    values
+                        .iter()
+                        .map(|v| v.as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let names = strings("columns");
+        let mut types = strings("types");
+        types.resize(names.len(), String::new());
+        let rows = json["rows"]
             .as_array()
-            .map(|cells| cells.iter().map(ToString::to_string).collect())
+            .map(|rows| rows.iter())
             .unwrap_or_default();
-        println!("{}", cells.join(" | "));
+        Self { names, types, rows }
     }
-    println!("({} tuples)", rows.len());
-    if let Some(error) = json["error"].as_str() {
-        eprintln!("Error: {error}");
+
+    fn next_values(&mut self) -> Option<Vec<serde_json::Value>> {
+        self.rows
+            .next()
+            .map(|row| row.as_array().cloned().unwrap_or_default())
     }
-    println!(
-        "Time: {:.2}ms (compiling), {:.2}ms (executing)",
-        json["compile_time_ms"].as_f64().unwrap_or(0.0),
-        json["execution_time_ms"].as_f64().unwrap_or(0.0)
-    );
+}
+
+/// Display text of a JSON value: strings without quotes, NULL empty, the rest as JSON.
+fn text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Rows for JsonRows<'_> {
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    fn type_names(&self) -> Vec<String> {
+        self.types
+            .iter()
+            .map(|t| if t == "ANY" { String::new() } else { t.clone() })
+            .collect()
+    }
+
+    fn next_text(&mut self) -> warren::Result<Option<Vec<String>>> {
+        Ok(self.next_values().map(|row| row.iter().map(text).collect()))
+    }
+
+    fn next_json(&mut self) -> warren::Result<Option<Vec<serde_json::Value>>> {
+        Ok(self.next_values())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(json: &str, format: output::Format) -> String {
+        let json: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut out = Vec::new();
+        output::print_rows(&mut JsonRows::new(&json), format, 10, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_json_answer_prints_in_every_text_format() {
+        let answer = r#"{"columns": ["a.ID", "a.name"], "types": ["INT64", "STRING"],
+                         "rows": [[1, "Ann"], [2, null]]}"#;
+        let table = printed(answer, output::Format::Table);
+        assert!(table.contains("| a.ID  | a.name |"), "{table}");
+        assert!(table.contains("| 1     | Ann    |"), "{table}");
+        assert!(table.ends_with("(2 tuples)\n"), "{table}");
+        let boxed = printed(answer, output::Format::Box);
+        assert!(boxed.contains("│ INT64 │ STRING │"), "{boxed}");
+        assert_eq!(
+            printed(answer, output::Format::Csv),
+            "a.ID,a.name\n1,Ann\n2,\n"
+        );
+        assert_eq!(
+            printed(answer, output::Format::Json),
+            "{\"columns\": [\"a.ID\",\"a.name\"], \"rows\": [\n  [1,\"Ann\"],\n  [2,null]\n]}\n"
+        );
+    }
+
+    #[test]
+    fn plan_text_prints_raw() {
+        let answer =
+            r#"{"columns": ["explain"], "types": ["STRING"], "rows": [["Project\n  Unit"]]}"#;
+        assert_eq!(printed(answer, output::Format::Box), "Project\n  Unit\n");
+    }
 }

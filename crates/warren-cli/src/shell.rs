@@ -1,5 +1,6 @@
 //! The interactive shell: multi-line input until `;`, history, and `:` commands
-//! (`:help`, `:mode`, `:max_rows`, `:schema`, `:timer`, `:quit`).
+//! (`:help`, `:mode`, `:max_rows`, `:schema`, `:timer`, `:quit`), over a [`Session`]: a local
+//! database here, a server in `remote_shell`.
 
 use std::io::Write;
 use std::time::Instant;
@@ -22,29 +23,43 @@ Examples:
   MATCH (a:Person)-[r:Knows* SHORTEST 1..30]->(b:Person) WHERE a.ID = 0 RETURN b.ID, length(r) LIMIT 5;
   CALL THREADS=4;";
 
-struct ShellState {
-    format: Format,
-    max_rows: usize,
-    timer: bool,
+/// What the user set with `:` commands.
+pub struct ShellState {
+    pub format: Format,
+    pub max_rows: usize,
+    pub timer: bool,
+}
+
+/// Where the shell's statements run: a local database or a server.
+pub trait Session {
+    /// The first line the shell prints.
+    fn banner(&self) -> String;
+    /// Runs one statement and prints its rows (or its error) as `state` says.
+    fn execute(&mut self, statement: &str, state: &ShellState);
+    /// Prints the tables and their properties (`:schema`).
+    fn print_schema(&mut self);
 }
 
 fn history_path() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".warren_history"))
 }
 
-pub fn run(mut conn: Connection) -> warren::Result<()> {
-    let mut editor = DefaultEditor::new().map_err(|e| warren::Error::Io(e.to_string()))?;
-    // Ctrl-C at the prompt clears the line (rustyline); while a query runs it stops the query.
+/// The shell on a local database. Ctrl-C at the prompt clears the line; while a query runs it
+/// stops the query.
+pub fn run(conn: Connection) -> warren::Result<()> {
     let interrupt = conn.interrupt_flag();
     ctrlc::set_handler(move || interrupt.store(true, std::sync::atomic::Ordering::Relaxed))
         .map_err(|e| warren::Error::Io(format!("cannot install the Ctrl-C handler: {e}")))?;
+    run_session(&mut LocalSession { conn })
+}
+
+/// The input loop: multi-line statements until `;`, history, and `:` commands.
+pub fn run_session(session: &mut dyn Session) -> warren::Result<()> {
+    let mut editor = DefaultEditor::new().map_err(|e| warren::Error::Io(e.to_string()))?;
     if let Some(path) = history_path() {
         let _ = editor.load_history(&path);
     }
-    println!(
-        "Warren {} shell. Type :help for help, :quit to leave.",
-        env!("CARGO_PKG_VERSION")
-    );
+    println!("{}", session.banner());
     let mut state = ShellState {
         format: Format::Box,
         max_rows: 20,
@@ -61,7 +76,7 @@ pub fn run(mut conn: Connection) -> warren::Result<()> {
             Ok(line) => {
                 if buffer.is_empty() && line.trim_start().starts_with(':') {
                     let _ = editor.add_history_entry(line.as_str());
-                    if !command(&line, &mut state, &conn) {
+                    if !command(&line, &mut state, session) {
                         break;
                     }
                     continue;
@@ -70,7 +85,11 @@ pub fn run(mut conn: Connection) -> warren::Result<()> {
                 buffer.push('\n');
                 if warren_cypher::is_complete(&buffer) {
                     let _ = editor.add_history_entry(buffer.trim_end());
-                    execute(&mut conn, &buffer, &state);
+                    for statement in warren_cypher::split_statements(&buffer) {
+                        if !statement.text.trim().is_empty() {
+                            session.execute(&statement.text, &state);
+                        }
+                    }
                     buffer.clear();
                 }
             }
@@ -86,7 +105,7 @@ pub fn run(mut conn: Connection) -> warren::Result<()> {
 }
 
 /// Handles a `:` command; returns false to leave the shell.
-fn command(line: &str, state: &mut ShellState, conn: &Connection) -> bool {
+fn command(line: &str, state: &mut ShellState, session: &mut dyn Session) -> bool {
     let mut words = line.trim().trim_start_matches(':').split_whitespace();
     match (words.next().unwrap_or(""), words.next()) {
         ("quit" | "exit" | "q", _) => return false,
@@ -103,10 +122,53 @@ fn command(line: &str, state: &mut ShellState, conn: &Connection) -> bool {
             Err(_) => eprintln!("Error: :max_rows expects a number"),
         },
         ("timer", Some(flag)) => state.timer = flag.eq_ignore_ascii_case("on"),
-        ("schema", _) => print_schema(conn),
+        ("schema", _) => session.print_schema(),
         (other, _) => eprintln!("Error: unknown command :{other} (try :help)"),
     }
     true
+}
+
+/// Prints the compile and execution times when the timer is on.
+pub fn print_times(state: &ShellState, compile: std::time::Duration, execute: std::time::Duration) {
+    if state.timer {
+        println!(
+            "Time: {:.2}ms (compiling), {:.2}ms (executing)",
+            compile.as_secs_f64() * 1e3,
+            execute.as_secs_f64() * 1e3
+        );
+    }
+}
+
+struct LocalSession {
+    conn: Connection,
+}
+
+impl Session for LocalSession {
+    fn banner(&self) -> String {
+        format!(
+            "Warren {} shell. Type :help for help, :quit to leave.",
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+
+    fn execute(&mut self, statement: &str, state: &ShellState) {
+        let started = Instant::now();
+        let outcome = self.conn.query(statement).and_then(|mut result| {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            output::print(&mut result, state.format, state.max_rows, &mut out)?;
+            let _ = out.flush();
+            Ok(result.compile_time())
+        });
+        match outcome {
+            Ok(compile) => print_times(state, compile, started.elapsed() - compile),
+            Err(error) => eprintln!("Error: {error}"),
+        }
+    }
+
+    fn print_schema(&mut self) {
+        print_schema(&self.conn)
+    }
 }
 
 fn print_schema(conn: &Connection) {
@@ -149,30 +211,5 @@ fn print_schema(conn: &Connection) {
             if properties.is_empty() { "" } else { ", " },
             properties.join(", ")
         );
-    }
-}
-
-fn execute(conn: &mut Connection, text: &str, state: &ShellState) {
-    for statement in warren_cypher::split_statements(text) {
-        if statement.text.trim().is_empty() {
-            continue;
-        }
-        let started = Instant::now();
-        let outcome = conn.query(&statement.text).and_then(|mut result| {
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            output::print(&mut result, state.format, state.max_rows, &mut out)?;
-            let _ = out.flush();
-            Ok(result.compile_time())
-        });
-        match outcome {
-            Ok(compile) if state.timer => println!(
-                "Time: {:.2}ms (compiling), {:.2}ms (executing)",
-                compile.as_secs_f64() * 1e3,
-                (started.elapsed() - compile).as_secs_f64() * 1e3
-            ),
-            Ok(_) => {}
-            Err(error) => eprintln!("Error: {error}"),
-        }
     }
 }

@@ -244,8 +244,8 @@ fn bench_serve_quick_runs_every_workload() {
     );
 }
 
-/// `warren shell --server URL` sends each statement to the server and prints its rows, or the
-/// server's error line.
+/// `warren shell --server URL` sends each statement to the server and prints its rows as the
+/// local shell does (`:mode` included), or the server's error line.
 #[test]
 fn shell_over_a_server() {
     use std::io::Write;
@@ -264,16 +264,22 @@ fn shell_over_a_server() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"MATCH (a:Person)\nWHERE a.ID < 3 RETURN a.ID, a.name ORDER BY a.ID;\nMATCH (a:Nobody) RETURN a;\n:quit\n")
+        .write_all(b"MATCH (a:Person)\nWHERE a.ID < 3 RETURN a.ID, a.name ORDER BY a.ID;\n:mode csv\nMATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\nMATCH (a:Nobody) RETURN a;\n:quit\n")
         .unwrap();
     let output = shell.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}{stderr}");
     assert!(
-        stdout.contains("a.ID | a.name\n1 | \"Ann\"\n2 | \"Bob\"\n(2 tuples)"),
+        stdout.contains("│ a.ID  │ a.name │\n│ INT64 │ STRING │\n"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("│ 1     │ Ann    │\n│ 2     │ Bob    │\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(2 tuples)\n"), "{stdout}");
+    assert!(stdout.contains("a.name\nBob\n"), "{stdout}");
     assert!(stderr.contains("Error: Binder exception: "), "{stderr}");
     server.kill().unwrap();
     let _ = server.wait();
