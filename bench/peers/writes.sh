@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Durable writes, Warren beside Kùzu and DuckDB in one run: `warren bench writes` (every
-# scenario), writes_kuzu.py and writes_duckdb.py (the commit and batch scenarios), on the same
-# Graph500 dataset, then the table with Warren's ratio over each per scenario.
+# scenario), writes_kuzu.py (every scenario) and writes_duckdb.py (the commit and batch
+# scenarios: the relational parts), on the same Graph500 dataset, then the table with Warren's
+# ratio over each peer per scenario (writes_table.py says which measure each row compares).
 #   bench/peers/writes.sh [--scale 18] [--threads 2] [--repeat 3] [--out bench/out/writes-s18]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

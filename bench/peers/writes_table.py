@@ -1,7 +1,10 @@
 """Prints the writes table: Warren's `warren bench writes` report beside the peers' JSON files
-(writes_kuzu.py, writes_duckdb.py), with Warren's ratio over each peer (ops per second: Warren /
-peer, so above 1 means Warren is faster; a peer's figure marked `<` is an upper bound, and the
-ratio a lower bound).
+(writes_kuzu.py, writes_duckdb.py), with Warren's ratio over each peer, so that above 1 always
+means Warren is better. Each scenario is compared on one measure: operations per second
+(Warren / peer) for the commit, batch and mixed scenarios; seconds (peer / Warren) for
+`checkpoint` (the checkpoint's duration) and `recovery` (the open that replays the log); the
+read slowdown with a delta (peer / Warren; each system against itself after a checkpoint) for
+`slowdown-*`. A peer's figure marked `<` is an upper bound, and the ratio a lower bound.
 
     python writes_table.py warren-writes.json kuzu-writes.json [duckdb-writes.json ...]
 """
@@ -24,34 +27,48 @@ def fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def measure(scenario: str) -> tuple[str, bool]:
+    """The figure a scenario is compared on, and whether higher is better."""
+    if scenario in ("checkpoint", "recovery"):
+        return "time_s", False
+    if scenario.startswith("slowdown"):
+        return "slowdown", False
+    return "ops_per_s", True
+
+
 def main() -> None:
     warren = json.load(open(sys.argv[1]))
     peers = [json.load(open(path)) for path in sys.argv[2:]]
     names = [p["system"].replace("kuzu", "Kùzu").replace("duckdb", "DuckDB") for p in peers]
-    header = ["scenario", "Warren ops/s"]
+    header = ["scenario", "measure", "Warren"]
     for name in names:
-        header += [f"{name} ops/s", "ratio"]
+        header += [name, "ratio"]
     header += ["Warren p50/p99 us"] + [f"{name} p50/p99 us" for name in names]
     rows = [header]
     for run in warren["runs"]:
         scenario = run["dataset"]
         figures = run["figures"]
-        ops = median(figures.get("ops_per_s"))
-        commit = scenario.startswith("commit")
-        row = [scenario, fmt(ops)]
+        key, higher_better = measure(scenario)
+        ours = median(figures.get(key))
+        row = [scenario, key.replace("_per_s", "/s").replace("time_s", "s"), fmt(ours)]
+        has_latency = "latency_us_p50" in figures
         latencies = []
-        if commit:
+        if has_latency:
             p50, p99 = median(figures.get("latency_us_p50")), median(figures.get("latency_us_p99"))
             latencies.append(f"{fmt(p50)}/{fmt(p99)}")
         else:
             latencies.append("-")
         for peer in peers:
             cell = peer["scenarios"].get(scenario, {})
-            peer_ops = cell.get("ops_per_s")
+            theirs = cell.get(key)
             bound = bool(cell.get("upper_bound"))
-            row.append(("<" if bound and peer_ops else "") + fmt(peer_ops))
-            row.append(f"{'>' if bound else ''}{ops / peer_ops:.1f}x" if ops and peer_ops else "-")
-            if commit and "latency_us_p50" in cell:
+            row.append(("<" if bound and theirs else "") + fmt(theirs))
+            if ours and theirs:
+                ratio = ours / theirs if higher_better else theirs / ours
+                row.append(f"{'>' if bound else ''}{ratio:.1f}x")
+            else:
+                row.append("-")
+            if has_latency and cell.get("latency_us_p50") is not None:
                 latencies.append(f"{fmt(cell['latency_us_p50'])}/{fmt(cell['latency_us_p99'])}")
             else:
                 latencies.append("-")
