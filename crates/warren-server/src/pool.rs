@@ -196,7 +196,15 @@ impl Worker {
         };
         // The first batch before the answer's status: an error in it (a timeout, a runtime
         // error) is a 4xx, not a 200 with an error at its end.
-        let first = match result.next_batch(warren::wire::CHUNK_ROWS) {
+        let first = match job.format {
+            Format::Wire => result
+                .next_columns(warren::wire::CHUNK_ROWS)
+                .map(FirstBatch::Columns),
+            Format::Json => result
+                .next_batch(warren::wire::CHUNK_ROWS)
+                .map(FirstBatch::Rows),
+        };
+        let first = match first {
             Ok(first) => first,
             Err(error) => {
                 let _ = job.started.send(Err(error));
@@ -213,9 +221,11 @@ impl Worker {
             deadline,
             failed: false,
         };
-        let written = match job.format {
-            Format::Wire => write_wire(&mut result, first, &mut writer),
-            Format::Json => write_json(&mut result, first, &mut writer),
+        let written = match first {
+            FirstBatch::Columns(first) => {
+                warren::wire::write_result_from(&mut result, Ok(first), &mut writer).map(|_| ())
+            }
+            FirstBatch::Rows(first) => write_json(&mut result, first, &mut writer),
         };
         if writer.failed {
             return; // The reader went away or the deadline passed: the body ends cut short.
@@ -227,6 +237,12 @@ impl Worker {
             let _ = writer.send(Piece::End);
         }
     }
+}
+
+/// The batch pulled before answering, in the form the answer's format reads.
+enum FirstBatch {
+    Columns(Option<warren_common::column_batch::ColumnBatch>),
+    Rows(Vec<Vec<Value>>),
 }
 
 /// Buffers result bytes and hands them to the response in pieces; fails once the response
@@ -344,53 +360,4 @@ fn write_json(
     }
     out.write_all(b"}\n").map_err(io_error)?;
     outcome
-}
-
-/// Writes a result as wire frames (as `warren::wire::write_result` does, starting from a batch
-/// already pulled): the header, chunks batch by batch, then the trailer, or an error message
-/// after the chunks sent so far.
-fn write_wire(
-    result: &mut QueryResult,
-    first_batch: Vec<Vec<Value>>,
-    out: &mut dyn Write,
-) -> Result<(), Error> {
-    use warren_wire as wire;
-    let header = warren::wire::header(result.column_names(), result.column_types());
-    wire::write_frame(&mut *out, &wire::Message::Header(header)).map_err(io_error)?;
-    let types = result.column_types().to_vec();
-    let mut rows_sent = 0u64;
-    let mut next = Some(first_batch);
-    loop {
-        let batch = match next
-            .take()
-            .map_or_else(|| result.next_batch(warren::wire::CHUNK_ROWS), Ok)
-        {
-            Ok(batch) if batch.is_empty() => break,
-            Ok(batch) => batch,
-            Err(error) => {
-                let message = wire::Message::Error(wire::ErrorMessage {
-                    kind: error.kind().to_string(),
-                    message: error.to_string(),
-                });
-                wire::write_frame(&mut *out, &message).map_err(io_error)?;
-                return Err(error);
-            }
-        };
-        let chunks = warren::wire::batch_chunks(&types, &batch, result.snapshot().as_ref());
-        for (column, data) in chunks.into_iter().enumerate() {
-            let chunk = wire::Chunk {
-                column: column as u32,
-                first_row: rows_sent,
-                data,
-            };
-            wire::write_frame(&mut *out, &wire::Message::Chunk(chunk)).map_err(io_error)?;
-        }
-        rows_sent += batch.len() as u64;
-    }
-    let trailer = wire::Trailer {
-        rows: rows_sent,
-        compile_time_us: result.compile_time().as_micros() as u64,
-        execution_time_us: result.execution_time().as_micros() as u64,
-    };
-    wire::write_frame(&mut *out, &wire::Message::End(trailer)).map_err(io_error)
 }

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use warren_common::column_batch::{ColumnBatch, ColumnVector};
 use warren_common::types::LogicalType;
 use warren_common::value::{GraphLookup, NodeValue, Projection, RelValue, Value};
 use warren_common::{Error, Result};
@@ -517,17 +518,78 @@ fn io(error: std::io::Error) -> Error {
     Error::Io(error.to_string())
 }
 
+/// The chunk of one column of a batch: typed vectors (INT64, DOUBLE, BOOL, STRING) move into
+/// their wire vectors without a `Value` per row; other columns go through [`chunk`].
+pub fn vector_chunk(ty: &LogicalType, vector: ColumnVector, graph: &dyn GraphLookup) -> ColumnData {
+    let rows = vector.len();
+    let (data, valid) = match vector {
+        ColumnVector::Int64 { values, validity } => (ColumnData::Int64(values), validity),
+        ColumnVector::Double { values, validity } => (ColumnData::Double(values), validity),
+        ColumnVector::Bool { values, validity } => (ColumnData::Bool(values), validity),
+        ColumnVector::String {
+            offsets,
+            data,
+            validity,
+        } => {
+            let offsets = offsets.iter().map(|&o| o as u32).collect();
+            let text = String::from_utf8(data).expect("a STRING vector is built from &str");
+            (
+                ColumnData::String(wire::StringColumn { offsets, text }),
+                validity,
+            )
+        }
+        ColumnVector::Values(values) => {
+            let values: Vec<&Value> = values.iter().collect();
+            return chunk(ty, &values, graph);
+        }
+    };
+    let Some(valid) = valid else {
+        return data;
+    };
+    let nulls = valid.iter().filter(|v| !**v).count();
+    if nulls == 0 {
+        return data;
+    }
+    if nulls == rows {
+        return ColumnData::Null(rows as u64);
+    }
+    let mut bitmap = vec![0u8; rows.div_ceil(8)];
+    for (i, _) in valid.iter().enumerate().filter(|(_, v)| **v) {
+        bitmap[i / 8] |= 1 << (i % 8);
+    }
+    ColumnData::Nullable(wire::NullableColumn {
+        valid: bitmap,
+        values: Box::new(data),
+    })
+}
+
 /// Streams every remaining row of `result` to `out` as frames: the header, chunks of up to
 /// [`CHUNK_ROWS`] rows per column, then the trailer. An engine error midway is sent as an
 /// error message and returned. Returns the rows written.
 pub fn write_result(result: &mut QueryResult, out: &mut dyn Write) -> Result<u64> {
+    let first = result.next_columns(CHUNK_ROWS);
+    write_result_from(result, first, out)
+}
+
+/// [`write_result`] for a caller that already pulled the first batch (a server that must know
+/// whether the query fails before it answers with a status).
+pub fn write_result_from(
+    result: &mut QueryResult,
+    first: Result<Option<ColumnBatch>>,
+    out: &mut dyn Write,
+) -> Result<u64> {
     let header = header(result.column_names(), result.column_types());
     wire::write_frame(&mut *out, &wire::Message::Header(header)).map_err(io)?;
     let types = result.column_types().to_vec();
     let mut rows_sent = 0u64;
+    let mut next = Some(first);
     loop {
-        let batch = match result.next_batch(CHUNK_ROWS) {
-            Ok(batch) => batch,
+        let pulled = next
+            .take()
+            .unwrap_or_else(|| result.next_columns(CHUNK_ROWS));
+        let batch = match pulled {
+            Ok(Some(batch)) => batch,
+            Ok(None) => break,
             Err(error) => {
                 let message = wire::Message::Error(wire::ErrorMessage {
                     kind: error.kind().to_string(),
@@ -537,19 +599,17 @@ pub fn write_result(result: &mut QueryResult, out: &mut dyn Write) -> Result<u64
                 return Err(error);
             }
         };
-        if batch.is_empty() {
-            break;
-        }
-        let chunks = batch_chunks(&types, &batch, result.snapshot().as_ref());
-        for (column, data) in chunks.into_iter().enumerate() {
+        let rows = batch.len() as u64;
+        let graph = result.snapshot().clone();
+        for (column, (ty, vector)) in types.iter().zip(batch.columns).enumerate() {
             let chunk = wire::Chunk {
                 column: column as u32,
                 first_row: rows_sent,
-                data,
+                data: vector_chunk(ty, vector, graph.as_ref()),
             };
             wire::write_frame(&mut *out, &wire::Message::Chunk(chunk)).map_err(io)?;
         }
-        rows_sent += batch.len() as u64;
+        rows_sent += rows;
     }
     let trailer = wire::Trailer {
         rows: rows_sent,
@@ -564,6 +624,41 @@ pub fn write_result(result: &mut QueryResult, out: &mut dyn Write) -> Result<u64
 mod tests {
     use super::*;
     use warren_common::value::NoGraph;
+
+    /// A typed vector becomes the same chunk as the values it holds: no NULLs, some NULLs,
+    /// only NULLs, for each typed vector kind, and a `Values` fallback.
+    #[test]
+    fn vector_chunks_equal_value_chunks() {
+        let columns: Vec<(LogicalType, Vec<Value>)> = vec![
+            (LogicalType::Int64, vec![Value::Int64(1), Value::Int64(-7)]),
+            (
+                LogicalType::Int64,
+                vec![Value::Null, Value::Int64(3), Value::Null],
+            ),
+            (LogicalType::Double, vec![Value::Double(0.5), Value::Null]),
+            (
+                LogicalType::Bool,
+                vec![Value::Bool(true), Value::Bool(false)],
+            ),
+            (
+                LogicalType::String,
+                vec![Value::string("ab"), Value::Null, Value::string("cdé")],
+            ),
+            (LogicalType::String, vec![Value::Null, Value::Null]),
+            (LogicalType::Int32, vec![Value::Int32(4), Value::Null]),
+        ];
+        for (ty, values) in columns {
+            let rows: Vec<Vec<Value>> = values.iter().map(|v| vec![v.clone()]).collect();
+            let batch = ColumnBatch::from_rows(std::slice::from_ref(&ty), &rows);
+            let vector = batch.columns.into_iter().next().expect("one column");
+            let refs: Vec<&Value> = values.iter().collect();
+            assert_eq!(
+                vector_chunk(&ty, vector, &NoGraph),
+                chunk(&ty, &refs, &NoGraph),
+                "{ty} {values:?}"
+            );
+        }
+    }
 
     #[test]
     fn fixed_width_columns_with_and_without_nulls() {
