@@ -173,6 +173,23 @@ fn whole(
 }
 
 /// An error answer: `Error: <kind>: <message>`, as the command line prints it.
+/// The answer to every request on a connection accepted beyond `--max-connections`: 503 with
+/// `Retry-After`, and the connection is closed after it.
+pub async fn too_many_connections(
+    _request: Request<Incoming>,
+    state: Arc<State>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    state.metrics.error("Overloaded");
+    let mut response = failure(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Overloaded: the server has as many connections open as --max-connections allows; retry later",
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    Ok(response)
+}
+
 fn failure(status: StatusCode, line: &str) -> Response<ResponseBody> {
     whole(status, TEXT, format!("Error: {line}\n"))
 }

@@ -206,6 +206,10 @@ async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
     let _ = stopped.wait_for(|stop| *stop).await;
 }
 
+/// Connections accepted beyond `--max-connections` only to be answered 503 and closed; more
+/// than this wait in the kernel's backlog.
+const REFUSED_CONNECTIONS_MAX: usize = 64;
+
 async fn accept(
     listener: TcpListener,
     state: Arc<http::State>,
@@ -213,10 +217,16 @@ async fn accept(
     connections_max: usize,
 ) {
     let slots = Arc::new(Semaphore::new(connections_max));
+    let refusals = Arc::new(Semaphore::new(REFUSED_CONNECTIONS_MAX));
     let mut connections = JoinSet::new();
     loop {
+        // A slot to serve the next connection, or one to refuse it with a 503.
         let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            slot = slots.clone().acquire_owned() => Slot::serve(slot.expect("the semaphore is never closed")),
+            refusal = refusals.clone().acquire_owned(), if slots.available_permits() == 0 => Slot {
+                refuse: true,
+                _permit: refusal.expect("the semaphore is never closed"),
+            },
             () = stop_requested(&mut stopped) => break,
         };
         let stream = tokio::select! {
@@ -230,15 +240,31 @@ async fn accept(
             },
             () = stop_requested(&mut stopped) => break,
         };
+        // A slot freed while this one waited for the connection: serve rather than refuse.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(permit) if slot.refuse => Slot::serve(permit),
+            _ => slot,
+        };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
         let mut stopped = stopped.clone();
         connections.spawn(async move {
+            let refuse = slot.refuse;
             let _slot = slot;
-            let service = service_fn(move |request| http::handle(request, state.clone()));
+            let service = service_fn(move |request| {
+                let state = state.clone();
+                async move {
+                    if refuse {
+                        http::too_many_connections(request, state).await
+                    } else {
+                        http::handle(request, state).await
+                    }
+                }
+            });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
+                .keep_alive(!refuse)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
             tokio::select! {
@@ -253,4 +279,20 @@ async fn accept(
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
+}
+
+/// What an accepted connection holds until it closes: a permit of the served connections, or
+/// of those refused with a 503.
+struct Slot {
+    refuse: bool,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Slot {
+    fn serve(permit: tokio::sync::OwnedSemaphorePermit) -> Self {
+        Slot {
+            refuse: false,
+            _permit: permit,
+        }
+    }
 }

@@ -243,6 +243,38 @@ fn a_full_queue_gets_503_with_retry_after() {
 }
 
 #[test]
+fn connections_beyond_the_cap_get_503_and_are_closed() {
+    let fixture = start(|config| config.connections_max = 1);
+    let address = url(&fixture);
+    let mut first = Client::connect(&address, None).unwrap();
+    assert_eq!(post(&mut first, &query_body("RETURN 1")).0, 200);
+    // The first connection is kept alive and holds the only slot.
+    let mut second = Client::connect(&address, None).unwrap();
+    let (status, headers, text) = post(&mut second, &query_body("RETURN 1"));
+    assert_eq!(status, 503, "{text}");
+    assert!(headers.iter().any(|(n, v)| n == "retry-after" && v == "1"));
+    assert!(
+        headers
+            .iter()
+            .any(|(n, v)| n == "connection" && v.eq_ignore_ascii_case("close")),
+        "{headers:?}"
+    );
+    assert!(text.starts_with("Error: Overloaded"), "{text}");
+    // Once the first connection closes, a new one is served.
+    drop(first);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut third = Client::connect(&address, None).unwrap();
+        let status = post(&mut third, &query_body("RETURN 1")).0;
+        if status == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn a_query_past_its_timeout_is_interrupted() {
     let fixture = start(|config| config.timeout_ms = 200);
     let mut client = Client::connect(&url(&fixture), None).unwrap();
