@@ -140,7 +140,7 @@ pub fn reset_peak_rss() -> bool {
 }
 
 /// The process's resident size now (`/proc/self/statm`), if readable.
-fn current_rss_bytes() -> Option<u64> {
+pub fn current_rss_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     // SAFETY: sysconf has no preconditions.

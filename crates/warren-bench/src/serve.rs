@@ -54,19 +54,31 @@ struct Sizes {
     connections: usize,
     /// Round trips (and embedded calls) measured for the overhead.
     overhead_samples: usize,
+    /// How long the overload phase runs, and over how many connections (more than the server's
+    /// query threads plus its queue, so that requests beyond them are refused).
+    overload: Duration,
+    overload_connections: usize,
 }
 
 const FULL: Sizes = Sizes {
     step: Duration::from_secs(5),
     connections: 32,
     overhead_samples: 5_000,
+    overload: Duration::from_secs(30),
+    overload_connections: 256,
 };
 
 const QUICK: Sizes = Sizes {
     step: Duration::from_millis(300),
     connections: 4,
     overhead_samples: 200,
+    overload: Duration::from_millis(600),
+    overload_connections: 32,
 };
+
+/// The queue of the server the overload run starts (`--queue`): requests beyond the query
+/// threads and this many get 503 at once.
+const OVERLOAD_QUEUE: usize = 64;
 
 /// A deterministic generator of node ids (xorshift64*).
 struct Ids(u64);
@@ -315,11 +327,9 @@ pub fn table(steps: &[Step]) -> String {
     out
 }
 
-/// The table and the overhead line, from a report's answer.
-pub fn text(report: &Report) -> String {
-    let answer = &report.answer;
+fn steps_from_json(steps: &serde_json::Value) -> Vec<Step> {
     let number = |v: &serde_json::Value, name: &str| v[name].as_f64().unwrap_or(0.0);
-    let steps: Vec<Step> = answer["steps"]
+    steps
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default()
@@ -342,14 +352,192 @@ pub fn text(report: &Report) -> String {
             ]
             .map(|name| number(v, name) as u64),
         })
-        .collect();
-    format!(
+        .collect()
+}
+
+/// The table, the overhead line and the overload run (when there was one), from a report's
+/// answer.
+pub fn text(report: &Report) -> String {
+    let answer = &report.answer;
+    let mut text = format!(
         "{}overhead for a one-row result (P50): server {} us - embedded {} us = {} us\n",
-        table(&steps),
+        table(&steps_from_json(&answer["steps"])),
         answer["server_us_p50"],
         answer["embedded_us_p50"],
         answer["overhead_us_p50"]
+    );
+    let run = &answer["overload"];
+    if run.is_object() {
+        let bytes = |name: &str| run[name].as_u64().unwrap_or(0);
+        text.push_str(&overload_text(&Overload {
+            knee: run["knee"].as_f64().unwrap_or(0.0),
+            phases: steps_from_json(&run["phases"]),
+            rss_before: bytes("rss_before_bytes"),
+            rss_peak: bytes("rss_peak_bytes"),
+            bound_bytes: bytes("bound_bytes"),
+        }));
+    }
+    text
+}
+
+/// The resident memory of this process (server and load generator) sampled every 20 ms while
+/// `work` runs: (resident before, peak while it ran).
+fn sample_memory<T>(work: impl FnOnce() -> T) -> (T, u64, u64) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let before = crate::machine::current_rss_bytes().unwrap_or(0);
+    let peak = AtomicU64::new(before);
+    let done = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if let Some(now) = crate::machine::current_rss_bytes() {
+                    peak.fetch_max(now, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let result = work();
+        done.store(true, Ordering::Relaxed);
+        result
+    });
+    (result, before, peak.load(Ordering::Relaxed))
+}
+
+/// What the overload run measured: the mix at half the knee, at twice it, and at half it again.
+pub struct Overload {
+    pub knee: f64,
+    pub phases: Vec<Step>,
+    pub rss_before: u64,
+    pub rss_peak: u64,
+    /// The most the server may hold beyond its resident size before the run, from its limits.
+    pub bound_bytes: u64,
+}
+
+/// Memory the server may add under any load, from its limits: per open connection (at most
+/// `connections_max` served and 64 being refused) a request body of at most `body_bytes_max`
+/// (a queued or running query holds its connection's) and the response pieces in flight plus
+/// one being filled; plus 64 MiB of slack for the allocator, the load generator's threads and
+/// the engine's per-query state.
+fn memory_bound(config: &warren_server::Config, connections: usize) -> u64 {
+    let pieces = (warren_server::pool::PIECES_IN_FLIGHT + 1) * warren_server::pool::PIECE_BYTES;
+    let open = connections.min(config.connections_max + warren_server::REFUSED_CONNECTIONS_MAX);
+    (open * (config.body_bytes_max + pieces)) as u64 + (64 << 20)
+}
+
+/// The overload run: a server with a queue of [`OVERLOAD_QUEUE`], the mix sent at half the
+/// knee, then at twice the knee for `sizes.overload` over more connections than the server
+/// can queue, then at half the knee again.
+fn overload(
+    db: &warren::Database,
+    threads: usize,
+    knee: f64,
+    nodes: u64,
+    sizes: &Sizes,
+) -> BenchResult<Overload> {
+    let config = warren_server::Config {
+        listen: "127.0.0.1:0".parse().expect("a loopback address"),
+        threads,
+        queue: OVERLOAD_QUEUE,
+        ..warren_server::Config::default()
+    };
+    let server = warren_server::Server::start(&config, db)?;
+    let url = format!("http://{}", server.addr());
+    let calm = |seed: u64| {
+        let rate = knee / 2.0;
+        let count = ((rate * sizes.step.as_secs_f64()) as usize).max(1);
+        let mut step = run_step(
+            &url,
+            "mix",
+            &schedule(None, count, nodes, seed),
+            rate,
+            sizes,
+        );
+        step.workload = if seed == 1 { "before" } else { "after" }.into();
+        step
+    };
+    let before = calm(1);
+    let loud = Sizes {
+        step: sizes.overload,
+        connections: sizes.overload_connections,
+        ..sizes.clone()
+    };
+    let rate = knee * 2.0;
+    let count = ((rate * loud.step.as_secs_f64()) as usize).max(1);
+    let bodies = schedule(None, count, nodes, 2);
+    let (mut during, rss_before, rss_peak) =
+        sample_memory(|| run_step(&url, "mix", &bodies, rate, &loud));
+    during.workload = "overload".into();
+    let after = calm(3);
+    drop(server);
+    Ok(Overload {
+        knee,
+        phases: vec![before, during, after],
+        rss_before,
+        rss_peak,
+        bound_bytes: memory_bound(&config, loud.connections),
+    })
+}
+
+/// The overload table: the three phases, then the memory line and the verdicts.
+pub fn overload_text(overload: &Overload) -> String {
+    let [before, during, after] = &overload.phases[..] else {
+        panic!("an overload run has three phases")
+    };
+    let growth = overload.rss_peak.saturating_sub(overload.rss_before);
+    let refused = during.rejected_503 > 0;
+    // Recovered: keeps up with half the knee again (no 503s, nothing unsent, at least 90% of
+    // the rate achieved) with a median latency within 1.5x of the one before the overload.
+    let recovered = after.rejected_503 == 0
+        && after.unsent == 0
+        && after.rate_achieved >= 0.9 * after.rate_target
+        && after.latency_us[0] * 2 <= before.latency_us[0].max(100) * 3;
+    format!(
+        "overload at twice the knee ({:.0}/s, knee {:.0}/s):\n{}\
+         memory: {} MiB resident before, {} MiB peak during (+{} MiB; bound +{} MiB): {}\n\
+         excess refused with 503: {}; P99 of the accepted during overload: {} us; \
+         recovered at half the knee (keeps up, no 503s, P50 within 1.5x of before): {} \
+         (P99 {} us before, {} us after)\n",
+        overload.knee * 2.0,
+        overload.knee,
+        table(&overload.phases),
+        overload.rss_before >> 20,
+        overload.rss_peak >> 20,
+        growth >> 20,
+        overload.bound_bytes >> 20,
+        if growth <= overload.bound_bytes {
+            "within"
+        } else {
+            "OVER"
+        },
+        if refused { "yes" } else { "no" },
+        during.latency_us[2],
+        if recovered { "yes" } else { "NO" },
+        before.latency_us[2],
+        after.latency_us[2],
     )
+}
+
+/// The knee of the mix: the highest sweep rate it kept up with (achieved at least 90% of the
+/// rate, P99 under 100 ms, nothing unsent).
+fn mix_knee(steps: &[Step]) -> Option<f64> {
+    steps
+        .iter()
+        .filter(|s| s.workload == "mix")
+        .take_while(|s| {
+            s.rate_achieved >= 0.9 * s.rate_target && s.latency_us[2] <= 100_000 && s.unsent == 0
+        })
+        .map(|s| s.rate_target)
+        .last()
+}
+
+fn step_json(s: &Step) -> serde_json::Value {
+    serde_json::json!({
+        "workload": s.workload, "rate_target": s.rate_target, "rate_achieved": s.rate_achieved,
+        "requests": s.requests, "ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503,
+        "unsent": s.unsent, "latency_us_p50": s.latency_us[0], "latency_us_p90": s.latency_us[1],
+        "latency_us_p99": s.latency_us[2], "latency_us_p999": s.latency_us[3],
+        "latency_us_max": s.latency_us[4],
+    })
 }
 
 fn summary(value: f64) -> Option<Summary> {
@@ -396,6 +584,20 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         }
     }
     drop(server);
+    let overload = if options.overload {
+        let knee = match (options.rate, mix_knee(&steps)) {
+            (Some(rate), _) if !options.sweep => rate,
+            (_, Some(knee)) => knee,
+            (_, None) => {
+                return Err(BenchError::Result(
+                    "overload: the mix kept up with no rate of the sweep; give --rate".into(),
+                ))
+            }
+        };
+        Some(overload(&db, config.threads, knee, nodes, &sizes)?)
+    } else {
+        None
+    };
     let runs = steps
         .iter()
         .map(|s| Run {
@@ -430,14 +632,19 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "overhead_us_p50": served_us as i64 - embedded_us as i64,
         "connections": sizes.connections,
         "step_s": sizes.step.as_secs_f64(),
-        "steps": steps.iter().map(|s| serde_json::json!({
-            "workload": s.workload, "rate_target": s.rate_target, "rate_achieved": s.rate_achieved,
-            "requests": s.requests, "ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503,
-            "unsent": s.unsent, "latency_us_p50": s.latency_us[0], "latency_us_p90": s.latency_us[1],
-            "latency_us_p99": s.latency_us[2], "latency_us_p999": s.latency_us[3],
-            "latency_us_max": s.latency_us[4],
-        })).collect::<Vec<_>>(),
+        "steps": steps.iter().map(step_json).collect::<Vec<_>>(),
     });
+    if let Some(overload) = &overload {
+        report.answer["overload"] = serde_json::json!({
+            "knee": overload.knee,
+            "rss_before_bytes": overload.rss_before,
+            "rss_peak_bytes": overload.rss_peak,
+            "bound_bytes": overload.bound_bytes,
+            "queue": OVERLOAD_QUEUE,
+            "connections": sizes.overload_connections,
+            "phases": overload.phases.iter().map(step_json).collect::<Vec<_>>(),
+        });
+    }
     report.answer_checked = true;
     report.check =
         "every overhead sample's point lookup returned its id, embedded and served".into();

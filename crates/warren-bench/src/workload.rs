@@ -144,6 +144,8 @@ pub struct BenchOptions {
     pub rate: Option<f64>,
     /// serve: increasing rates until the knee instead of one rate.
     pub sweep: bool,
+    /// serve: the overload run (the mix at twice the knee, between two steps at half of it).
+    pub overload: bool,
 }
 
 impl BenchOptions {
@@ -165,6 +167,7 @@ impl BenchOptions {
             quick: false,
             rate: None,
             sweep: false,
+            overload: false,
         }
     }
 

@@ -67,6 +67,10 @@ pub struct BenchArgs {
     /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
     #[arg(long)]
     pub sweep: bool,
+    /// serve: the overload run: the mix at half the knee, at twice it for 30 s, and at half it
+    /// again, with 503s, latency and memory per phase (the knee: --rate, else a sweep of the mix).
+    #[arg(long)]
+    pub overload: bool,
 }
 
 /// The flags of `warren compare`.
@@ -125,6 +129,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.quick = args.quick;
     options.rate = args.rate;
     options.sweep = args.sweep;
+    options.overload = args.overload;
     if options
         .rate
         .is_some_and(|rate| !(rate > 0.0 && rate.is_finite()))

@@ -208,6 +208,7 @@ fn bench_serve_quick_runs_every_workload() {
         "--quick",
         "--rate",
         "200",
+        "--overload",
         "--output",
         report.to_str().unwrap(),
     ]);
@@ -232,6 +233,31 @@ fn bench_serve_quick_runs_every_workload() {
         assert_eq!(step["errors"], 0, "{step}");
     }
     assert!(json["answer"]["server_us_p50"].as_u64().unwrap() > 0);
+    // The overload run: before, at twice the rate, after; the phases' requests all accounted.
+    let overload = &json["answer"]["overload"];
+    assert_eq!(overload["knee"], 200.0, "{overload}");
+    let phases = overload["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|s| s["workload"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["before", "overload", "after"]);
+    for phase in phases {
+        let counted: u64 = ["ok", "errors", "rejected_503", "unsent"]
+            .iter()
+            .map(|k| phase[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(counted, phase["requests"].as_u64().unwrap(), "{phase}");
+        assert!(phase["ok"].as_u64().unwrap() > 0, "{phase}");
+    }
+    assert!(
+        overload["rss_peak_bytes"].as_u64().unwrap()
+            >= overload["rss_before_bytes"].as_u64().unwrap()
+    );
+    assert!(
+        stdout.contains("overload at twice the knee (400/s, knee 200/s)"),
+        "{stdout}"
+    );
     let compared = warren(&[
         "compare",
         report.to_str().unwrap(),

@@ -208,7 +208,7 @@ async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
 
 /// Connections accepted beyond `--max-connections` only to be answered 503 and closed; more
 /// than this wait in the kernel's backlog.
-const REFUSED_CONNECTIONS_MAX: usize = 64;
+pub const REFUSED_CONNECTIONS_MAX: usize = 64;
 
 async fn accept(
     listener: TcpListener,
