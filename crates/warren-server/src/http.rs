@@ -124,14 +124,7 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
     };
     if state.pool.submit(job).is_err() {
         state.metrics.error("Overloaded");
-        let mut response = failure(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Overloaded: every query thread is busy and the queue is full; retry later",
-        );
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
+        return overloaded("every query thread is busy and the queue is full");
     }
     match started.await {
         Ok(Ok(())) => {
@@ -180,14 +173,21 @@ pub async fn too_many_connections(
     state: Arc<State>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     state.metrics.error("Overloaded");
+    Ok(overloaded(
+        "the server has as many connections open as --max-connections allows",
+    ))
+}
+
+/// 503 `Overloaded: <why>; retry later` with `Retry-After: 1`.
+fn overloaded(why: &str) -> Response<ResponseBody> {
     let mut response = failure(
         StatusCode::SERVICE_UNAVAILABLE,
-        "Overloaded: the server has as many connections open as --max-connections allows; retry later",
+        &format!("Overloaded: {why}; retry later"),
     );
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-    Ok(response)
+    response
 }
 
 fn failure(status: StatusCode, line: &str) -> Response<ResponseBody> {
