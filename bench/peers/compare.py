@@ -47,6 +47,7 @@ class Plan:
     repeat: int
     timeout_s: float
     setup_timeout_s: float
+    memory_limit_bytes: int
     systems: list[str]
     workloads: list[Workload]
     warren_help: str | None  # the help of `warren bench`; None when Warren is not run
@@ -74,6 +75,13 @@ def parse_args() -> argparse.Namespace:
         default=600.0,
         help="seconds a process may spend outside timed runs (loading, opening)",
     )
+    parser.add_argument(
+        "--memory-limit",
+        type=float,
+        default=default_memory_limit_gib(),
+        help="GiB of resident memory a process may use before it is stopped and reported as "
+        "out of memory (default: 80%% of this machine's memory)",
+    )
     parser.add_argument("--dataset", help="use this dataset folder instead of generating one")
     parser.add_argument("--warren", default=os.path.join(ROOT, "target", "release", "warren"))
     args = parser.parse_args()
@@ -87,6 +95,15 @@ def parse_args() -> argparse.Namespace:
     except ValueError as error:
         parser.error(str(error))
     return args
+
+
+def default_memory_limit_gib() -> float:
+    """80% of the machine's memory (MemTotal), leaving room for the runner and the OS."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) * 1024 * 0.8 / 2**30, 1)
+    return 16.0
 
 
 def make_plan(args: argparse.Namespace) -> Plan:
@@ -104,6 +121,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         repeat=args.repeat,
         timeout_s=args.timeout,
         setup_timeout_s=args.setup_timeout,
+        memory_limit_bytes=int(args.memory_limit * 2**30),
         systems=[s for s in SYSTEMS if s in args.systems.split(",")],
         workloads=[workload(name) for name in ordered],
         warren_help=warren_side.bench_help(args.warren)
@@ -156,7 +174,14 @@ def run_peer(plan: Plan, system: str, work: Workload) -> Cell:
     log = plan.path("logs", f"{system}-{work.name}.log")
     remove(output)
     command = peer_command(plan, system, work, plan.repeat, output)
-    outcome = child.run_child(command, log, plan.timeout_s, plan.setup_timeout_s, cwd=HERE)
+    outcome = child.run_child(
+        command,
+        log,
+        plan.timeout_s,
+        plan.setup_timeout_s,
+        cwd=HERE,
+        memory_limit_bytes=plan.memory_limit_bytes,
+    )
     cell = Cell(
         system,
         outcome.status,
@@ -203,7 +228,14 @@ def run_warren(plan: Plan, work: Workload) -> Cell:
     )
     # Warren prints no markers: it gets its setup time plus the warm-up and the timed runs.
     total_s = plan.setup_timeout_s + (plan.repeat + 1) * plan.timeout_s
-    outcome = child.run_child(command, log, plan.timeout_s, plan.setup_timeout_s, total_s)
+    outcome = child.run_child(
+        command,
+        log,
+        plan.timeout_s,
+        plan.setup_timeout_s,
+        total_s,
+        memory_limit_bytes=plan.memory_limit_bytes,
+    )
     if work.kind == "load":
         remove(db_dir)
     cell = Cell(
@@ -307,7 +339,9 @@ def notes(plan: Plan, rows: list[report.Row], load_average: list[float]) -> list
         "igraph and networkx the graph built in memory; loading is never in the time).",
         "igraph and networkx run single-threaded; (scipy): walk counts by scipy sparse "
         "matrix-vector products, not igraph; n/a: the system has no way to answer it.",
-        f">{plan.timeout_s:g} s: stopped at the timeout; a speedup over it is a lower bound.",
+        f">{plan.timeout_s:g} s: stopped at the timeout; a speedup over it is a lower bound. "
+        f"out of memory: the process passed {plan.memory_limit_bytes / 2**30:.1f} GiB resident "
+        "(--memory-limit) and was stopped, or the kernel killed it.",
         f"Load average (1, 5, 15 min) at the start: {', '.join(f'{v:.2f}' for v in load_average)}"
         f"; at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())} "
         f"on {os.cpu_count()} CPUs.",
@@ -364,6 +398,7 @@ def write_outputs(
             "repeat": plan.repeat,
             "timeout_s": plan.timeout_s,
             "setup_timeout_s": plan.setup_timeout_s,
+            "memory_limit_bytes": plan.memory_limit_bytes,
             "systems": plan.systems,
         },
         "rows": [report.row_json(row) for row in rows],

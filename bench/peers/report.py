@@ -92,6 +92,8 @@ def cell_text(cell: Cell | None, timeout_s: float) -> str:
         return "-"
     if cell.status == "timeout":
         return f">{timeout_s:g} s"
+    if cell.status == "memory":
+        return "out of memory"
     if cell.status != "ok":
         return {"n/a": "n/a", "missing": "not run"}.get(cell.status, cell.status)
     parts = [format_seconds(cell.median_s or 0.0)]

@@ -201,6 +201,21 @@ class ChildProcesses(unittest.TestCase):
         self.assertGreater(outcome.peak_rss_bytes, 300 * 2**20)
         self.assertLess(outcome.peak_rss_bytes, 600 * 2**20)
 
+    def test_a_child_over_its_memory_limit_is_stopped(self) -> None:
+        # A child (and a grandchild in its process group) growing past the limit.
+        code = (
+            "import subprocess, sys, time\n"
+            "subprocess.Popen([sys.executable, '-c', 'b = bytearray(200 * 2**20); "
+            "b[::4096] = b\"x\" * len(b[::4096]); import time; time.sleep(30)'])\n"
+            "b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(30)"
+        )
+        outcome = self.run_python(
+            code, step_timeout_s=60, setup_timeout_s=60, memory_limit_bytes=300 * 2**20
+        )
+        self.assertEqual(outcome.status, "memory", outcome.detail)
+        self.assertIn("passed the limit of 0.3 GiB", outcome.detail)
+        self.assertLess(outcome.wall_s, 20)
+
     def test_a_failing_child_is_an_error(self) -> None:
         outcome = self.run_python("raise SystemExit(3)", step_timeout_s=20, setup_timeout_s=20)
         self.assertEqual((outcome.status, outcome.exit_code), ("error", 3))
