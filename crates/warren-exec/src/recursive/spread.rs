@@ -33,8 +33,8 @@ const NOT_REACHED: u64 = u64::MAX;
 const HOPS_NONE: u8 = u8::MAX;
 /// The largest `max_hops` (the hop count is kept in a byte).
 pub const SPREAD_HOPS_MAX: u32 = 254;
-/// Pull is chosen when the frontier's entries exceed this share of all entries.
-pub const PULL_SHARE_MIN: f64 = 0.05;
+/// Private arrays are chosen when the frontier's entries exceed this multiple of the nodes.
+pub const PRIVATE_SHARE_MIN: f64 = 0.25;
 /// Frontier nodes per push morsel: hubs make per-node work uneven, so morsels are small.
 const PUSH_MORSEL_NODES: usize = 64;
 /// Bytes of state per node: two arrival arrays, the total, the first hop, and three u32 lists.
@@ -52,7 +52,19 @@ pub struct SpreadParameters {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpreadStrategy {
     Auto,
+    /// Push into the shared arrivals with compare-and-swap.
     Push,
+    /// Push into per-worker arrival arrays (plain adds), then merge them over all nodes.
+    PushPrivate,
+    /// Every node sums what its spreading in-neighbours send.
+    Pull,
+}
+
+/// The way one hop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HopKind {
+    Push,
+    PushPrivate,
     Pull,
 }
 
@@ -128,6 +140,9 @@ struct State {
     next: Vec<AtomicU64>,
     total: Vec<f64>,
     first_hop: Vec<u8>,
+    /// One arrival array per worker for private pushes (NaN: nothing arrived), made on first
+    /// use and kept all NaN between hops.
+    private: Vec<Vec<f64>>,
 }
 
 impl State {
@@ -139,6 +154,25 @@ impl State {
             next: unreached(),
             total: vec![0.0; n],
             first_hop: vec![HOPS_NONE; n],
+            private: Vec::new(),
+        }
+    }
+
+    /// Bytes the private arrays for `threads` workers would add.
+    fn private_bytes(&self, threads: usize) -> u64 {
+        let missing = threads.saturating_sub(self.private.len());
+        (missing * self.total.len() * 8) as u64
+    }
+
+    /// Bytes the private arrays hold now.
+    fn private_bytes_held(&self) -> u64 {
+        (self.private.len() * self.total.len() * 8) as u64
+    }
+
+    fn ensure_private(&mut self, threads: usize) {
+        let n = self.total.len();
+        while self.private.len() < threads {
+            self.private.push(vec![f64::NAN; n]);
         }
     }
 }
@@ -170,18 +204,19 @@ pub fn spread(
     assert!(seeds.iter().all(|&(v, _)| v < graph.num_nodes), "seeds are graph nodes");
     let bytes = u64::from(graph.num_nodes) * SPREAD_BYTES_PER_NODE;
     run.memory.reserve(bytes, "spread_activation")?;
-    let result = spread_levels(graph, seeds, parameters, run);
-    run.memory.release(bytes);
+    let mut state = State::new(graph.num_nodes);
+    let result = spread_levels(graph, &mut state, seeds, parameters, run);
+    run.memory.release(bytes + state.private_bytes_held());
     result
 }
 
 fn spread_levels(
     graph: &SpreadGraph<'_>,
+    state: &mut State,
     seeds: &[(u32, f64)],
     parameters: SpreadParameters,
     run: &SpreadRun<'_>,
 ) -> Result<Vec<Activation>> {
-    let mut state = State::new(graph.num_nodes);
     let mut touched = Vec::new();
     for &(v, a) in seeds {
         if add_arrival(&state.arrival[v as usize], a) {
@@ -189,25 +224,27 @@ fn spread_levels(
         }
     }
     let mut reached = Vec::new();
-    let mut frontier = settle(&mut state, &touched, 0, parameters.threshold, &mut reached);
+    let mut frontier = settle(state, &touched, 0, parameters.threshold, &mut reached);
     for hop in 1..=parameters.max_hops {
         if frontier.is_empty() {
             break;
         }
         run.interrupt.check()?;
-        let next_touched = if use_pull(graph, &frontier, run.strategy) {
-            pull_level(graph, &state, parameters, run)?
-        } else {
-            push_level(graph, &state, &frontier, parameters.decay, run)?
+        let next_touched = match hop_kind(graph, &frontier, run.strategy) {
+            HopKind::Push => push_level(graph, state, &frontier, parameters.decay, run)?,
+            HopKind::PushPrivate => {
+                private_push_level(graph, state, &frontier, parameters.decay, run)?
+            }
+            HopKind::Pull => pull_level(graph, state, parameters, run)?,
         };
         for &v in &touched {
             state.arrival[v as usize].store(NOT_REACHED, Ordering::Relaxed);
         }
         std::mem::swap(&mut state.arrival, &mut state.next);
         touched = next_touched;
-        frontier = settle(&mut state, &touched, hop, parameters.threshold, &mut reached);
+        frontier = settle(state, &touched, hop, parameters.threshold, &mut reached);
     }
-    Ok(ranked(&state, reached))
+    Ok(ranked(state, reached))
 }
 
 /// Adds this hop's arrivals (in `state.arrival`) of `touched` to the totals, records first
@@ -237,22 +274,23 @@ fn settle(
     frontier
 }
 
-/// Whether this hop pulls: forced, or the frontier's entries are a large share of all.
-fn use_pull(graph: &SpreadGraph<'_>, frontier: &[u32], strategy: SpreadStrategy) -> bool {
+/// How this hop runs: forced, or by the frontier's entries. A hop whose entries exceed
+/// [`PRIVATE_SHARE_MIN`] of the nodes pushes into private arrays, whose merge costs O(nodes).
+fn hop_kind(graph: &SpreadGraph<'_>, frontier: &[u32], strategy: SpreadStrategy) -> HopKind {
     match strategy {
-        SpreadStrategy::Push => false,
-        SpreadStrategy::Pull => true,
+        SpreadStrategy::Push => HopKind::Push,
+        SpreadStrategy::PushPrivate => HopKind::PushPrivate,
+        SpreadStrategy::Pull => HopKind::Pull,
         SpreadStrategy::Auto => {
-            let all: u64 = graph.push.iter().map(AdjacencyView::num_entries).sum();
-            let limit = (all as f64 * PULL_SHARE_MIN) as u64;
+            let limit = (f64::from(graph.num_nodes) * PRIVATE_SHARE_MIN) as u64;
             let mut entries = 0u64;
             for &v in frontier {
                 entries += graph.push.iter().map(|view| degree(view, v)).sum::<u64>();
                 if entries > limit {
-                    return true;
+                    return HopKind::PushPrivate;
                 }
             }
-            false
+            HopKind::Push
         }
     }
 }
@@ -322,6 +360,143 @@ fn push_level(
         |local| touched.extend(local),
     )?;
     Ok(touched)
+}
+
+/// One push hop into private arrays: each morsel takes a worker's array from a pool, adds
+/// into it without atomics, and gives it back; then the arrays are summed into the shared
+/// arrivals over node ranges (and reset for the next hop). Returns the nodes reached, ascending.
+fn private_push_level(
+    graph: &SpreadGraph<'_>,
+    state: &mut State,
+    frontier: &[u32],
+    decay: f64,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let threads = run.threads.max(1);
+    run.memory.reserve(state.private_bytes(threads), "spread_activation")?;
+    state.ensure_private(threads);
+    let pool = std::sync::Mutex::new(std::mem::take(&mut state.private));
+    let morsel = PUSH_MORSEL_NODES.min(run.morsel_size.max(1));
+    let result = for_each_morsel(
+        frontier.len(),
+        morsel,
+        threads,
+        run.interrupt,
+        |range| {
+            let mut sums = pool.lock().expect("pool lock").pop().expect("one array per worker");
+            let pushed = push_private(graph, state, frontier, range, decay, run, &mut sums);
+            pool.lock().expect("pool lock").push(sums);
+            pushed
+        },
+        |()| {},
+    );
+    state.private = pool.into_inner().expect("pool lock");
+    result?;
+    merge_private(state, run)
+}
+
+/// Adds what `frontier[range]` sends into `sums` (NaN: nothing arrived yet).
+fn push_private(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    frontier: &[u32],
+    range: std::ops::Range<usize>,
+    decay: f64,
+    run: &SpreadRun<'_>,
+    sums: &mut [f64],
+) -> Result<()> {
+    for view in &graph.push {
+        for i in range.clone() {
+            if run.prefetch_distance > 0 {
+                prefetch_adjacency(view, frontier, i, run.prefetch_distance);
+            }
+            let u = frontier[i];
+            let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
+            let (targets, rels) = entries(view, u);
+            for (&v, &rel) in targets.iter().zip(rels) {
+                let weight = graph.weights.get(rel);
+                if weight.is_nan() {
+                    continue;
+                }
+                if weight < 0.0 {
+                    return Err(negative_weight(weight));
+                }
+                let slot = &mut sums[v as usize];
+                let x = sent * weight * decay;
+                *slot = if slot.is_nan() { x } else { *slot + x };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sums the private arrays into the shared arrivals, node range by node range, resetting
+/// them; returns the nodes that received something, ascending.
+fn merge_private(state: &State, run: &SpreadRun<'_>) -> Result<Vec<u32>> {
+    let arrays: Vec<SharedArray> = state.private.iter().map(SharedArray::of).collect();
+    let mut morsels = Vec::new();
+    for_each_morsel(
+        state.next.len(),
+        run.morsel_size.max(1) * 8,
+        run.threads,
+        run.interrupt,
+        |range| {
+            let mut local = Vec::new();
+            for v in range.clone() {
+                let mut sum = f64::NAN;
+                for array in &arrays {
+                    // SAFETY: morsels are disjoint node ranges, so this is the only access to
+                    // slot `v` of any array while the merge runs.
+                    let x = unsafe { array.take(v) };
+                    if !x.is_nan() {
+                        sum = if sum.is_nan() { x } else { sum + x };
+                    }
+                }
+                if !sum.is_nan() {
+                    state.next[v].store(sum.to_bits(), Ordering::Relaxed);
+                    local.push(v as u32);
+                }
+            }
+            Ok((range.start, local))
+        },
+        |morsel| morsels.push(morsel),
+    )?;
+    morsels.sort_unstable_by_key(|(start, _)| *start);
+    Ok(morsels.into_iter().flat_map(|(_, local)| local).collect())
+}
+
+/// A private array shared by the merge's workers, each of which touches its own node range.
+struct SharedArray {
+    start: *mut f64,
+    len: usize,
+}
+
+// SAFETY: the merge gives each worker disjoint slots (see `merge_private`).
+unsafe impl Send for SharedArray {}
+unsafe impl Sync for SharedArray {}
+
+impl SharedArray {
+    fn of(array: &Vec<f64>) -> Self {
+        Self {
+            start: array.as_ptr().cast_mut(),
+            len: array.len(),
+        }
+    }
+
+    /// Reads slot `v` and resets it to NaN.
+    ///
+    /// # Safety
+    /// No other thread may access slot `v` during the call.
+    unsafe fn take(&self, v: usize) -> f64 {
+        assert!(v < self.len, "slot in range");
+        // SAFETY: in bounds (asserted); exclusive per the caller's contract.
+        unsafe {
+            let slot = self.start.add(v);
+            let x = *slot;
+            *slot = f64::NAN;
+            x
+        }
+    }
 }
 
 /// One pull hop: every node sums what its spreading in-neighbours send. Returns the nodes

@@ -136,6 +136,7 @@ fn check_against_reference(
     for threads in [1, 3] {
         for strategy in [
             SpreadStrategy::Push,
+            SpreadStrategy::PushPrivate,
             SpreadStrategy::Pull,
             SpreadStrategy::Auto,
         ] {
@@ -257,7 +258,11 @@ fn a_negative_weight_is_an_error() {
         nodes: 2,
         edges: vec![(0, 1, Some(-1.0))],
     };
-    for strategy in [SpreadStrategy::Push, SpreadStrategy::Pull] {
+    for strategy in [
+        SpreadStrategy::Push,
+        SpreadStrategy::PushPrivate,
+        SpreadStrategy::Pull,
+    ] {
         let error = run_spread(&graph, Follow::Out, &[(0, 1.0)], DEFAULTS, 1, strategy)
             .unwrap_err()
             .to_string();
