@@ -9,12 +9,14 @@
 //! ```
 //!
 //! Each hop is one parallel pass over the frontier (the nodes reached at the previous hop whose
-//! arrival passes the threshold): **push** walks the frontier's entries and adds into the
-//! targets' arrival with a compare-and-swap on the f64's bits; **pull** walks every node's
-//! reversed entries and sums what its spreading neighbours send (no atomics, one writer per
-//! node). Pull pays when the frontier's entries are a large share of all entries
-//! ([`PULL_SHARE_MIN`], measured in docs/OPTIMIZATION_LOG.md). Only touched nodes are reset
-//! between hops, so a hop costs O(frontier entries) in push mode.
+//! arrival passes the threshold), in morsels on the query's threads. A sparse hop **pushes**:
+//! each frontier node adds into its targets' shared arrival with a compare-and-swap on the
+//! f64's bits, and only touched nodes are reset, so the hop costs O(frontier entries). A dense
+//! hop (frontier entries above [`PRIVATE_SHARE_MIN`] of the nodes) pushes into per-worker
+//! arrays with plain adds and merges them over all nodes: twice as fast as the atomics on
+//! Graph500. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
+//! strategy for tests and measurement but never chosen: it reads every entry of the graph and
+//! measured slower than both pushes (docs/OPTIMIZATION_LOG.md).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -561,21 +563,28 @@ fn pulled(
 }
 
 /// The reached nodes with their totals and first hops, activation descending, id ascending.
+/// Activations are non-negative, so their bits order as their values do: one u128 key per
+/// node (inverted bits, then the id) sorts without a comparison closure.
 fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
-    let mut out: Vec<Activation> = reached
+    let mut keys: Vec<u128> = reached
         .into_iter()
-        .map(|v| Activation {
-            node: v,
-            activation: state.total[v as usize],
-            hops: u32::from(state.first_hop[v as usize]),
+        .map(|v| {
+            let activation = state.total[v as usize];
+            debug_assert!(activation >= 0.0, "activations are non-negative");
+            (u128::from(!activation.to_bits()) << 32) | u128::from(v)
         })
         .collect();
-    out.sort_unstable_by(|a, b| {
-        b.activation
-            .total_cmp(&a.activation)
-            .then(a.node.cmp(&b.node))
-    });
-    out
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|key| {
+            let v = key as u32;
+            Activation {
+                node: v,
+                activation: state.total[v as usize],
+                hops: u32::from(state.first_hop[v as usize]),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
