@@ -563,28 +563,21 @@ fn pulled(
 }
 
 /// The reached nodes with their totals and first hops, activation descending, id ascending.
-/// Activations are non-negative, so their bits order as their values do: one u128 key per
-/// node (inverted bits, then the id) sorts without a comparison closure.
 fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
-    let mut keys: Vec<u128> = reached
+    let mut out: Vec<Activation> = reached
         .into_iter()
-        .map(|v| {
-            let activation = state.total[v as usize];
-            debug_assert!(activation >= 0.0, "activations are non-negative");
-            (u128::from(!activation.to_bits()) << 32) | u128::from(v)
+        .map(|v| Activation {
+            node: v,
+            activation: state.total[v as usize],
+            hops: u32::from(state.first_hop[v as usize]),
         })
         .collect();
-    keys.sort_unstable();
-    keys.into_iter()
-        .map(|key| {
-            let v = key as u32;
-            Activation {
-                node: v,
-                activation: state.total[v as usize],
-                hops: u32::from(state.first_hop[v as usize]),
-            }
-        })
-        .collect()
+    out.sort_unstable_by(|a, b| {
+        b.activation
+            .total_cmp(&a.activation)
+            .then(a.node.cmp(&b.node))
+    });
+    out
 }
 
 #[cfg(test)]
