@@ -255,7 +255,8 @@ impl ReferenceGraph {
                     if a < threshold {
                         continue;
                     }
-                    for &v in &self.targets[self.offsets[u as usize]..self.offsets[u as usize + 1]] {
+                    for &v in &self.targets[self.offsets[u as usize]..self.offsets[u as usize + 1]]
+                    {
                         *next.entry(v).or_default() += a * decay;
                     }
                 }

@@ -49,7 +49,12 @@ fn in_query_seeds_from_collect() {
     // from node 2's hop-1 arrival only.
     assert_eq!(
         rows(&mut conn, &query),
-        ["0|1.000000|0", "2|0.750000|1", "1|0.500000|1", "3|0.250000|2"]
+        [
+            "0|1.000000|0",
+            "2|0.750000|1",
+            "1|0.500000|1",
+            "3|0.250000|2"
+        ]
     );
 }
 
@@ -64,7 +69,12 @@ fn weights_threshold_and_yield() {
     // 0.5 to 3 at hop 2, which is under it too.
     assert_eq!(
         rows(&mut conn, &query),
-        ["0|1.000000|0", "1|0.500000|1", "2|1.000000|1", "3|0.500000|2"]
+        [
+            "0|1.000000|0",
+            "1|0.500000|1",
+            "2|1.000000|1",
+            "3|0.500000|2"
+        ]
     );
 }
 
@@ -93,7 +103,9 @@ fn standalone_with_a_parameter_and_in_direction() {
     let mut parameters = HashMap::new();
     parameters.insert(
         "seeds".to_string(),
-        Value::list(vec![Value::InternalId(warren_common::InternalId::new(0, 3))]),
+        Value::list(vec![Value::InternalId(warren_common::InternalId::new(
+            0, 3,
+        ))]),
     );
     let result = conn
         .query_with(
@@ -106,7 +118,12 @@ fn standalone_with_a_parameter_and_in_direction() {
     // Backwards from 3: 2 at hop 1, then 1 and 0 at hop 2, then 0 again (via 1) at hop 3.
     assert_eq!(
         result,
-        ["0|2.000000|2", "1|1.000000|2", "2|1.000000|1", "3|1.000000|0"]
+        [
+            "0|2.000000|2",
+            "1|1.000000|2",
+            "2|1.000000|1",
+            "3|1.000000|0"
+        ]
     );
 }
 
@@ -220,4 +237,34 @@ fn the_memory_limit_applies() {
         &format!("{FROM_ZERO}CALL spread_activation('Knows', seeds) RETURN *"),
     );
     assert!(message.contains("LimitExceeded"), "{message}");
+}
+
+#[test]
+fn a_rel_table_with_several_pairs_and_integer_weights() {
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    for statement in [
+        "CREATE NODE TABLE A(id INT64, PRIMARY KEY(id))",
+        "CREATE NODE TABLE B(id INT64, PRIMARY KEY(id))",
+        "CREATE REL TABLE Link(FROM A TO B, FROM B TO A, w INT64)",
+        "CREATE (:A {id: 1}), (:A {id: 2}), (:B {id: 10}), (:B {id: 20})",
+        "MATCH (a:A {id: 1}), (b:B {id: 10}) CREATE (a)-[:Link {w: 2}]->(b)",
+        "MATCH (b:B {id: 10}), (a:A {id: 2}) CREATE (b)-[:Link {w: 1}]->(a)",
+        "MATCH (a:A {id: 2}), (b:B {id: 20}) CREATE (a)-[:Link {w: 3}]->(b)",
+    ] {
+        conn.query(statement).unwrap();
+    }
+    let query =
+        "MATCH (a:A {id: 1}) CALL spread_activation('Link', a, weight := 'w', decay := 0.5) \
+                 RETURN label(node), node.id, activation, hops";
+    // 1 -> 10 (w 2): 1.0; 10 -> 2 (w 1): 0.5; 2 -> 20 (w 3): 0.75.
+    assert_eq!(
+        rows(&mut conn, query),
+        [
+            "A|1|1.000000|0",
+            "B|10|1.000000|1",
+            "B|20|0.750000|3",
+            "A|2|0.500000|2"
+        ]
+    );
 }

@@ -73,7 +73,9 @@ fn spread_kernel_timing() {
                 let mut reached = 0;
                 for _ in 0..REPEAT {
                     let start = Instant::now();
-                    reached = spread(&spread_graph, &seeds, parameters, &run).unwrap().len();
+                    reached = spread(&spread_graph, &seeds, parameters, &run)
+                        .unwrap()
+                        .len();
                     times.push(start.elapsed().as_secs_f64() * 1e3);
                 }
                 times.sort_by(f64::total_cmp);

@@ -221,7 +221,8 @@ fn call_clauses() {
 
 #[test]
 fn call_clauses_take_named_arguments() {
-    let found = clauses("CALL spread_activation('Knows', $s, decay := 0.5, max_hops := 2) RETURN *");
+    let found =
+        clauses("CALL spread_activation('Knows', $s, decay := 0.5, max_hops := 2) RETURN *");
     let Clause::Call(call) = &found[0] else {
         panic!("not CALL")
     };

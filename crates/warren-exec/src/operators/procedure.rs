@@ -59,7 +59,9 @@ impl ProcedureScan {
             "a procedure row has one value per column"
         );
         self.rows_bytes = self.rows.iter().map(row_bytes).sum();
-        let reserved = ctx.memory.reserve(self.rows_bytes, "the rows of a procedure call");
+        let reserved = ctx
+            .memory
+            .reserve(self.rows_bytes, "the rows of a procedure call");
         if reserved.is_err() {
             self.rows_bytes = 0;
         }

@@ -12,8 +12,7 @@ use super::GraphProcedure;
 use crate::context::ExecContext;
 use crate::recursive::graph::{Adjacency, Graph};
 use crate::recursive::spread::{
-    spread, EdgeWeights, SpreadGraph, SpreadParameters, SpreadRun, SpreadStrategy,
-    SPREAD_HOPS_MAX,
+    spread, EdgeWeights, SpreadGraph, SpreadParameters, SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
 };
 use crate::recursive::weighted::edge_weights;
 
@@ -33,9 +32,12 @@ fn invalid(message: impl std::fmt::Display) -> Error {
 
 /// A number option: present, finite, within `low..=high`.
 fn option(value: &Value, name: &str, low: f64, high: f64) -> Result<f64> {
-    let number = value
-        .as_f64()
-        .ok_or_else(|| invalid(format!("{name} must be a number, not {}", value.logical_type())))?;
+    let number = value.as_f64().ok_or_else(|| {
+        invalid(format!(
+            "{name} must be a number, not {}",
+            value.logical_type()
+        ))
+    })?;
     if !(low..=high).contains(&number) {
         return Err(invalid(format!(
             "{name} must be between {low} and {high}, got {number}"
@@ -47,7 +49,9 @@ fn option(value: &Value, name: &str, low: f64, high: f64) -> Result<f64> {
 /// The checked parameters; `hops_max` is the query's `var_length_extend_max_depth`.
 fn parameters(arguments: &[Value], hops_max: u32) -> Result<SpreadParameters> {
     let [_, decay, threshold, max_hops] = arguments else {
-        return Err(Error::internal("spread_activation takes four bound arguments"));
+        return Err(Error::internal(
+            "spread_activation takes four bound arguments",
+        ));
     };
     let hops_max = hops_max.min(SPREAD_HOPS_MAX);
     let hops = option(max_hops, "max_hops", 0.0, f64::from(hops_max))?;
@@ -206,9 +210,8 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        let args = |decay: Value, threshold: Value, hops: Value| {
-            vec![Value::Null, decay, threshold, hops]
-        };
+        let args =
+            |decay: Value, threshold: Value, hops: Value| vec![Value::Null, decay, threshold, hops];
         let ok = parameters(
             &args(Value::Double(0.5), Value::Int64(0), Value::Int64(3)),
             30,
@@ -251,14 +254,13 @@ mod tests {
         });
         assert_eq!(seeds(&node).unwrap(), vec![(id, 1.0)]);
         assert_eq!(seeds(&Value::Null).unwrap(), vec![]);
-        let with_activation = Value::Struct(std::sync::Arc::new(
-            warren_common::value::StructValue {
+        let with_activation =
+            Value::Struct(std::sync::Arc::new(warren_common::value::StructValue {
                 fields: vec![
                     ("node".into(), node.clone()),
                     ("activation".into(), Value::Double(0.25)),
                 ],
-            },
-        ));
+            }));
         let list = Value::list(vec![Value::InternalId(id), with_activation]);
         assert_eq!(seeds(&list).unwrap(), vec![(id, 1.0), (id, 0.25)]);
         for (bad, needle) in [

@@ -186,8 +186,7 @@ fn add_arrival(slot: &AtomicU64, x: f64) -> bool {
     loop {
         let first = old == NOT_REACHED;
         let new = if first { x } else { f64::from_bits(old) + x };
-        match slot.compare_exchange_weak(old, new.to_bits(), Ordering::Relaxed, Ordering::Relaxed)
-        {
+        match slot.compare_exchange_weak(old, new.to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return first,
             Err(actual) => old = actual,
         }
@@ -202,8 +201,14 @@ pub fn spread(
     parameters: SpreadParameters,
     run: &SpreadRun<'_>,
 ) -> Result<Vec<Activation>> {
-    assert!(parameters.max_hops <= SPREAD_HOPS_MAX, "max_hops checked by the caller");
-    assert!(seeds.iter().all(|&(v, _)| v < graph.num_nodes), "seeds are graph nodes");
+    assert!(
+        parameters.max_hops <= SPREAD_HOPS_MAX,
+        "max_hops checked by the caller"
+    );
+    assert!(
+        seeds.iter().all(|&(v, _)| v < graph.num_nodes),
+        "seeds are graph nodes"
+    );
     let bytes = u64::from(graph.num_nodes) * SPREAD_BYTES_PER_NODE;
     run.memory.reserve(bytes, "spread_activation")?;
     let mut state = State::new(graph.num_nodes);
@@ -375,7 +380,8 @@ fn private_push_level(
     run: &SpreadRun<'_>,
 ) -> Result<Vec<u32>> {
     let threads = run.threads.max(1);
-    run.memory.reserve(state.private_bytes(threads), "spread_activation")?;
+    run.memory
+        .reserve(state.private_bytes(threads), "spread_activation")?;
     state.ensure_private(threads);
     let pool = std::sync::Mutex::new(std::mem::take(&mut state.private));
     let morsel = PUSH_MORSEL_NODES.min(run.morsel_size.max(1));
@@ -385,7 +391,11 @@ fn private_push_level(
         threads,
         run.interrupt,
         |range| {
-            let mut sums = pool.lock().expect("pool lock").pop().expect("one array per worker");
+            let mut sums = pool
+                .lock()
+                .expect("pool lock")
+                .pop()
+                .expect("one array per worker");
             let pushed = push_private(graph, state, frontier, range, decay, run, &mut sums);
             pool.lock().expect("pool lock").push(sums);
             pushed
@@ -394,7 +404,7 @@ fn private_push_level(
     );
     state.private = pool.into_inner().expect("pool lock");
     result?;
-    merge_private(state, run)
+    merge_private(&mut state.private, &state.next, run)
 }
 
 /// Adds what `frontier[range]` sends into `sums` (NaN: nothing arrived yet).
@@ -434,11 +444,15 @@ fn push_private(
 
 /// Sums the private arrays into the shared arrivals, node range by node range, resetting
 /// them; returns the nodes that received something, ascending.
-fn merge_private(state: &State, run: &SpreadRun<'_>) -> Result<Vec<u32>> {
-    let arrays: Vec<SharedArray> = state.private.iter().map(SharedArray::of).collect();
+fn merge_private(
+    private: &mut [Vec<f64>],
+    next: &[AtomicU64],
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let arrays: Vec<SharedArray> = private.iter_mut().map(|a| SharedArray::of(a)).collect();
     let mut morsels = Vec::new();
     for_each_morsel(
-        state.next.len(),
+        next.len(),
         run.morsel_size.max(1) * 8,
         run.threads,
         run.interrupt,
@@ -455,7 +469,7 @@ fn merge_private(state: &State, run: &SpreadRun<'_>) -> Result<Vec<u32>> {
                     }
                 }
                 if !sum.is_nan() {
-                    state.next[v].store(sum.to_bits(), Ordering::Relaxed);
+                    next[v].store(sum.to_bits(), Ordering::Relaxed);
                     local.push(v as u32);
                 }
             }
@@ -478,9 +492,9 @@ unsafe impl Send for SharedArray {}
 unsafe impl Sync for SharedArray {}
 
 impl SharedArray {
-    fn of(array: &Vec<f64>) -> Self {
+    fn of(array: &mut [f64]) -> Self {
         Self {
-            start: array.as_ptr().cast_mut(),
+            start: array.as_mut_ptr(),
             len: array.len(),
         }
     }
@@ -545,7 +559,7 @@ fn pulled(
         let (sources, rels) = entries(view, v);
         for (&u, &rel) in sources.iter().zip(rels) {
             let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
-            if !(sent >= parameters.threshold) {
+            if sent.is_nan() || sent < parameters.threshold {
                 continue;
             }
             let weight = graph.weights.get(rel);

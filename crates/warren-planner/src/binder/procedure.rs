@@ -41,7 +41,11 @@ fn split_arguments(call: &ast::CallClause) -> Result<CallArguments<'_>> {
     for arg in &call.args {
         match &arg.kind {
             ast::ExprKind::NamedArgument(name, value) => {
-                if arguments.named.iter().any(|(n, ..)| n.eq_ignore_ascii_case(name)) {
+                if arguments
+                    .named
+                    .iter()
+                    .any(|(n, ..)| n.eq_ignore_ascii_case(name))
+                {
                     return Err(Error::binder(format!(
                         "Duplicate argument {name} in {}{}.",
                         call.name,
@@ -182,12 +186,10 @@ impl Binder<'_> {
                         }
                     };
                 }
-                _ => {
-                    return Err(Error::binder(format!(
-                        "Unknown argument {name} of spread_activation{}; it takes {SPREAD_OPTIONS}.",
-                        at(span)
-                    )))
-                }
+                _ => return Err(Error::binder(format!(
+                    "Unknown argument {name} of spread_activation{}; it takes {SPREAD_OPTIONS}.",
+                    at(span)
+                ))),
             }
         }
         spread.steps = pairs
@@ -212,7 +214,10 @@ impl Binder<'_> {
     /// A constant string argument (a literal or a parameter).
     fn constant_text(&mut self, expr: &ast::Expr, what: &str) -> Result<String> {
         let (bound, _) = self.bind_expr(expr, &Scope::default()).map_err(|_| {
-            Error::binder(format!("{what} must be a constant string{}.", at(expr.span)))
+            Error::binder(format!(
+                "{what} must be a constant string{}.",
+                at(expr.span)
+            ))
         })?;
         match crate::constant::evaluate_constant(&bound) {
             Some(Value::String(text)) => Ok(text.to_string()),
