@@ -69,6 +69,13 @@ fn split_arguments(call: &ast::CallClause) -> Result<CallArguments<'_>> {
 
 const SPREAD_OPTIONS: &str = "decay, threshold, max_hops, weight, direction";
 
+fn unknown_argument(name: &str, span: ast::Span) -> Error {
+    Error::binder(format!(
+        "Unknown argument {name} of spread_activation{}; it takes {SPREAD_OPTIONS}.",
+        at(span)
+    ))
+}
+
 impl Binder<'_> {
     /// Binds `CALL` of a graph procedure over `input`; its output columns become variables.
     pub(crate) fn bind_procedure(
@@ -186,10 +193,7 @@ impl Binder<'_> {
                         }
                     };
                 }
-                _ => return Err(Error::binder(format!(
-                    "Unknown argument {name} of spread_activation{}; it takes {SPREAD_OPTIONS}.",
-                    at(span)
-                ))),
+                _ => return Err(unknown_argument(name, span)),
             }
         }
         spread.steps = pairs
