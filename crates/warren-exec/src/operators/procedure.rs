@@ -53,6 +53,7 @@ impl ProcedureScan {
             .map(|argument| evaluator.eval(argument, row))
             .collect::<Result<Vec<_>>>()?;
         ctx.memory.release(self.rows_bytes);
+        self.rows_bytes = 0;
         self.rows = self.procedure.call(&arguments, ctx)?;
         assert!(
             self.rows.iter().all(|r| r.len() == self.columns.len()),
