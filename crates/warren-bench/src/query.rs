@@ -25,6 +25,18 @@ pub enum BenchQuery {
         destinations_below: i64,
         paths: bool,
     },
+    /// `spread_activation` over Knows from the seeds `a.ID < seeds_below` (activation 1 each),
+    /// `hops` hops, decay 0.5, threshold 0.01; per first hop, nodes and activation summed.
+    Spread { seeds_below: i64, hops: u32 },
+}
+
+/// The spread workload's decay and threshold.
+const SPREAD_DECAY: f64 = 0.5;
+const SPREAD_THRESHOLD: f64 = 0.01;
+/// Activations are multiples of 2^-hops (unit weights, decay 1/2), so their sum times this is
+/// an exact integer whatever the summation order (below 2^53).
+fn spread_scale(hops: u32) -> i64 {
+    1 << hops
 }
 
 impl BenchQuery {
@@ -49,13 +61,22 @@ impl BenchQuery {
                  WHERE a.ID < {sources_below} AND b.ID < {destinations_below} RETURN {}",
                 if paths { "r" } else { "count(*)" }
             ),
+            BenchQuery::Spread { seeds_below, hops } => format!(
+                "MATCH (a:Person) WHERE a.ID < {seeds_below} WITH collect(a) AS seeds \
+                 CALL spread_activation('Knows', seeds, decay := {SPREAD_DECAY}, \
+                 threshold := {SPREAD_THRESHOLD}, max_hops := {hops}) \
+                 RETURN hops, count(*), CAST(sum(activation) * {} AS INT64) ORDER BY hops",
+                spread_scale(hops)
+            ),
         }
     }
 
     /// How its rows are read.
     pub fn shape(&self) -> AnswerShape {
         match self {
-            BenchQuery::ShortestBelow { .. } | BenchQuery::ShortestFrom { .. } => AnswerShape::Rows,
+            BenchQuery::ShortestBelow { .. }
+            | BenchQuery::ShortestFrom { .. }
+            | BenchQuery::Spread { .. } => AnswerShape::Rows,
             BenchQuery::AllShortestFrom { .. } => AnswerShape::Count,
             BenchQuery::Walks { paths, .. } => {
                 if *paths {
@@ -82,6 +103,10 @@ impl BenchQuery {
                 "count(*) equals a single-threaded forward walk-count DP (per source, per \
                  level) over the edge list"
             }
+            BenchQuery::Spread { .. } => {
+                "rows (hops, count(*), sum(activation) * 2^hops) equal a single-threaded \
+                 level-by-level spread (docs/SEMANTICS.md) over the edge list"
+            }
             BenchQuery::Walks { paths: true, .. } => {
                 "rows streamed and their rels counted equal the walk count and walk-length sum \
                  of a single-threaded forward walk-count DP over the edge list"
@@ -96,6 +121,18 @@ impl BenchQuery {
                 Ok(shortest_rows(graph, |id| id < sources_below))
             }
             BenchQuery::ShortestFrom { source } => Ok(shortest_rows(graph, |id| id == source)),
+            BenchQuery::Spread { seeds_below, hops } => {
+                let seeds = graph.indices_where(|id| id < seeds_below);
+                let scale = spread_scale(hops) as f64;
+                let rows = graph
+                    .spread_by_hop(&seeds, SPREAD_DECAY, SPREAD_THRESHOLD, hops)
+                    .into_iter()
+                    .map(|(hop, nodes, sum)| {
+                        vec![i128::from(hop), i128::from(nodes), (sum * scale) as i128]
+                    })
+                    .collect();
+                Ok(Answer::Rows(rows))
+            }
             BenchQuery::AllShortestFrom { source } => {
                 let Some(index) = graph.index_of(source) else {
                     return Ok(Answer::Count(0));
@@ -217,6 +254,10 @@ mod tests {
             BenchQuery::ShortestFrom { source: 5 },
             BenchQuery::AllShortestFrom { source: 0 },
             BenchQuery::AllShortestFrom { source: 99 },
+            BenchQuery::Spread {
+                seeds_below: 2,
+                hops: 3,
+            },
             BenchQuery::Walks {
                 hops: 3,
                 sources_below: 2,

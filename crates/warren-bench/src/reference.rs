@@ -231,6 +231,56 @@ impl ReferenceGraph {
     }
 
     /// A mask over dense indices of the nodes whose ID satisfies `predicate`.
+    /// Spreading activation with unit weights along the edges (docs/SEMANTICS.md), from
+    /// `seeds` with activation 1 each: per first hop, the nodes first reached then and the
+    /// sum of their total activations, ascending by hop.
+    pub fn spread_by_hop(
+        &self,
+        seeds: &[u32],
+        decay: f64,
+        threshold: f64,
+        hops: u32,
+    ) -> Vec<(u32, u64, f64)> {
+        let n = self.ids.len();
+        let mut total = vec![0.0f64; n];
+        let mut first: Vec<Option<u32>> = vec![None; n];
+        let mut arrivals: HashMap<u32, f64> = HashMap::new();
+        for &seed in seeds {
+            *arrivals.entry(seed).or_default() += 1.0;
+        }
+        for hop in 0..=hops {
+            if hop > 0 {
+                let mut next: HashMap<u32, f64> = HashMap::new();
+                for (&u, &a) in &arrivals {
+                    if a < threshold {
+                        continue;
+                    }
+                    for &v in &self.targets[self.offsets[u as usize]..self.offsets[u as usize + 1]]
+                    {
+                        *next.entry(v).or_default() += a * decay;
+                    }
+                }
+                arrivals = next;
+            }
+            for (&v, &a) in &arrivals {
+                total[v as usize] += a;
+                first[v as usize].get_or_insert(hop);
+            }
+        }
+        let mut by_hop = vec![(0u64, 0.0f64); hops as usize + 1];
+        for (v, hop) in first.iter().enumerate() {
+            if let Some(hop) = hop {
+                by_hop[*hop as usize].0 += 1;
+                by_hop[*hop as usize].1 += total[v];
+            }
+        }
+        (0..=hops)
+            .zip(by_hop)
+            .filter(|(_, (nodes, _))| *nodes > 0)
+            .map(|(hop, (nodes, sum))| (hop, nodes, sum))
+            .collect()
+    }
+
     pub fn mask_where(&self, predicate: impl Fn(i64) -> bool) -> Vec<bool> {
         self.ids.iter().map(|&id| predicate(id)).collect()
     }

@@ -31,6 +31,8 @@ pub enum Workload {
     AllSp,
     /// Variable-length walks, counted or returned.
     Varlen,
+    /// `spread_activation` from the 10 seeds `a.ID < 10`, 3 hops (decay 0.5, threshold 0.01).
+    Spread,
     /// sp64 at every k of a list and `auto`, on every database given.
     Ksweep,
     /// COPY of a dataset folder into a fresh database.
@@ -46,11 +48,12 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 9] = [
+    pub const ALL: [Workload; 10] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,
         Workload::Varlen,
+        Workload::Spread,
         Workload::Ksweep,
         Workload::Load,
         Workload::Writes,
@@ -64,6 +67,7 @@ impl Workload {
             Workload::Sp1 => "sp1",
             Workload::AllSp => "allsp",
             Workload::Varlen => "varlen",
+            Workload::Spread => "spread",
             Workload::Ksweep => "ksweep",
             Workload::Load => "load",
             Workload::Writes => "writes",
@@ -88,7 +92,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes, wire or serve)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire or serve)"
                 )
             })
     }
@@ -247,6 +251,10 @@ impl BenchOptions {
                 sources_below: self.varlen.sources,
                 destinations_below: self.varlen.destinations,
                 paths: self.varlen.paths,
+            },
+            Workload::Spread => BenchQuery::Spread {
+                seeds_below: 10,
+                hops: 3,
             },
             Workload::Load | Workload::Writes | Workload::Wire | Workload::Serve => return None,
         })

@@ -57,6 +57,7 @@ fn every_workload_checks_its_answer() {
         Workload::Sp1,
         Workload::AllSp,
         Workload::Varlen,
+        Workload::Spread,
     ] {
         let report = run_checked(&options(root, workload, &graph500));
         let time = report.figures.time_s.as_ref().expect("timed");

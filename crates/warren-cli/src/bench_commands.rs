@@ -11,7 +11,7 @@ use warren_bench::{BenchError, BenchOptions, VarlenOptions, Workload};
 /// The flags of `warren bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// sp64, sp1, allsp, varlen, ksweep, load, writes, wire or serve.
+    /// sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire or serve.
     pub workload: Workload,
     /// The database directory (ksweep: repeat the flag, one per dataset; load: temporary
     /// databases are made beside it; wire: none).

@@ -94,7 +94,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
-    /// Run a benchmark workload (sp64, sp1, allsp, varlen, ksweep, load, writes, wire), check its
+    /// Run a benchmark workload (sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire), check its
     /// answer and write a JSON report.
     Bench(bench_commands::BenchArgs),
     /// Compare two bench reports: medians, deltas and noise-aware verdicts.

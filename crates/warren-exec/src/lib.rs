@@ -6,6 +6,7 @@ pub mod columnar;
 pub mod context;
 pub mod eval;
 pub mod operators;
+pub mod procedures;
 pub mod recursive;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};

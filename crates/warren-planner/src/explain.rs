@@ -322,6 +322,14 @@ pub fn operator_line(plan: &Plan) -> String {
             columns,
             ..
         } => format!("TableFunction {name} ({} rows) -> {columns:?}", rows.len()),
+        Plan::Procedure { call, columns, .. } => {
+            let arguments: Vec<String> = call.arguments.iter().map(expr_text).collect();
+            format!(
+                "Procedure {}({}) -> {columns:?}",
+                call.name,
+                arguments.join(", ")
+            )
+        }
         Plan::Optional { null_slots, .. } => format!("Optional nulls={null_slots:?}"),
         Plan::Union { output, all, .. } => {
             format!("Union{} -> {output:?}", if *all { " ALL" } else { "" })

@@ -9,6 +9,7 @@ pub mod expr;
 pub mod functions;
 pub mod optimizer;
 pub mod plan;
+pub mod procedure;
 pub mod user_function;
 
 pub use binder::{bind_statement, AlterTable, BindSettings, BoundStatement, DefaultSemantic};

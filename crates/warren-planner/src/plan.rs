@@ -119,6 +119,13 @@ pub enum Plan {
         rows: Arc<[Vec<Value>]>,
         columns: Vec<usize>,
     },
+    /// `CALL` of a graph procedure: for each input row, its arguments are evaluated and every
+    /// row it returns is joined to the input row, its values in `columns`.
+    Procedure {
+        input: Box<Plan>,
+        call: Arc<crate::procedure::ProcedureCall>,
+        columns: Vec<usize>,
+    },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
     Optional {
@@ -315,6 +322,7 @@ impl Plan {
             | Plan::Unwind { input, .. }
             | Plan::LoadCsv { input, .. }
             | Plan::TableFunction { input, .. }
+            | Plan::Procedure { input, .. }
             | Plan::Create { input, .. }
             | Plan::Merge { input, .. }
             | Plan::SetProperties { input, .. }
@@ -359,6 +367,7 @@ impl Plan {
             Plan::Skip { count, .. } | Plan::Limit { count, .. } => visit(count),
             Plan::Unwind { expr, .. } => visit(expr),
             Plan::Optional { .. } | Plan::LoadCsv { .. } | Plan::TableFunction { .. } => {}
+            Plan::Procedure { call, .. } => call.arguments.iter().for_each(visit),
             Plan::Create { nodes, rels, .. } => {
                 nodes
                     .iter()
@@ -405,7 +414,9 @@ impl Plan {
             | Plan::LookupNode { slot, .. }
             | Plan::Unwind { slot, .. } => vec![*slot],
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
-            Plan::TableFunction { columns, .. } => columns.clone(),
+            Plan::TableFunction { columns, .. } | Plan::Procedure { columns, .. } => {
+                columns.clone()
+            }
             Plan::Expand {
                 rel_slot, target, ..
             } => {
@@ -608,6 +619,15 @@ impl Plan {
                 input: boxed(input),
                 name,
                 rows,
+                columns,
+            },
+            Plan::Procedure {
+                input,
+                call,
+                columns,
+            } => Plan::Procedure {
+                input: boxed(input),
+                call,
                 columns,
             },
             Plan::Optional {

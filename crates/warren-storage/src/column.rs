@@ -141,6 +141,11 @@ impl Column {
         self.len == 0
     }
 
+    /// The NULL bitmap (a set bit is a NULL row), if the column has one.
+    pub fn null_bitmap(&self) -> Option<&Bitmap> {
+        self.nulls.as_ref()
+    }
+
     pub fn is_null(&self, row: usize) -> bool {
         self.nulls.as_ref().is_some_and(|n| n.get(row))
     }

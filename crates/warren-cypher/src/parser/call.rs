@@ -1,5 +1,6 @@
 //! `CALL` inside a query: `CALL f(args) [YIELD a [AS x], ...] [WHERE p]`, e.g.
-//! `CALL table_info('person') RETURN *`. (`CALL name = value` settings are statements.)
+//! `CALL table_info('person') RETURN *`, with Kùzu's named arguments (`decay := 0.5`). (`CALL
+//! name = value` settings are statements.)
 
 use warren_common::Result;
 
@@ -16,9 +17,9 @@ impl Parser<'_> {
         self.expect(&TokenKind::LeftParen, "'(' and the arguments")?;
         let mut args = Vec::new();
         if !self.at(&TokenKind::RightParen) {
-            args.push(self.expression()?);
+            args.push(self.argument()?);
             while self.eat(&TokenKind::Comma) {
-                args.push(self.expression()?);
+                args.push(self.argument()?);
             }
         }
         self.expect(&TokenKind::RightParen, "',' or ')' to close the arguments")?;

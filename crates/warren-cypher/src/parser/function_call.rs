@@ -46,7 +46,7 @@ impl Parser<'_> {
     }
 
     /// An expression, a lambda, or a named argument `name := expr`.
-    fn argument(&mut self) -> Result<Expr> {
+    pub(super) fn argument(&mut self) -> Result<Expr> {
         if let Some(count) = self.lambda_parameter_count() {
             return self.lambda(count);
         }

@@ -220,6 +220,24 @@ fn call_clauses() {
 }
 
 #[test]
+fn call_clauses_take_named_arguments() {
+    let found =
+        clauses("CALL spread_activation('Knows', $s, decay := 0.5, max_hops := 2) RETURN *");
+    let Clause::Call(call) = &found[0] else {
+        panic!("not CALL")
+    };
+    let named: Vec<&str> = call
+        .args
+        .iter()
+        .filter_map(|arg| match &arg.kind {
+            crate::ast::ExprKind::NamedArgument(name, _) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((call.args.len(), named), (4, vec!["decay", "max_hops"]));
+}
+
+#[test]
 fn match_clauses_and_hints() {
     let clause = match_clause("OPTIONAL MATCH (a), (b)-[]->(c) WHERE a.x = 1 RETURN a");
     assert!(clause.optional);

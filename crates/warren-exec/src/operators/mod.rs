@@ -7,6 +7,7 @@ mod expand;
 mod extend_each;
 mod load;
 mod order;
+mod procedure;
 pub mod profiled;
 mod scan;
 mod simple;
@@ -153,6 +154,15 @@ fn build_operator(
         } => Box::new(table_function::TableFunctionScan::new(
             child(input),
             rows.clone(),
+            columns.clone(),
+        )),
+        Plan::Procedure {
+            input,
+            call,
+            columns,
+        } => Box::new(procedure::ProcedureScan::new(
+            child(input),
+            call.clone(),
             columns.clone(),
         )),
         Plan::Optional {

@@ -13,6 +13,7 @@ pub mod multi_source_bfs;
 mod operator;
 pub mod prefetch;
 pub mod scheduler;
+pub mod spread;
 pub mod stats;
 pub mod var_length;
 pub mod walk_counts;

@@ -6,6 +6,7 @@ mod coercion;
 mod expression;
 mod load_table;
 mod pattern;
+mod procedure;
 pub mod projected_graph;
 mod projection;
 mod query;

@@ -131,6 +131,14 @@ impl Binder<'_> {
                 call.name
             )));
         }
+        if super::procedure::is_procedure(&call.name) {
+            if is_last {
+                return Err(Error::binder(
+                    "Only standalone table functions can be called without return statement.",
+                ));
+            }
+            return self.bind_procedure(input, call, scope);
+        }
         if call.name.eq_ignore_ascii_case("READ_PANDAS") {
             return Err(read_pandas(&self.constant_arguments(&call.args)?));
         }
@@ -239,7 +247,7 @@ impl Binder<'_> {
 
 /// The variable names the columns bind to. Without YIELD, the column names; with YIELD, every
 /// column must be named, in order, optionally with an alias (Kùzu's rules and messages).
-fn yield_names(
+pub(crate) fn yield_names(
     columns: &[(String, LogicalType)],
     yields: &[(String, Option<String>)],
 ) -> Result<Vec<String>> {

@@ -1,0 +1,598 @@
+//! Spreading activation (`CALL spread_activation(...)`): level-synchronous propagation of
+//! activation from seed nodes along weighted rels, with decay and a threshold. The definition
+//! is in `docs/SEMANTICS.md` ("Spreading activation"); in short, with `a_0` the seeds'
+//! activations,
+//!
+//! ```text
+//! a_h(v) = sum over rels u -> v with a_{h-1}(u) >= threshold of a_{h-1}(u) * w(rel) * decay
+//! activation(v) = sum over h of a_h(v);  hops(v) = the first h at which v was reached
+//! ```
+//!
+//! Each hop is one parallel pass over the frontier (the nodes reached at the previous hop whose
+//! arrival passes the threshold), in morsels on the query's threads. A sparse hop **pushes**:
+//! each frontier node adds into its targets' shared arrival with a compare-and-swap on the
+//! f64's bits, and only touched nodes are reset, so the hop costs O(frontier entries). A dense
+//! hop (frontier entries above [`PRIVATE_SHARE_MIN`] of the nodes) pushes into per-worker
+//! arrays with plain adds and merges them over all nodes: twice as fast as the atomics on
+//! Graph500. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
+//! strategy for tests and measurement but never chosen: it reads every entry of the graph and
+//! measured slower than both pushes (docs/OPTIMIZATION_LOG.md).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use warren_common::{Error, Result};
+use warren_storage::adjacency::AdjacencyView;
+use warren_storage::buffer::Bitmap;
+
+use super::morsels::for_each_morsel;
+use super::prefetch::prefetch_adjacency;
+use crate::context::{Interrupt, MemoryTracker};
+
+/// The bits of an arrival slot no activation reached this hop (a NaN: `NaN >= t` is false, so
+/// an unreached node never spreads).
+const NOT_REACHED: u64 = u64::MAX;
+/// `hops` of a node not reached yet.
+const HOPS_NONE: u8 = u8::MAX;
+/// The largest `max_hops` (the hop count is kept in a byte).
+pub const SPREAD_HOPS_MAX: u32 = 254;
+/// Private arrays are chosen when the frontier's entries exceed this multiple of the nodes.
+pub const PRIVATE_SHARE_MIN: f64 = 0.25;
+/// Frontier nodes per push morsel: hubs make per-node work uneven, so morsels are small.
+const PUSH_MORSEL_NODES: usize = 64;
+/// Bytes of state per node: two arrival arrays, the total, the first hop, and three u32 lists.
+pub const SPREAD_BYTES_PER_NODE: u64 = 8 + 8 + 8 + 1 + 3 * 4;
+
+/// The parameters of one spread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpreadParameters {
+    pub decay: f64,
+    pub threshold: f64,
+    pub max_hops: u32,
+}
+
+/// How each hop walks the graph: chosen per hop (`Auto`) or forced (for tests and measurement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpreadStrategy {
+    Auto,
+    /// Push into the shared arrivals with compare-and-swap.
+    Push,
+    /// Push into per-worker arrival arrays (plain adds), then merge them over all nodes.
+    PushPrivate,
+    /// Every node sums what its spreading in-neighbours send.
+    Pull,
+}
+
+/// The way one hop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HopKind {
+    Push,
+    PushPrivate,
+    Pull,
+}
+
+/// The weight of each rel, by the rel (edge) id the adjacency entries carry.
+#[derive(Debug)]
+pub enum EdgeWeights<'a> {
+    /// No weight property: every rel weighs 1.
+    Unit,
+    /// A DOUBLE column read in place; rels whose bit is set in `nulls` are NULL.
+    Column {
+        values: &'a [f64],
+        nulls: Option<&'a Bitmap>,
+    },
+    /// Weights copied out (NaN for NULL), when the column cannot be read in place.
+    Values(Vec<f64>),
+}
+
+impl EdgeWeights<'_> {
+    /// The weight of `rel`, NaN when it is NULL (the rel is not followed).
+    #[inline(always)]
+    fn get(&self, rel: u32) -> f64 {
+        match self {
+            EdgeWeights::Unit => 1.0,
+            EdgeWeights::Column { values, nulls } => {
+                if nulls.is_some_and(|n| n.get(rel as usize)) {
+                    f64::NAN
+                } else {
+                    values[rel as usize]
+                }
+            }
+            EdgeWeights::Values(values) => values[rel as usize],
+        }
+    }
+}
+
+/// What a spread reads: the adjacency to push along (one view per direction followed), the
+/// same entries reversed (for pull), and the weights.
+pub struct SpreadGraph<'a> {
+    pub push: Vec<AdjacencyView<'a>>,
+    pub pull: Vec<AdjacencyView<'a>>,
+    pub weights: EdgeWeights<'a>,
+    pub num_nodes: u32,
+}
+
+/// How a spread runs: threads, morsel size, prefetch distance, strategy, limits.
+pub struct SpreadRun<'a> {
+    pub threads: usize,
+    pub morsel_size: usize,
+    pub prefetch_distance: usize,
+    pub strategy: SpreadStrategy,
+    pub interrupt: &'a Interrupt,
+    pub memory: &'a MemoryTracker,
+}
+
+/// One reached node: its (dense) id, total activation, and the hop it was first reached at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Activation {
+    pub node: u32,
+    pub activation: f64,
+    pub hops: u32,
+}
+
+/// Kùzu's wording for a negative rel weight met by `spread_activation`.
+fn negative_weight(weight: f64) -> Error {
+    Error::runtime(format!(
+        "Found negative weight {weight}. This is not a supported weight for spread_activation"
+    ))
+}
+
+/// The per-node state of a spread, sized for the graph and charged to the query's memory.
+struct State {
+    arrival: Vec<AtomicU64>,
+    next: Vec<AtomicU64>,
+    total: Vec<f64>,
+    first_hop: Vec<u8>,
+    /// One arrival array per worker for private pushes (NaN: nothing arrived), made on first
+    /// use and kept all NaN between hops.
+    private: Vec<Vec<f64>>,
+}
+
+impl State {
+    fn new(num_nodes: u32) -> Self {
+        let n = num_nodes as usize;
+        let unreached = || (0..n).map(|_| AtomicU64::new(NOT_REACHED)).collect();
+        Self {
+            arrival: unreached(),
+            next: unreached(),
+            total: vec![0.0; n],
+            first_hop: vec![HOPS_NONE; n],
+            private: Vec::new(),
+        }
+    }
+
+    /// Bytes the private arrays for `threads` workers would add.
+    fn private_bytes(&self, threads: usize) -> u64 {
+        let missing = threads.saturating_sub(self.private.len());
+        (missing * self.total.len() * 8) as u64
+    }
+
+    /// Bytes the private arrays hold now.
+    fn private_bytes_held(&self) -> u64 {
+        (self.private.len() * self.total.len() * 8) as u64
+    }
+
+    fn ensure_private(&mut self, threads: usize) {
+        let n = self.total.len();
+        while self.private.len() < threads {
+            self.private.push(vec![f64::NAN; n]);
+        }
+    }
+}
+
+/// Adds `x` to an arrival slot; true when this call reached the node first (this hop).
+#[inline(always)]
+fn add_arrival(slot: &AtomicU64, x: f64) -> bool {
+    let mut old = slot.load(Ordering::Relaxed);
+    loop {
+        let first = old == NOT_REACHED;
+        let new = if first { x } else { f64::from_bits(old) + x };
+        match slot.compare_exchange_weak(old, new.to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return first,
+            Err(actual) => old = actual,
+        }
+    }
+}
+
+/// Runs a spread from `seeds` (dense id, initial activation; duplicates add up). Returns every
+/// reached node, ordered by activation descending, then id ascending.
+pub fn spread(
+    graph: &SpreadGraph<'_>,
+    seeds: &[(u32, f64)],
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<Activation>> {
+    assert!(
+        parameters.max_hops <= SPREAD_HOPS_MAX,
+        "max_hops checked by the caller"
+    );
+    assert!(
+        seeds.iter().all(|&(v, _)| v < graph.num_nodes),
+        "seeds are graph nodes"
+    );
+    let bytes = u64::from(graph.num_nodes) * SPREAD_BYTES_PER_NODE;
+    run.memory.reserve(bytes, "spread_activation")?;
+    let mut state = State::new(graph.num_nodes);
+    let result = spread_levels(graph, &mut state, seeds, parameters, run);
+    run.memory.release(bytes + state.private_bytes_held());
+    result
+}
+
+fn spread_levels(
+    graph: &SpreadGraph<'_>,
+    state: &mut State,
+    seeds: &[(u32, f64)],
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<Activation>> {
+    let mut touched = Vec::new();
+    for &(v, a) in seeds {
+        if add_arrival(&state.arrival[v as usize], a) {
+            touched.push(v);
+        }
+    }
+    let mut reached = Vec::new();
+    let mut frontier = settle(state, &touched, 0, parameters.threshold, &mut reached);
+    for hop in 1..=parameters.max_hops {
+        if frontier.is_empty() {
+            break;
+        }
+        run.interrupt.check()?;
+        let next_touched = match hop_kind(graph, &frontier, run.strategy) {
+            HopKind::Push => push_level(graph, state, &frontier, parameters.decay, run)?,
+            HopKind::PushPrivate => {
+                private_push_level(graph, state, &frontier, parameters.decay, run)?
+            }
+            HopKind::Pull => pull_level(graph, state, parameters, run)?,
+        };
+        for &v in &touched {
+            state.arrival[v as usize].store(NOT_REACHED, Ordering::Relaxed);
+        }
+        std::mem::swap(&mut state.arrival, &mut state.next);
+        touched = next_touched;
+        frontier = settle(state, &touched, hop, parameters.threshold, &mut reached);
+    }
+    Ok(ranked(state, reached))
+}
+
+/// Adds this hop's arrivals (in `state.arrival`) of `touched` to the totals, records first
+/// hops in `reached`, and returns the nodes that spread next (arrival at least `threshold`).
+fn settle(
+    state: &mut State,
+    touched: &[u32],
+    hop: u32,
+    threshold: f64,
+    reached: &mut Vec<u32>,
+) -> Vec<u32> {
+    let hop_byte = u8::try_from(hop).expect("hops are at most SPREAD_HOPS_MAX");
+    let mut frontier = Vec::new();
+    for &v in touched {
+        let v_index = v as usize;
+        let arrival = f64::from_bits(state.arrival[v_index].load(Ordering::Relaxed));
+        debug_assert!(!arrival.is_nan(), "a touched node has an arrival");
+        state.total[v_index] += arrival;
+        if state.first_hop[v_index] == HOPS_NONE {
+            state.first_hop[v_index] = hop_byte;
+            reached.push(v);
+        }
+        if arrival >= threshold {
+            frontier.push(v);
+        }
+    }
+    frontier
+}
+
+/// How this hop runs: forced, or by the frontier's entries. A hop whose entries exceed
+/// [`PRIVATE_SHARE_MIN`] of the nodes pushes into private arrays, whose merge costs O(nodes).
+fn hop_kind(graph: &SpreadGraph<'_>, frontier: &[u32], strategy: SpreadStrategy) -> HopKind {
+    match strategy {
+        SpreadStrategy::Push => HopKind::Push,
+        SpreadStrategy::PushPrivate => HopKind::PushPrivate,
+        SpreadStrategy::Pull => HopKind::Pull,
+        SpreadStrategy::Auto => {
+            let limit = (f64::from(graph.num_nodes) * PRIVATE_SHARE_MIN) as u64;
+            let mut entries = 0u64;
+            for &v in frontier {
+                entries += graph.push.iter().map(|view| degree(view, v)).sum::<u64>();
+                if entries > limit {
+                    return HopKind::PushPrivate;
+                }
+            }
+            HopKind::Push
+        }
+    }
+}
+
+/// `v`'s degree in `view`, 0 for a node the view does not cover (added after its rels).
+#[inline(always)]
+fn degree(view: &AdjacencyView<'_>, v: u32) -> u64 {
+    if (v as usize) < view.num_nodes() {
+        view.degree(v)
+    } else {
+        0
+    }
+}
+
+/// `v`'s entries in `view`, none for a node the view does not cover.
+#[inline(always)]
+fn entries<'a>(view: &AdjacencyView<'a>, v: u32) -> (&'a [u32], &'a [u32]) {
+    if (v as usize) < view.num_nodes() {
+        view.entries(v)
+    } else {
+        (&[], &[])
+    }
+}
+
+/// One push hop: every frontier node sends `arrival * weight * decay` along its entries.
+/// Returns the nodes reached this hop (each once).
+fn push_level(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    frontier: &[u32],
+    decay: f64,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let mut touched = Vec::new();
+    let morsel = PUSH_MORSEL_NODES.min(run.morsel_size.max(1));
+    for_each_morsel(
+        frontier.len(),
+        morsel,
+        run.threads,
+        run.interrupt,
+        |range| {
+            let mut local = Vec::new();
+            for view in &graph.push {
+                for i in range.clone() {
+                    if run.prefetch_distance > 0 {
+                        prefetch_adjacency(view, frontier, i, run.prefetch_distance);
+                    }
+                    let u = frontier[i];
+                    let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
+                    let (targets, rels) = entries(view, u);
+                    for (&v, &rel) in targets.iter().zip(rels) {
+                        let weight = graph.weights.get(rel);
+                        if weight.is_nan() {
+                            continue;
+                        }
+                        if weight < 0.0 {
+                            return Err(negative_weight(weight));
+                        }
+                        if add_arrival(&state.next[v as usize], sent * weight * decay) {
+                            local.push(v);
+                        }
+                    }
+                }
+            }
+            Ok(local)
+        },
+        |local| touched.extend(local),
+    )?;
+    Ok(touched)
+}
+
+/// One push hop into private arrays: each morsel takes a worker's array from a pool, adds
+/// into it without atomics, and gives it back; then the arrays are summed into the shared
+/// arrivals over node ranges (and reset for the next hop). Returns the nodes reached, ascending.
+fn private_push_level(
+    graph: &SpreadGraph<'_>,
+    state: &mut State,
+    frontier: &[u32],
+    decay: f64,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let threads = run.threads.max(1);
+    run.memory
+        .reserve(state.private_bytes(threads), "spread_activation")?;
+    state.ensure_private(threads);
+    let pool = std::sync::Mutex::new(std::mem::take(&mut state.private));
+    let morsel = PUSH_MORSEL_NODES.min(run.morsel_size.max(1));
+    let result = for_each_morsel(
+        frontier.len(),
+        morsel,
+        threads,
+        run.interrupt,
+        |range| {
+            let mut sums = pool
+                .lock()
+                .expect("pool lock")
+                .pop()
+                .expect("one array per worker");
+            let pushed = push_private(graph, state, frontier, range, decay, run, &mut sums);
+            pool.lock().expect("pool lock").push(sums);
+            pushed
+        },
+        |()| {},
+    );
+    state.private = pool.into_inner().expect("pool lock");
+    result?;
+    merge_private(&mut state.private, &state.next, run)
+}
+
+/// Adds what `frontier[range]` sends into `sums` (NaN: nothing arrived yet).
+fn push_private(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    frontier: &[u32],
+    range: std::ops::Range<usize>,
+    decay: f64,
+    run: &SpreadRun<'_>,
+    sums: &mut [f64],
+) -> Result<()> {
+    for view in &graph.push {
+        for i in range.clone() {
+            if run.prefetch_distance > 0 {
+                prefetch_adjacency(view, frontier, i, run.prefetch_distance);
+            }
+            let u = frontier[i];
+            let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
+            let (targets, rels) = entries(view, u);
+            for (&v, &rel) in targets.iter().zip(rels) {
+                let weight = graph.weights.get(rel);
+                if weight.is_nan() {
+                    continue;
+                }
+                if weight < 0.0 {
+                    return Err(negative_weight(weight));
+                }
+                let slot = &mut sums[v as usize];
+                let x = sent * weight * decay;
+                *slot = if slot.is_nan() { x } else { *slot + x };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sums the private arrays into the shared arrivals, node range by node range, resetting
+/// them; returns the nodes that received something, ascending.
+fn merge_private(
+    private: &mut [Vec<f64>],
+    next: &[AtomicU64],
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let arrays: Vec<SharedArray> = private.iter_mut().map(|a| SharedArray::of(a)).collect();
+    let mut morsels = Vec::new();
+    for_each_morsel(
+        next.len(),
+        run.morsel_size.max(1) * 8,
+        run.threads,
+        run.interrupt,
+        |range| {
+            let mut local = Vec::new();
+            for v in range.clone() {
+                let mut sum = f64::NAN;
+                for array in &arrays {
+                    // SAFETY: morsels are disjoint node ranges, so this is the only access to
+                    // slot `v` of any array while the merge runs.
+                    let x = unsafe { array.take(v) };
+                    if !x.is_nan() {
+                        sum = if sum.is_nan() { x } else { sum + x };
+                    }
+                }
+                if !sum.is_nan() {
+                    next[v].store(sum.to_bits(), Ordering::Relaxed);
+                    local.push(v as u32);
+                }
+            }
+            Ok((range.start, local))
+        },
+        |morsel| morsels.push(morsel),
+    )?;
+    morsels.sort_unstable_by_key(|(start, _)| *start);
+    Ok(morsels.into_iter().flat_map(|(_, local)| local).collect())
+}
+
+/// A private array shared by the merge's workers, each of which touches its own node range.
+struct SharedArray {
+    start: *mut f64,
+    len: usize,
+}
+
+// SAFETY: the merge gives each worker disjoint slots (see `merge_private`).
+unsafe impl Send for SharedArray {}
+unsafe impl Sync for SharedArray {}
+
+impl SharedArray {
+    fn of(array: &mut [f64]) -> Self {
+        Self {
+            start: array.as_mut_ptr(),
+            len: array.len(),
+        }
+    }
+
+    /// Reads slot `v` and resets it to NaN.
+    ///
+    /// # Safety
+    /// No other thread may access slot `v` during the call.
+    unsafe fn take(&self, v: usize) -> f64 {
+        assert!(v < self.len, "slot in range");
+        // SAFETY: in bounds (asserted); exclusive per the caller's contract.
+        unsafe {
+            let slot = self.start.add(v);
+            let x = *slot;
+            *slot = f64::NAN;
+            x
+        }
+    }
+}
+
+/// One pull hop: every node sums what its spreading in-neighbours send. Returns the nodes
+/// reached this hop, ascending.
+fn pull_level(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+) -> Result<Vec<u32>> {
+    let mut morsels = Vec::new();
+    for_each_morsel(
+        graph.num_nodes as usize,
+        run.morsel_size,
+        run.threads,
+        run.interrupt,
+        |range| {
+            let mut local = Vec::new();
+            for v in range.start as u32..range.end as u32 {
+                if let Some(sum) = pulled(graph, state, v, parameters)? {
+                    state.next[v as usize].store(sum.to_bits(), Ordering::Relaxed);
+                    local.push(v);
+                }
+            }
+            Ok((range.start, local))
+        },
+        |morsel| morsels.push(morsel),
+    )?;
+    morsels.sort_unstable_by_key(|(start, _)| *start);
+    Ok(morsels.into_iter().flat_map(|(_, local)| local).collect())
+}
+
+/// What node `v` receives this hop from its spreading in-neighbours, `None` if none sends.
+#[inline(always)]
+fn pulled(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    v: u32,
+    parameters: SpreadParameters,
+) -> Result<Option<f64>> {
+    let mut sum = 0.0;
+    let mut reached = false;
+    for view in &graph.pull {
+        let (sources, rels) = entries(view, v);
+        for (&u, &rel) in sources.iter().zip(rels) {
+            let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
+            if sent.is_nan() || sent < parameters.threshold {
+                continue;
+            }
+            let weight = graph.weights.get(rel);
+            if weight.is_nan() {
+                continue;
+            }
+            if weight < 0.0 {
+                return Err(negative_weight(weight));
+            }
+            sum += sent * weight * parameters.decay;
+            reached = true;
+        }
+    }
+    Ok(reached.then_some(sum))
+}
+
+/// The reached nodes with their totals and first hops, activation descending, id ascending.
+fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
+    let mut out: Vec<Activation> = reached
+        .into_iter()
+        .map(|v| Activation {
+            node: v,
+            activation: state.total[v as usize],
+            hops: u32::from(state.first_hop[v as usize]),
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| {
+        b.activation
+            .total_cmp(&a.activation)
+            .then(a.node.cmp(&b.node))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests;

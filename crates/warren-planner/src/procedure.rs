@@ -1,0 +1,57 @@
+//! Graph procedures: `CALL` of a function that reads the graph with arguments evaluated per
+//! input row (`MATCH ... WITH collect(p) AS seeds CALL spread_activation('Knows', seeds) ...`),
+//! unlike the catalog table functions, whose rows are fixed when the call is bound. The binder
+//! resolves what must be constant (table and property names, options) into a
+//! [`ProcedureKind`]; the executor evaluates [`ProcedureCall::arguments`] for each input row,
+//! runs the procedure, and joins its rows to that row. A new procedure adds a variant here and
+//! an implementation of the executor's `GraphProcedure` trait.
+
+use warren_common::types::LogicalType;
+use warren_common::TableId;
+
+use crate::expr::Expr;
+use crate::plan::Step;
+
+/// A bound call of a graph procedure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcedureCall {
+    /// The name as called, for EXPLAIN and errors.
+    pub name: String,
+    /// What the binder fixed.
+    pub kind: ProcedureKind,
+    /// Arguments evaluated per input row, in the order the procedure defines.
+    pub arguments: Vec<Expr>,
+    /// The output columns, in order: name and type.
+    pub columns: Vec<(String, LogicalType)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProcedureKind {
+    SpreadActivation(SpreadActivation),
+}
+
+/// `spread_activation(rel_table, seeds, decay :=, threshold :=, max_hops :=, weight :=,
+/// direction :=)`. Its per-row arguments are, in order: seeds, decay, threshold, max_hops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpreadActivation {
+    /// The rel table's name, for errors.
+    pub rel_table: String,
+    /// Each rel pair of the table, in the direction activation is pushed (forward for `out`
+    /// and `both`, backward for `in`).
+    pub steps: Vec<Step>,
+    /// `direction := 'both'`: activation also flows against the steps.
+    pub both: bool,
+    /// The weight property's column in each rel pair; `None`: every rel weighs 1.
+    pub weight: Option<Vec<(TableId, usize)>>,
+    /// The node tables the rel table connects (the tables of `node` in the output).
+    pub node_tables: Vec<TableId>,
+}
+
+impl SpreadActivation {
+    /// The per-row arguments.
+    pub const ARGUMENTS: [&'static str; 4] = ["seeds", "decay", "threshold", "max_hops"];
+    /// Defaults of the optional arguments (Kùzu-style named arguments).
+    pub const DECAY_DEFAULT: f64 = 0.5;
+    pub const THRESHOLD_DEFAULT: f64 = 0.01;
+    pub const MAX_HOPS_DEFAULT: i64 = 3;
+}
