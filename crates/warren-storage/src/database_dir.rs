@@ -545,9 +545,9 @@ impl DatabaseDir {
             };
             let file = match pending.files.get(&id) {
                 Some(name) => name.clone(),
-                None => self.file_as_of(id, checkpoint_lsn).ok_or_else(|| {
-                    Error::internal(format!("table {id} has no segment file"))
-                })?,
+                None => self
+                    .file_as_of(id, checkpoint_lsn)
+                    .ok_or_else(|| Error::internal(format!("table {id} has no segment file")))?,
             };
             let entry = TableEntry {
                 id,
@@ -607,8 +607,7 @@ impl DatabaseDir {
     /// log record after its checkpoint names (and that no commit is writing): the remains of
     /// older generations and of interrupted commits.
     fn remove_unreferenced_files(&self) -> Result<()> {
-        let mut referenced: BTreeSet<&str> =
-            self.files.values().map(|t| t.file.as_str()).collect();
+        let mut referenced: BTreeSet<&str> = self.files.values().map(|t| t.file.as_str()).collect();
         referenced.extend(self.logged_files());
         referenced.extend(self.unnamed.iter().map(String::as_str));
         let data = self.path.join(DATA);

@@ -135,7 +135,12 @@ impl CatalogChange {
             .collect();
         let kept = |id: TableId| snapshot.tables().contains_key(&id) && !replaced.contains(&id);
         let rows = ChangeSet {
-            nodes: rows.nodes.iter().filter(|c| kept(c.table)).cloned().collect(),
+            nodes: rows
+                .nodes
+                .iter()
+                .filter(|c| kept(c.table))
+                .cloned()
+                .collect(),
             rels: rows.rels.iter().filter(|c| kept(c.pair)).cloned().collect(),
         };
         Self {
@@ -178,8 +183,8 @@ impl CatalogChange {
         let mut decoder = Decoder::new(bytes);
         let generation = decoder.read_u64().map_err(corrupt)?;
         let catalog_bytes = read_bytes(&mut decoder, CATALOG_BYTES_MAX).map_err(corrupt)?;
-        let catalog: Catalog = serde_json::from_slice(catalog_bytes)
-            .map_err(|e| corrupt(format!("catalog: {e}")))?;
+        let catalog: Catalog =
+            serde_json::from_slice(catalog_bytes).map_err(|e| corrupt(format!("catalog: {e}")))?;
         let count = decoder.read_u32().map_err(corrupt)? as usize;
         if count > TABLES_MAX {
             return Err(corrupt(format!("table count {count} exceeds the limit")));
@@ -248,7 +253,10 @@ impl CatalogChange {
         dir: &DatabaseDir,
     ) -> Result<RelTable> {
         let (schema, pair) = self.catalog.rel_pair(table.id).ok_or_else(|| {
-            Error::Corrupt(format!("log record: replaced table {} is unknown", table.id))
+            Error::Corrupt(format!(
+                "log record: replaced table {} is unknown",
+                table.id
+            ))
         })?;
         let rows = |id: TableId| match tables.get(&id) {
             Some(TableData::Node(t)) => Ok(t.num_rows()),

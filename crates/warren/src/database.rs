@@ -16,8 +16,8 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use warren_common::{Error, Result, Value};
 use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
-use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
 use warren_storage::io::{FileSystem, RealFileSystem};
+use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
 use warren_storage::wal::{RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
@@ -433,7 +433,11 @@ impl Database {
     /// A DDL, COPY or ALTER transaction as a log record: the tables it replaced are folded and
     /// those holding rows written to new segment files (durable, named by no manifest yet),
     /// which the record names. The snapshot returned holds the folded tables.
-    fn catalog_change(&self, snapshot: Snapshot, changes: &Changes) -> Result<(Snapshot, LogRecord)> {
+    fn catalog_change(
+        &self,
+        snapshot: Snapshot,
+        changes: &Changes,
+    ) -> Result<(Snapshot, LogRecord)> {
         let (snapshot, with_rows) = fold_replaced(snapshot, &changes.replaced)?;
         let files = match &self.inner.dir {
             Some(dir) if self.inner.wal.is_some() => dir
@@ -606,8 +610,13 @@ impl Database {
         let generation = state.latest.generation();
         let rebased = {
             let mut dir = dir.lock().expect("directory lock");
-            let (rebased, _, _) =
-                replay(folded.clone(), base_lsn, later.iter().cloned(), &mut dir, wal.path())?;
+            let (rebased, _, _) = replay(
+                folded.clone(),
+                base_lsn,
+                later.iter().cloned(),
+                &mut dir,
+                wal.path(),
+            )?;
             // The manifest holds the database as of `base_lsn`; the commits after it stay in
             // the log.
             dir.swap_manifest(&folded.with_generation(generation), files, base_lsn)
@@ -681,8 +690,13 @@ fn recover(
         // Nothing to replay: the next frames are written in the mode asked for.
         wal.change_checksums(checksums)?;
     }
-    let (snapshot, lsn, records) =
-        replay(snapshot, checkpoint_lsn, logged(recovered.frames), dir, &path)?;
+    let (snapshot, lsn, records) = replay(
+        snapshot,
+        checkpoint_lsn,
+        logged(recovered.frames),
+        dir,
+        &path,
+    )?;
     if wal.last_lsn() < checkpoint_lsn {
         // The log was recycled before this checkpoint: continue the sequence after it.
         wal.reset(checkpoint_lsn + 1, &[])?;

@@ -144,11 +144,7 @@ fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
                 push(format!("COPY C{n} FROM '{more_nodes}'"), true);
             }
             Step::Checkpoint => push("CHECKPOINT".into(), false),
-            Step::Insert
-            | Step::Update(_)
-            | Step::Delete(_)
-            | Step::Rel(..)
-            | Step::DropTable => {
+            Step::Insert | Step::Update(_) | Step::Delete(_) | Step::Rel(..) | Step::DropTable => {
                 let id = next_id;
                 next_id += 1;
                 live.push(id);

@@ -58,7 +58,10 @@ fn a_created_table_is_in_the_log_and_recovered_without_a_checkpoint() {
     {
         let db = Database::open_with(&path, log_only()).unwrap();
         let before = db.wal_bytes();
-        run(&db, &["CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))"]);
+        run(
+            &db,
+            &["CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))"],
+        );
         assert!(db.wal_bytes() > before, "the DDL is a log record");
     }
     // Dropped without a checkpoint, as after a crash: the manifest does not know the table.
@@ -81,7 +84,10 @@ fn ddl_and_rows_in_one_log_replay_in_order() {
             "4|25|a|d"
         );
         assert_eq!(
-            one(db, "MATCH (a:Item)-[l:Link]->(b:Item) RETURN a.id, b.id, l.w"),
+            one(
+                db,
+                "MATCH (a:Item)-[l:Link]->(b:Item) RETURN a.id, b.id, l.w"
+            ),
             "1|4|9"
         );
         let tables = db
@@ -177,9 +183,16 @@ fn a_checkpoint_names_a_copied_tables_file_without_writing_it_again() {
     let before = segment_files(&path);
     run(&db, &[&format!("COPY N FROM '{nodes}'")]);
     let copied: BTreeSet<String> = segment_files(&path).difference(&before).cloned().collect();
-    assert_eq!(copied.len(), 1, "the COPY wrote one segment file: {copied:?}");
+    assert_eq!(
+        copied.len(),
+        1,
+        "the COPY wrote one segment file: {copied:?}"
+    );
     let copied = copied.into_iter().next().unwrap();
-    assert!(!manifest(&path).contains(&copied), "logged, not yet in the manifest");
+    assert!(
+        !manifest(&path).contains(&copied),
+        "logged, not yet in the manifest"
+    );
     run(&db, &["CHECKPOINT"]);
     assert!(manifest(&path).contains(&copied), "the checkpoint names it");
     assert_eq!(
@@ -229,7 +242,10 @@ fn a_reading_process_replays_logged_ddl_and_copy() {
         ..DatabaseOptions::default()
     };
     let reader = Database::open_with(&path, read_only.clone()).unwrap();
-    assert_eq!(one(&reader, "MATCH (n:N) RETURN count(*), max(n.id)"), "11|10");
+    assert_eq!(
+        one(&reader, "MATCH (n:N) RETURN count(*), max(n.id)"),
+        "11|10"
+    );
     // A checkpoint keeps the file the reader mapped, and a new reader reads its manifest.
     run(&writer, &["CHECKPOINT"]);
     assert_eq!(one(&reader, "MATCH (n:N) RETURN count(*)"), "11");
