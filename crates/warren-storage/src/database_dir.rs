@@ -218,14 +218,13 @@ impl DatabaseDir {
             _lock: lock,
         };
         let snapshot = dir.load_retrying()?;
-        if !read_only {
-            if dir.database_id == [0; 16] {
-                // A new database (or one from before ids existed): name it durably before any
-                // log is written for it.
-                dir.database_id = new_database_id();
-                let checkpoint_lsn = dir.checkpoint_lsn;
-                dir.commit(&snapshot, &BTreeSet::new(), checkpoint_lsn)?;
-            }
+        if !read_only && dir.database_id == [0; 16] {
+            // A new database (or one from before ids existed): name it durably before any log
+            // is written for it. (Leftover files are removed by the writer once it has
+            // replayed the log, which may name some.)
+            dir.database_id = new_database_id();
+            let checkpoint_lsn = dir.checkpoint_lsn;
+            dir.commit(&snapshot, &BTreeSet::new(), checkpoint_lsn)?;
         }
         Ok((dir, snapshot))
     }
