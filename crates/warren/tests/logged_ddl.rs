@@ -268,3 +268,37 @@ fn files_of_an_unlogged_copy_are_removed_at_open() {
     assert!(!segment_files(&path).contains("t0-g99.seg"));
     assert_eq!(one(&db, "MATCH (n:N) RETURN count(*)"), "0");
 }
+
+#[test]
+fn a_logged_copy_triggers_a_background_checkpoint_past_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = write_csv(dir.path(), "nodes.csv", (0..100).map(|i| i.to_string()));
+    let path = dir.path().join("db");
+    let options = DatabaseOptions {
+        checkpoint_threshold_bytes: 1,
+        ..log_only()
+    };
+    let db = Database::open_with(&path, options).unwrap();
+    run(
+        &db,
+        &[
+            "CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))",
+            // Only now: a commit made while a background checkpoint runs starts none.
+            "CALL auto_checkpoint=true",
+            &format!("COPY Person FROM '{nodes}'"),
+        ],
+    );
+    // The checkpoint runs in the background: wait (bounded) for its manifest.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !(manifest(&path).contains("Person") && manifest(&path).contains("\"rows\": 100")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no background checkpoint named the copied table: {}",
+            manifest(&path)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(db);
+    let db = Database::open_with(&path, log_only()).unwrap();
+    assert_eq!(one(&db, "MATCH (p:Person) RETURN count(*)"), "100");
+}
