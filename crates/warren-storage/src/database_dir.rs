@@ -403,7 +403,9 @@ impl DatabaseDir {
     /// change up to log sequence number `checkpoint_lsn`. On error the directory holds the
     /// previous database or, when the error came after the manifest's rename (its directory
     /// sync failed), possibly the new one: the caller must not go on writing as if either.
-    pub fn commit(
+    /// Used to write a new database's first manifest; commits go through the log, and
+    /// checkpoints through [`DatabaseDir::write_tables`] and [`DatabaseDir::swap_manifest`].
+    fn commit(
         &mut self,
         snapshot: &Snapshot,
         changed: &BTreeSet<TableId>,
