@@ -780,10 +780,14 @@ fn read_committed(
         }
         let frames = logged(recovered.frames);
         match replay(snapshot.clone(), checkpoint_lsn, frames, dir, &path) {
-            // A checkpoint that came after the log was read removed a file a record named
-            // (it named a newer one): read the new manifest.
-            Err(Error::Io(_)) => {
+            // A checkpoint that came after the log was read may have removed a file a record
+            // named (its manifest names a newer one): read the new manifest. Without a new
+            // checkpoint the error is the file's own.
+            Err(Error::Io(message)) => {
                 snapshot = dir.reload()?;
+                if dir.checkpoint_lsn() == checkpoint_lsn {
+                    return Err(Error::Io(message));
+                }
                 continue;
             }
             Ok((snapshot, lsn, _)) => return Ok((snapshot, lsn)),

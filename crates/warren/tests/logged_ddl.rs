@@ -302,3 +302,26 @@ fn a_logged_copy_triggers_a_background_checkpoint_past_the_threshold() {
     let db = Database::open_with(&path, log_only()).unwrap();
     assert_eq!(one(&db, "MATCH (p:Person) RETURN count(*)"), "100");
 }
+
+#[test]
+fn a_reader_reports_a_missing_logged_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = write_csv(dir.path(), "nodes.csv", (0..10).map(|i| i.to_string()));
+    let path = dir.path().join("db");
+    let writer = Database::open_with(&path, log_only()).unwrap();
+    run(&writer, &["CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))"]);
+    run(&writer, &["CHECKPOINT"]);
+    let before = segment_files(&path);
+    run(&writer, &[&format!("COPY N FROM '{nodes}'")]);
+    for file in segment_files(&path).difference(&before) {
+        std::fs::remove_file(path.join("data").join(file)).unwrap();
+    }
+    let read_only = DatabaseOptions {
+        read_only: true,
+        ..DatabaseOptions::default()
+    };
+    let error = Database::open_with(&path, read_only)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains(".seg"), "{error}");
+}
