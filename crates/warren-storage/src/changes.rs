@@ -10,8 +10,10 @@
 //! * rel: u32 appended rels, each u32 FROM offset, u32 TO offset and its values; then updates
 //!   and deletions as for nodes.
 //!
-//! Values are encoded by [`crate::value_codec`] with the types of the catalog the log was
-//! written against; that catalog never changes within one log (DDL commits by checkpoint).
+//! Values are encoded by [`crate::value_codec`] with the types of the catalog as of the
+//! record's place in the log: a catalog change logged earlier (`crate::log_record`, whose
+//! kind-1 records these are) changes it for the records after it, so a log is replayed in
+//! order, each record decoded with the catalog that the records before it produced.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

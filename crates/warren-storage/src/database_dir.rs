@@ -2,8 +2,10 @@
 //! write-ahead log (`warren.wal`), a lock file, and the `data/` folder. A checkpoint writes new
 //! segment files beside the old ones, makes them durable, then atomically replaces the manifest
 //! (which records the last log sequence number the segments contain), so a crash at any moment
-//! leaves either the old or the new database. Files no manifest names are removed when a
-//! writer opens the database.
+//! leaves either the old or the new database. A DDL or `COPY` transaction writes the tables
+//! it replaces to segment files too, but names them in a log record (`crate::log_record`);
+//! the next checkpoint's manifest names them. Files that neither the manifest nor a log
+//! record after its checkpoint names are removed once a writer has replayed the log.
 //!
 //! Every file operation goes through the I/O layer ([`crate::io::FileSystem`]): the real file
 //! system in production, a simulated one that injects crashes and faults in tests.
@@ -21,8 +23,10 @@ use serde::{Deserialize, Serialize};
 use warren_common::types::LogicalType;
 use warren_common::{Error, Result, TableId};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, NodeTableSchema, RelTableSchema};
 use crate::io::{self, parent_dir, read_all, write_all_at, FileLock, FileSystem, RealFileSystem};
+use crate::node_table::NodeTable;
+use crate::rel_table::RelTable;
 use crate::snapshot::{Snapshot, TableData};
 use crate::table_files;
 
@@ -68,6 +72,12 @@ pub struct DatabaseDir {
     read_only: bool,
     /// Table files of the committed manifest, by table id.
     files: BTreeMap<TableId, TableEntry>,
+    /// Tables replaced by catalog changes logged after the manifest's checkpoint, by log
+    /// sequence number: their segment file, or `None` for an empty table that has none.
+    logged: BTreeMap<u64, BTreeMap<TableId, Option<String>>>,
+    /// Segment files written and not yet named by a manifest or a log record: kept from
+    /// removal until then.
+    unnamed: BTreeSet<String>,
     database_id: [u8; 16],
     checkpoint_lsn: u64,
     /// Set when a manifest swap failed: the manifest on disk may then be the new one while
@@ -81,6 +91,13 @@ pub struct DatabaseDir {
 #[derive(Debug, Default)]
 pub struct PendingTables {
     files: BTreeMap<TableId, String>,
+}
+
+impl PendingTables {
+    /// The files written, by table, relative to the database directory.
+    pub fn files(&self) -> &BTreeMap<TableId, String> {
+        &self.files
+    }
 }
 
 /// How a process opens a database directory.
@@ -193,21 +210,21 @@ impl DatabaseDir {
             path: path.to_path_buf(),
             read_only,
             files: BTreeMap::new(),
+            logged: BTreeMap::new(),
+            unnamed: BTreeSet::new(),
             database_id: [0; 16],
             checkpoint_lsn: 0,
             swap_failure: None,
             _lock: lock,
         };
         let snapshot = dir.load_retrying()?;
-        if !read_only {
-            if dir.database_id == [0; 16] {
-                // A new database (or one from before ids existed): name it durably before any
-                // log is written for it.
-                dir.database_id = new_database_id();
-                let checkpoint_lsn = dir.checkpoint_lsn;
-                dir.commit(&snapshot, &BTreeSet::new(), checkpoint_lsn)?;
-            }
-            dir.remove_unreferenced_files()?;
+        if !read_only && dir.database_id == [0; 16] {
+            // A new database (or one from before ids existed): name it durably before any log
+            // is written for it. (Leftover files are removed by the writer once it has
+            // replayed the log, which may name some.)
+            dir.database_id = new_database_id();
+            let checkpoint_lsn = dir.checkpoint_lsn;
+            dir.commit(&snapshot, &BTreeSet::new(), checkpoint_lsn)?;
         }
         Ok((dir, snapshot))
     }
@@ -314,35 +331,71 @@ impl DatabaseDir {
         let mut tables = BTreeMap::new();
         for schema in catalog.node_tables() {
             let e = entry(schema.id)?;
-            let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
-            let table = table_files::read_node_table(
-                self.fs.as_ref(),
-                &self.path.join(&e.file),
-                &types,
-                e.rows,
-                schema.primary_key,
-                e.next_serial,
-            )?;
+            let table = self.load_node_table(schema, &e.file, e.rows, e.next_serial)?;
             tables.insert(schema.id, TableData::Node(Arc::new(table)));
         }
         for schema in catalog.rel_tables() {
-            let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
             for pair in &schema.pairs {
                 let e = entry(pair.id)?;
                 let from_rows = entry(pair.from)?.rows;
                 let to_rows = entry(pair.to)?.rows;
-                let table = table_files::read_rel_table(
-                    self.fs.as_ref(),
-                    &self.path.join(&e.file),
-                    &types,
-                    e.rows,
-                    from_rows,
-                    to_rows,
-                )?;
+                let table = self.load_rel_table(schema, &e.file, e.rows, from_rows, to_rows)?;
                 tables.insert(pair.id, TableData::Rel(Arc::new(table)));
             }
         }
         Ok(tables)
+    }
+
+    /// Maps the node table in segment file `file` (relative to the directory).
+    pub fn load_node_table(
+        &self,
+        schema: &NodeTableSchema,
+        file: &str,
+        rows: u64,
+        next_serial: i64,
+    ) -> Result<NodeTable> {
+        let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
+        table_files::read_node_table(
+            self.fs.as_ref(),
+            &self.segment_path(file)?,
+            &types,
+            rows,
+            schema.primary_key,
+            next_serial,
+        )
+    }
+
+    /// Maps the rel pair in segment file `file` (relative to the directory).
+    pub fn load_rel_table(
+        &self,
+        schema: &RelTableSchema,
+        file: &str,
+        rows: u64,
+        from_rows: u64,
+        to_rows: u64,
+    ) -> Result<RelTable> {
+        let types: Vec<LogicalType> = schema.properties.iter().map(|p| p.ty.clone()).collect();
+        table_files::read_rel_table(
+            self.fs.as_ref(),
+            &self.segment_path(file)?,
+            &types,
+            rows,
+            from_rows,
+            to_rows,
+        )
+    }
+
+    /// The path of a segment file named in the manifest or the log: a file in `data/`.
+    fn segment_path(&self, file: &str) -> Result<PathBuf> {
+        let name = file.strip_prefix(&format!("{DATA}/")).unwrap_or_default();
+        let plain = !name.is_empty() && !name.contains(['/', '\\']) && name != "..";
+        if !plain {
+            return Err(Error::Corrupt(format!(
+                "{}: segment file {file:?} is not in {DATA}/",
+                self.path.display()
+            )));
+        }
+        Ok(self.path.join(file))
     }
 
     /// Persists `snapshot` (which must hold no deltas): writes the tables in `changed` to new
@@ -350,7 +403,9 @@ impl DatabaseDir {
     /// change up to log sequence number `checkpoint_lsn`. On error the directory holds the
     /// previous database or, when the error came after the manifest's rename (its directory
     /// sync failed), possibly the new one: the caller must not go on writing as if either.
-    pub fn commit(
+    /// Used to write a new database's first manifest; commits go through the log, and
+    /// checkpoints through [`DatabaseDir::write_tables`] and [`DatabaseDir::swap_manifest`].
+    fn commit(
         &mut self,
         snapshot: &Snapshot,
         changed: &BTreeSet<TableId>,
@@ -367,7 +422,7 @@ impl DatabaseDir {
     /// Writes the tables in `changed` (which must hold no deltas) to new segment files and
     /// makes them durable; nothing refers to them until [`DatabaseDir::swap_manifest`].
     pub fn write_tables(
-        &self,
+        &mut self,
         snapshot: &Snapshot,
         changed: &BTreeSet<TableId>,
     ) -> Result<PendingTables> {
@@ -382,6 +437,10 @@ impl DatabaseDir {
             assert!(
                 self.files.values().all(|entry| entry.file != name),
                 "a new segment file would replace one the manifest names"
+            );
+            assert!(
+                !self.logged_files().contains(name.as_str()),
+                "a new segment file would replace one a log record names"
             );
             let path = self.path.join(&name);
             if self.fs.exists(&path)? {
@@ -399,11 +458,59 @@ impl DatabaseDir {
                     table_files::write_rel_table(fs, &path, t)?;
                 }
             }
+            self.unnamed.insert(name.clone());
             files.insert(id, name);
         }
-        // The new files' names must be durable before a manifest names them.
+        // The new files' names must be durable before a manifest or a log record names them.
         self.fs.sync_dir(&self.path.join(DATA))?;
         Ok(PendingTables { files })
+    }
+
+    /// Records that the log record at `lsn` names `files` (a table's segment file, or `None`
+    /// for an empty table): they are kept until a checkpoint's manifest names them instead.
+    pub fn note_logged(&mut self, lsn: u64, files: BTreeMap<TableId, Option<String>>) {
+        if lsn <= self.checkpoint_lsn || files.is_empty() {
+            return;
+        }
+        for file in files.values().flatten() {
+            self.unnamed.remove(file);
+        }
+        self.logged.insert(lsn, files);
+    }
+
+    /// The tables of `snapshot` (the database as of log sequence number `lsn`) that have no
+    /// segment file: empty tables created or altered by a logged catalog change. A checkpoint
+    /// writes them.
+    pub fn unfiled(&self, snapshot: &Snapshot, lsn: u64) -> BTreeSet<TableId> {
+        snapshot
+            .tables()
+            .keys()
+            .copied()
+            .filter(|&id| self.file_as_of(id, lsn).is_none())
+            .collect()
+    }
+
+    /// The segment file holding table `id` as of log sequence number `lsn`: the latest log
+    /// record up to `lsn` that replaced it decides, else the manifest.
+    fn file_as_of(&self, id: TableId, lsn: u64) -> Option<String> {
+        let logged = self
+            .logged
+            .range(..=lsn)
+            .rev()
+            .find_map(|(_, files)| files.get(&id));
+        match logged {
+            Some(file) => file.clone(),
+            None => self.files.get(&id).map(|entry| entry.file.clone()),
+        }
+    }
+
+    fn logged_files(&self) -> BTreeSet<&str> {
+        self.logged
+            .values()
+            .flat_map(BTreeMap::values)
+            .flatten()
+            .map(String::as_str)
+            .collect()
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -421,9 +528,9 @@ impl DatabaseDir {
         Ok(())
     }
 
-    /// Atomically replaces the manifest: `snapshot`'s catalog, the files of `pending` for the
-    /// tables written, the current files for the others (their stored rows are unchanged), and
-    /// `checkpoint_lsn`.
+    /// Atomically replaces the manifest: `snapshot`'s catalog (the database as of
+    /// `checkpoint_lsn`, folded), the files of `pending` for the tables written, and for the
+    /// others the file a log record up to `checkpoint_lsn` or the current manifest names.
     pub fn swap_manifest(
         &mut self,
         snapshot: &Snapshot,
@@ -437,12 +544,11 @@ impl DatabaseDir {
                 TableData::Node(t) => (t.num_stored_rows(), t.next_serial()),
                 TableData::Rel(t) => (t.num_stored_rows(), 0),
             };
-            let file = match (pending.files.get(&id), self.files.get(&id)) {
-                (Some(name), _) => name.clone(),
-                (None, Some(existing)) => existing.file.clone(),
-                (None, None) => {
-                    return Err(Error::internal(format!("table {id} has no segment file")))
-                }
+            let file = match pending.files.get(&id) {
+                Some(name) => name.clone(),
+                None => self
+                    .file_as_of(id, checkpoint_lsn)
+                    .ok_or_else(|| Error::internal(format!("table {id} has no segment file")))?,
             };
             let entry = TableEntry {
                 id,
@@ -467,6 +573,10 @@ impl DatabaseDir {
         }
         self.files = files;
         self.checkpoint_lsn = checkpoint_lsn;
+        self.logged = self.logged.split_off(&(checkpoint_lsn + 1));
+        for name in pending.files.values() {
+            self.unnamed.remove(name);
+        }
         Ok(())
     }
 
@@ -494,10 +604,13 @@ impl DatabaseDir {
         self.fs.sync_dir(&self.path)
     }
 
-    /// Deletes segment files and a leftover temporary manifest that the manifest does not name:
-    /// the remains of older generations and of interrupted commits.
+    /// Deletes segment files and a leftover temporary manifest that neither the manifest nor a
+    /// log record after its checkpoint names (and that no commit is writing): the remains of
+    /// older generations and of interrupted commits.
     fn remove_unreferenced_files(&self) -> Result<()> {
-        let referenced: BTreeSet<&str> = self.files.values().map(|t| t.file.as_str()).collect();
+        let mut referenced: BTreeSet<&str> = self.files.values().map(|t| t.file.as_str()).collect();
+        referenced.extend(self.logged_files());
+        referenced.extend(self.unnamed.iter().map(String::as_str));
         let data = self.path.join(DATA);
         self.fs.create_dir_all(&data)?;
         for path in self.fs.list_dir(&data)? {

@@ -1,8 +1,8 @@
 //! Builds the next snapshot from the current one: DDL, COPY results, and row-level changes
 //! (insert, update, delete) collected by one updating clause. Nothing is visible until
 //! [`Editor::finish`] returns the new snapshot and its [`Changes`]: row changes become deltas
-//! (O(change)) that the database logs in its write-ahead log; DDL and COPY replace tables and
-//! are committed by a checkpoint.
+//! (O(change)); DDL and COPY replace the catalog or whole tables. The database logs either in
+//! its write-ahead log (`crate::log_record`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use crate::snapshot::{Snapshot, TableData};
 pub struct Changes {
     /// Tables created or replaced wholesale (DDL, COPY, ALTER).
     pub replaced: BTreeSet<TableId>,
-    /// Whether the catalog or whole tables changed: such a write commits by checkpoint.
+    /// Whether the catalog or whole tables changed: such a write is logged as a catalog change.
     pub structural: bool,
     /// Row changes, in the order they were applied.
     pub rows: ChangeSet,

@@ -13,6 +13,7 @@ pub mod delta;
 pub mod editor;
 pub mod import;
 pub mod io;
+pub mod log_record;
 pub mod node_table;
 pub mod pk_index;
 pub mod rel_table;

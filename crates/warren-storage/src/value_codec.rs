@@ -147,6 +147,18 @@ impl<'a> Decoder<'a> {
         self.position == self.bytes.len()
     }
 
+    /// The next `count` bytes, as they are.
+    pub fn read_bytes(&mut self, count: usize) -> Result<&'a [u8], String> {
+        self.take(count)
+    }
+
+    /// Every byte not read yet (and nothing left to read afterwards).
+    pub fn rest(&mut self) -> &'a [u8] {
+        let rest = &self.bytes[self.position..];
+        self.position = self.bytes.len();
+        rest
+    }
+
     pub fn read_u8(&mut self) -> Result<u8, String> {
         Ok(self.array::<1>()?[0])
     }

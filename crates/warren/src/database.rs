@@ -3,9 +3,10 @@
 //! ([`WriteLock`]) and builds on the latest snapshot. A commit of row changes appends one
 //! frame to the write-ahead log under the slot, releases the slot, and waits for the log to be
 //! durable (commits waiting together share one `fdatasync`: group commit); only then is its
-//! snapshot published. DDL and COPY commit by checkpoint. A checkpoint folds the deltas into
-//! new segment files without stopping readers or the writer, then swaps the manifest and
-//! rebases the commits that came in meanwhile. See `docs/format/storage.md`.
+//! snapshot published. DDL and COPY commit the same way, with a catalog change record that
+//! names the segment files they wrote for the tables they replaced. A checkpoint folds the
+//! deltas into new segment files without stopping readers or the writer, then swaps the
+//! manifest and rebases the commits that came in meanwhile. See `docs/format/storage.md`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,10 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 use warren_common::{Error, Result, Value};
-use warren_storage::changes::ChangeSet;
 use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
 use warren_storage::io::{FileSystem, RealFileSystem};
+use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
 use warren_storage::wal::{RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
@@ -83,9 +84,6 @@ struct WriterState {
     latest_lsn: u64,
     /// Log records after the last checkpoint, for rebasing a background checkpoint.
     since_checkpoint: Vec<LoggedCommit>,
-    /// Counts structural commits (DDL, COPY): a background checkpoint whose base is older than
-    /// the last one gives up (the structural commit already wrote every table).
-    structural_epoch: u64,
 }
 
 #[derive(Debug)]
@@ -211,7 +209,10 @@ impl Database {
             (None, snapshot, lsn, Vec::new())
         } else {
             let (wal, snapshot, lsn, frames) =
-                recover(&dir, snapshot, &fs, options.enable_checksums)?;
+                recover(&mut dir, snapshot, &fs, options.enable_checksums)?;
+            // The remains of interrupted commits and checkpoints: files neither the manifest
+            // nor a replayed log record names.
+            dir.remove_unreferenced()?;
             (Some(wal), snapshot, lsn, frames)
         };
         let read_only = dir.is_read_only();
@@ -271,7 +272,6 @@ impl Database {
                 latest: snapshot,
                 latest_lsn: lsn,
                 since_checkpoint,
-                structural_epoch: 0,
             }),
             writer_free: Condvar::new(),
             failure: Mutex::new(None),
@@ -410,8 +410,9 @@ impl Database {
         })
     }
 
-    /// Commits `snapshot`, built on `lock.latest()` with `changes`: row changes through the
-    /// log (durable before this returns), structural changes by checkpoint.
+    /// Commits `snapshot`, built on `lock.latest()` with `changes`, through the log (durable
+    /// before this returns): row changes as a row record; DDL, COPY and ALTER as a catalog
+    /// change, after the tables they replaced are written to segment files.
     pub fn commit(&self, lock: WriteLock, snapshot: Snapshot, changes: Changes) -> Result<()> {
         assert!(
             Arc::ptr_eq(&lock.inner, &self.inner),
@@ -421,10 +422,46 @@ impl Database {
         if changes.is_empty() {
             return Ok(());
         }
-        if changes.structural || !changes.replaced.is_empty() {
-            return self.commit_structural(lock, snapshot, &changes);
-        }
-        let snapshot = Arc::new(snapshot);
+        let (snapshot, record) = if changes.structural || !changes.replaced.is_empty() {
+            self.catalog_change(snapshot, &changes)?
+        } else {
+            (snapshot, LogRecord::Rows(changes.rows))
+        };
+        self.log_and_publish(lock, Arc::new(snapshot), &record)
+    }
+
+    /// A DDL, COPY or ALTER transaction as a log record: the tables it replaced are folded and
+    /// those holding rows written to new segment files (durable, named by no manifest yet),
+    /// which the record names. The snapshot returned holds the folded tables.
+    fn catalog_change(
+        &self,
+        snapshot: Snapshot,
+        changes: &Changes,
+    ) -> Result<(Snapshot, LogRecord)> {
+        let (snapshot, with_rows) = fold_replaced(snapshot, &changes.replaced)?;
+        let files = match &self.inner.dir {
+            Some(dir) if self.inner.wal.is_some() => dir
+                .lock()
+                .expect("directory lock")
+                .write_tables(&snapshot, &with_rows)
+                .map_err(|e| self.fail(e))?
+                .files()
+                .clone(),
+            _ => Default::default(),
+        };
+        let change = CatalogChange::new(&snapshot, &changes.replaced, &files, &changes.rows);
+        Ok((snapshot, LogRecord::Catalog(change)))
+    }
+
+    /// Appends `record` (which made `snapshot` from `lock.latest()`) to the log under the
+    /// writer slot, releases the slot, waits until the record is durable (group commit) and
+    /// publishes the snapshot.
+    fn log_and_publish(
+        &self,
+        lock: WriteLock,
+        snapshot: Arc<Snapshot>,
+        record: &LogRecord,
+    ) -> Result<()> {
         let Some(wal) = &self.inner.wal else {
             let mut state = self.inner.writer.lock().expect("writer state");
             state.latest = snapshot.clone();
@@ -435,13 +472,20 @@ impl Database {
             self.publish(snapshot, lsn);
             return Ok(());
         };
-        let payload: Arc<[u8]> = changes.rows.encode(snapshot.catalog())?.into();
+        // Row changes are encoded with the catalog they were made against (a catalog change
+        // carries its own).
+        let payload: Arc<[u8]> = record.encode(lock.latest().catalog())?.into();
         let transaction = self.inner.next_transaction.fetch_add(1, Ordering::Relaxed);
         let lsn = {
             let mut state = self.inner.writer.lock().expect("writer state");
             let lsn = wal
                 .append(transaction, &payload)
                 .map_err(|e| self.fail(e))?;
+            if let (LogRecord::Catalog(change), Some(dir)) = (record, &self.inner.dir) {
+                dir.lock()
+                    .expect("directory lock")
+                    .note_logged(lsn, change.files());
+            }
             state.latest = snapshot.clone();
             state.latest_lsn = lsn;
             state.since_checkpoint.push((lsn, transaction, payload));
@@ -472,37 +516,6 @@ impl Database {
         if lsn >= published.lsn {
             *published = Published { snapshot, lsn };
         }
-    }
-
-    /// DDL and COPY: every delta is folded and written with the changed tables, and the
-    /// manifest swap makes it durable at once; the log then starts empty.
-    fn commit_structural(
-        &self,
-        lock: WriteLock,
-        snapshot: Snapshot,
-        changes: &Changes,
-    ) -> Result<()> {
-        let (folded, folded_ids) = snapshot.folded().map_err(Error::internal)?;
-        let mut changed: BTreeSet<_> = changes.replaced.clone();
-        changed.extend(folded_ids);
-        let lsn = self.inner.writer.lock().expect("writer state").latest_lsn;
-        if let (Some(dir), Some(wal)) = (&self.inner.dir, &self.inner.wal) {
-            wal.wait_durable(lsn).map_err(|e| self.fail(e))?;
-            dir.lock()
-                .expect("directory lock")
-                .commit(&folded, &changed, lsn)
-                .map_err(|e| self.fail(e))?;
-            wal.reset(lsn + 1, &[]).map_err(|e| self.fail(e))?;
-        }
-        let folded = Arc::new(folded);
-        let mut state = self.inner.writer.lock().expect("writer state");
-        state.latest = folded.clone();
-        state.since_checkpoint.clear();
-        state.structural_epoch += 1;
-        drop(state);
-        self.publish(folded, lsn);
-        drop(lock);
-        Ok(())
     }
 
     /// Starts a background checkpoint when the log has grown past the threshold.
@@ -565,36 +578,27 @@ impl Database {
         // Again: a checkpoint that waited for the lock may follow one that failed, and after
         // a failure the disk may hold a manifest this process's state does not know of.
         self.check_writable()?;
-        let (base, base_lsn, epoch) = {
+        let (base, base_lsn) = {
             let state = self.inner.writer.lock().expect("writer state");
-            (
-                state.latest.clone(),
-                state.latest_lsn,
-                state.structural_epoch,
-            )
+            (state.latest.clone(), state.latest_lsn)
         };
-        if !base.has_delta() {
+        if base_lsn <= dir.lock().expect("directory lock").checkpoint_lsn() {
+            // Nothing was logged since the last checkpoint.
             return Ok(());
         }
         // Only durable commits are folded.
         wal.wait_durable(base_lsn).map_err(|e| self.fail(e))?;
         let (folded, folded_ids) = base.folded().map_err(Error::internal)?;
-        let changed: BTreeSet<_> = folded_ids.into_iter().collect();
-        let files = dir
-            .lock()
-            .expect("directory lock")
-            .write_tables(&folded, &changed)
-            .map_err(|e| self.fail(e))?;
+        let files = {
+            let mut dir = dir.lock().expect("directory lock");
+            // Tables with deltas, and empty ones that logged DDL created without a file.
+            let mut changed: BTreeSet<_> = folded_ids.into_iter().collect();
+            changed.extend(dir.unfiled(&folded, base_lsn));
+            dir.write_tables(&folded, &changed)
+                .map_err(|e| self.fail(e))?
+        };
         let lock = self.begin_write()?;
         let mut state = self.inner.writer.lock().expect("writer state");
-        if state.structural_epoch != epoch {
-            // A DDL or COPY committed meanwhile by writing every table: nothing left to do
-            // (the files written above are removed now, or else at the next writer's open).
-            drop(state);
-            drop(lock);
-            let _ = dir.lock().expect("directory lock").remove_unreferenced();
-            return Ok(());
-        }
         wal.wait_durable(state.latest_lsn)
             .map_err(|e| self.fail(e))?;
         let later: Vec<LoggedCommit> = state
@@ -603,12 +607,23 @@ impl Database {
             .filter(|(lsn, ..)| *lsn > base_lsn)
             .cloned()
             .collect();
-        let (rebased, _, _) = replay(folded, base_lsn, later.iter().cloned(), wal.path())?;
-        let rebased = Arc::new(rebased.with_generation(state.latest.generation()));
-        dir.lock()
-            .expect("directory lock")
-            .swap_manifest(&rebased, files, base_lsn)
-            .map_err(|e| self.fail(e))?;
+        let generation = state.latest.generation();
+        let rebased = {
+            let mut dir = dir.lock().expect("directory lock");
+            let (rebased, _, _) = replay(
+                folded.clone(),
+                base_lsn,
+                later.iter().cloned(),
+                &mut dir,
+                wal.path(),
+            )?;
+            // The manifest holds the database as of `base_lsn`; the commits after it stay in
+            // the log.
+            dir.swap_manifest(&folded.with_generation(generation), files, base_lsn)
+                .map_err(|e| self.fail(e))?;
+            rebased
+        };
+        let rebased = Arc::new(rebased.with_generation(generation));
         let frames: Vec<(u64, u64, &[u8])> =
             later.iter().map(|(l, t, p)| (*l, *t, &p[..])).collect();
         wal.reset(base_lsn + 1, &frames).map_err(|e| self.fail(e))?;
@@ -646,7 +661,7 @@ impl Database {
 /// number, and the replayed records.
 #[allow(clippy::type_complexity)]
 fn recover(
-    dir: &DatabaseDir,
+    dir: &mut DatabaseDir,
     snapshot: Snapshot,
     fs: &Arc<dyn FileSystem>,
     checksums: bool,
@@ -675,8 +690,13 @@ fn recover(
         // Nothing to replay: the next frames are written in the mode asked for.
         wal.change_checksums(checksums)?;
     }
-    let (snapshot, lsn, records) =
-        replay(snapshot, checkpoint_lsn, logged(recovered.frames), &path)?;
+    let (snapshot, lsn, records) = replay(
+        snapshot,
+        checkpoint_lsn,
+        logged(recovered.frames),
+        dir,
+        &path,
+    )?;
     if wal.last_lsn() < checkpoint_lsn {
         // The log was recycled before this checkpoint: continue the sequence after it.
         wal.reset(checkpoint_lsn + 1, &[])?;
@@ -704,13 +724,15 @@ fn logged(frames: Vec<RecoveredFrame>) -> impl Iterator<Item = LoggedCommit> {
 }
 
 /// Applies the commits after `after_lsn` to `snapshot` in log order (recovery, a reader's
-/// open, a checkpoint's rebase): the snapshot, its last LSN, and the commits applied. The
-/// commits must follow each other without a gap; a gap means committed transactions are
-/// missing from `log`.
+/// open, a checkpoint's rebase), each decoded with the catalog as of its place in the log:
+/// the snapshot, its last LSN, and the commits applied. The commits must follow each other
+/// without a gap; a gap means committed transactions are missing from `log`. `dir` maps the
+/// segment files that catalog changes name, and learns which ones they are.
 fn replay(
     snapshot: Snapshot,
     after_lsn: u64,
     commits: impl Iterator<Item = LoggedCommit>,
+    dir: &mut DatabaseDir,
     log: &Path,
 ) -> Result<(Snapshot, u64, Vec<LoggedCommit>)> {
     let mut snapshot = snapshot;
@@ -724,8 +746,11 @@ fn replay(
                 commit.0
             )));
         }
-        let changes = ChangeSet::decode(&commit.2, snapshot.catalog())?;
-        snapshot = changes.apply(&snapshot)?;
+        let record = LogRecord::decode(&commit.2, snapshot.catalog())?;
+        snapshot = record.apply(&snapshot, dir)?;
+        if let LogRecord::Catalog(change) = &record {
+            dir.note_logged(commit.0, change.files());
+        }
         lsn = commit.0;
         applied.push(commit);
     }
@@ -753,8 +778,21 @@ fn read_committed(
             snapshot = dir.reload()?;
             continue;
         }
-        let (snapshot, lsn, _) = replay(snapshot, checkpoint_lsn, logged(recovered.frames), &path)?;
-        return Ok((snapshot, lsn));
+        let frames = logged(recovered.frames);
+        match replay(snapshot.clone(), checkpoint_lsn, frames, dir, &path) {
+            // A checkpoint that came after the log was read may have removed a file a record
+            // named (its manifest names a newer one): read the new manifest. Without a new
+            // checkpoint the error is the file's own.
+            Err(Error::Io(message)) => {
+                snapshot = dir.reload()?;
+                if dir.checkpoint_lsn() == checkpoint_lsn {
+                    return Err(Error::Io(message));
+                }
+                continue;
+            }
+            Ok((snapshot, lsn, _)) => return Ok((snapshot, lsn)),
+            Err(error) => return Err(error),
+        }
     }
     Err(Error::Io(format!(
         "{}: the database kept changing while it was opened for reading",

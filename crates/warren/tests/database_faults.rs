@@ -1,7 +1,8 @@
 //! Durability of the whole database directory under injected faults. Every file (log, segment
 //! files, manifest, lock) lives on a simulated file system. A random sequence of transactions
-//! (single-row inserts, updates, deletes and rel creations; DDL; COPY of small node and rel
-//! CSV files) and CHECKPOINTs (in half of the cases also background checkpoints every few
+//! (single-row inserts, updates, deletes and rel creations; DDL followed by rows in the new
+//! tables, ALTER TABLE ADD on a table with rows, DROP TABLE, an explicit transaction mixing
+//! DDL and rows; COPY of small node and rel CSV files, and an append COPY) and CHECKPOINTs (in half of the cases also background checkpoints every few
 //! commits, racing the statements) runs once without faults, recording the database after each
 //! transaction, then again with a crash (keeping a random subset of the unsynced writes, torn
 //! at 512-byte sectors, and a prefix of the unsynced directory changes) or an `EIO` injected at
@@ -32,6 +33,9 @@ enum Step {
     Delete(u32),
     Rel(u32, u32),
     CreateTable,
+    DropTable,
+    AddColumn,
+    DdlTransaction,
     Copy,
     Checkpoint,
 }
@@ -43,6 +47,9 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<u32>().prop_map(Step::Delete),
         3 => (any::<u32>(), any::<u32>()).prop_map(|(a, b)| Step::Rel(a, b)),
         1 => Just(Step::CreateTable),
+        1 => Just(Step::DropTable),
+        1 => Just(Step::AddColumn),
+        1 => Just(Step::DdlTransaction),
         1 => Just(Step::Copy),
         2 => Just(Step::Checkpoint),
     ]
@@ -58,10 +65,12 @@ struct Statement {
 /// changes something.
 fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
     let nodes = csv_dir.join("nodes.csv").display().to_string();
+    let more_nodes = csv_dir.join("more_nodes.csv").display().to_string();
     let rels = csv_dir.join("rels.csv").display().to_string();
     let mut live: Vec<i64> = Vec::new();
     let mut next_id = 0i64;
     let mut tables = 0u32;
+    let mut droppable: Vec<String> = Vec::new();
     let mut out = Vec::new();
     let mut push = |text: String, transaction: bool| out.push(Statement { text, transaction });
     for step in steps {
@@ -92,6 +101,34 @@ fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
                     format!("CREATE NODE TABLE D{tables}(id INT64, PRIMARY KEY(id))"),
                     true,
                 );
+                // A row after the DDL, logged against the catalog the DDL made.
+                push(format!("CREATE (:D{tables} {{id: {tables}}})"), true);
+                droppable.push(format!("D{tables}"));
+            }
+            Step::DropTable if !droppable.is_empty() => {
+                let name = droppable.remove(0);
+                push(format!("DROP TABLE {name}"), true);
+            }
+            Step::AddColumn => {
+                tables += 1;
+                push(
+                    format!("ALTER TABLE T ADD a{tables} INT64 DEFAULT {tables}"),
+                    true,
+                );
+            }
+            Step::DdlTransaction => {
+                tables += 1;
+                let id = next_id;
+                next_id += 1;
+                live.push(id);
+                push("BEGIN TRANSACTION".into(), false);
+                push(format!("CREATE (:T {{id: {id}, name: 'n{id}'}})"), false);
+                push(
+                    format!("CREATE NODE TABLE E{tables}(id INT64, PRIMARY KEY(id))"),
+                    false,
+                );
+                push(format!("CREATE (:E{tables} {{id: {id}}})"), false);
+                push("COMMIT".into(), true);
             }
             Step::Copy => {
                 tables += 1;
@@ -103,9 +140,11 @@ fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
                 push(format!("COPY C{n} FROM '{nodes}'"), true);
                 push(format!("CREATE REL TABLE Q{n}(FROM C{n} TO C{n})"), true);
                 push(format!("COPY Q{n} FROM '{rels}'"), true);
+                // An append COPY: onto a table that has rows.
+                push(format!("COPY C{n} FROM '{more_nodes}'"), true);
             }
             Step::Checkpoint => push("CHECKPOINT".into(), false),
-            Step::Insert | Step::Update(_) | Step::Delete(_) | Step::Rel(..) => {
+            Step::Insert | Step::Update(_) | Step::Delete(_) | Step::Rel(..) | Step::DropTable => {
                 let id = next_id;
                 next_id += 1;
                 live.push(id);
@@ -137,7 +176,8 @@ fn rows(db: &Database, query: &str) -> Vec<String> {
 
 /// Everything a user can see of the database, as text.
 fn state(db: &Database) -> Vec<String> {
-    let mut out = rows(db, "MATCH (t:T) RETURN t.id, t.name ORDER BY t.id");
+    // Whole nodes: the columns ALTER TABLE added, with their values, too.
+    let mut out = rows(db, "MATCH (t:T) RETURN t ORDER BY t.id");
     out.extend(rows(
         db,
         "MATCH (a:T)-[r:R]->(b:T) RETURN a.id, b.id, count(*) ORDER BY a.id, b.id",
@@ -158,11 +198,17 @@ fn state(db: &Database) -> Vec<String> {
 fn set_up(path: &Path, background: bool) -> (SimulatedFileSystem, Database) {
     let sim = SimulatedFileSystem::new(FaultPlan::default());
     let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
-    let db = Database::open_with_file_system(path, options(background), fs).unwrap();
+    let db = Database::open_with_file_system(path, options(false), fs).unwrap();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE T(id INT64, name STRING, PRIMARY KEY(id))")
         .unwrap();
     conn.query("CREATE REL TABLE R(FROM T TO T)").unwrap();
+    // The set-up's DDL is logged; checkpointed here, and background checkpoints started only
+    // afterwards, the set-up makes the same I/O operations in every run.
+    conn.query("CHECKPOINT").unwrap();
+    if background {
+        conn.query("CALL auto_checkpoint=true").unwrap();
+    }
     (sim, db)
 }
 
@@ -309,6 +355,10 @@ fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
         .map(|i| format!("{},{i}\n", i - 1))
         .collect();
     std::fs::write(temp.path().join("nodes.csv"), nodes).unwrap();
+    let more_nodes: String = (COPY_NODES..2 * COPY_NODES)
+        .map(|i| format!("{i}\n"))
+        .collect();
+    std::fs::write(temp.path().join("more_nodes.csv"), more_nodes).unwrap();
     std::fs::write(temp.path().join("rels.csv"), rels).unwrap();
     let statements = statements(&case.steps, temp.path());
     let path = temp.path().join("db");
