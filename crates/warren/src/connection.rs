@@ -49,8 +49,8 @@ pub struct Connection {
     /// Statements run so far: the id of the next one is this plus one (`show_warnings()`'s
     /// `query_id`).
     statements_run: u64,
-    /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most
-    /// [`WARNING_LIMIT`], as Kùzu keeps).
+    /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most the
+    /// `warning_limit` setting, as Kùzu keeps).
     warnings: Vec<(u64, CopyWarning)>,
     /// Statements parsed before, by their text: an application that sends the same statement
     /// with new parameters (a commit loop, a server) parses it once.
@@ -61,9 +61,6 @@ pub struct Connection {
 const PARSED_MAX: usize = 256;
 /// Texts longer than this are parsed every time (scripts, big literals).
 const PARSED_TEXT_BYTES_MAX: usize = 4096;
-
-/// The most warnings a connection keeps (Kùzu's default `warning_limit`).
-const WARNING_LIMIT: usize = 8192;
 
 impl Connection {
     pub(crate) fn new(db: Database) -> Self {
@@ -337,16 +334,7 @@ impl Connection {
                 let summary =
                     warren_storage::import::copy_from_rows(&mut editor, &table, &rows, &options)?;
                 self.commit_editor(editor)?;
-                let room = WARNING_LIMIT.saturating_sub(self.warnings.len());
-                let query_id = self.statements_run;
-                self.warnings.extend(
-                    summary
-                        .warnings
-                        .iter()
-                        .take(room)
-                        .map(|w| (query_id, w.clone())),
-                );
-                Ok(self.copied(&summary, started))
+                Ok(self.copied(summary, started))
             }
             BoundStatement::Copy {
                 table,
@@ -364,7 +352,7 @@ impl Connection {
                     &mut progress,
                 )?;
                 self.commit_editor(editor)?;
-                Ok(self.copied(&summary, started))
+                Ok(self.copied(summary, started))
             }
             BoundStatement::Setting { name, value } => {
                 match self.db.set_setting(&name, &value) {
@@ -375,6 +363,10 @@ impl Connection {
             }
             BoundStatement::ProjectedGraph(command) => {
                 self.projected_graphs.apply(command)?;
+                Ok(QueryResult::empty(snapshot))
+            }
+            BoundStatement::ClearWarnings => {
+                self.warnings.clear();
                 Ok(QueryResult::empty(snapshot))
             }
             BoundStatement::Explain(inner) => {
@@ -567,19 +559,35 @@ impl Connection {
     }
 
     /// The message of a committed COPY, as Kùzu words it.
+    /// COPY's answer: how many rows it copied and, when `IGNORE_ERRORS` skipped some, how many
+    /// (Kùzu's two rows). The skipped rows become this statement's warnings, as many as
+    /// `warning_limit` leaves room for.
     fn copied(
-        &self,
-        summary: &warren_storage::import::CopySummary,
+        &mut self,
+        summary: warren_storage::import::CopySummary,
         started: Instant,
     ) -> QueryResult {
-        QueryResult::message(
-            format!(
-                "{} tuples have been copied to the {} table.",
-                summary.rows, summary.table
-            ),
-            self.current_snapshot(),
-            started.elapsed(),
-        )
+        let query_id = self.statements_run;
+        let skipped = summary.warnings.len();
+        let limit = usize::try_from(self.settings.warning_limit).unwrap_or(usize::MAX);
+        let room = limit.saturating_sub(self.warnings.len());
+        self.warnings.extend(
+            summary
+                .warnings
+                .into_iter()
+                .take(room)
+                .map(|w| (query_id, w)),
+        );
+        let mut lines = vec![format!(
+            "{} tuples have been copied to the {} table.",
+            summary.rows, summary.table
+        )];
+        if skipped > 0 {
+            lines.push(format!(
+                "{skipped} warnings encountered during copy. Use 'CALL show_warnings() RETURN *' to view the actual warnings. Query ID: {query_id}"
+            ));
+        }
+        QueryResult::messages(lines, self.current_snapshot(), started.elapsed())
     }
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {
@@ -669,6 +677,7 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::Copy { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)
+        | BoundStatement::ClearWarnings
         | BoundStatement::Transaction(_) => false,
     }
 }
