@@ -7,6 +7,8 @@ pub mod context;
 pub mod eval;
 pub mod operators;
 pub mod recursive;
+pub mod warnings;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};
 pub use operators::{build, BoxedOperator, Operator, Row};
+pub use warnings::{WarningLog, WarningSink};

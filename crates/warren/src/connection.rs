@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use warren_common::value::Value;
 use warren_common::{Error, Result};
 use warren_cypher::ast::{Statement, TransactionCommand};
-use warren_exec::{ExecContext, ExecSettings, Interrupt};
+use warren_exec::{ExecContext, ExecSettings, Interrupt, WarningLog, WarningSink};
 use warren_planner::binder::{ProjectedGraphs, Session};
 use warren_planner::{BindSettings, BoundStatement, QueryPlan, UserFunction, UserFunctions};
 use warren_storage::editor::Changes;
@@ -49,9 +49,9 @@ pub struct Connection {
     /// Statements run so far: the id of the next one is this plus one (`show_warnings()`'s
     /// `query_id`).
     statements_run: u64,
-    /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most the
-    /// `warning_limit` setting, as Kùzu keeps).
-    warnings: Vec<(u64, CopyWarning)>,
+    /// The rows COPY and LOAD FROM skipped with `IGNORE_ERRORS`, with their statement's id (at
+    /// most the `warning_limit` setting, as Kùzu keeps).
+    warnings: Arc<WarningLog>,
     /// Statements parsed before, by their text: an application that sends the same statement
     /// with new parameters (a commit loop, a server) parses it once.
     parsed: HashMap<String, Arc<[Statement]>>,
@@ -74,7 +74,7 @@ impl Connection {
             write_lock: None,
             user_functions: UserFunctions::default(),
             statements_run: 0,
-            warnings: Vec::new(),
+            warnings: Arc::default(),
             parsed: HashMap::new(),
         }
     }
@@ -201,6 +201,16 @@ impl Connection {
             settings,
             Interrupt::new(deadline, self.interrupt.clone()),
         )
+        .with_warnings(self.warning_sink())
+    }
+
+    /// Where the statement running now records its warnings.
+    fn warning_sink(&self) -> WarningSink {
+        WarningSink {
+            log: self.warnings.clone(),
+            query_id: self.statements_run,
+            limit: usize::try_from(self.settings.warning_limit).unwrap_or(usize::MAX),
+        }
     }
 
     /// Runs one parsed statement.
@@ -569,15 +579,7 @@ impl Connection {
     ) -> QueryResult {
         let query_id = self.statements_run;
         let skipped = summary.warnings.len();
-        let limit = usize::try_from(self.settings.warning_limit).unwrap_or(usize::MAX);
-        let room = limit.saturating_sub(self.warnings.len());
-        self.warnings.extend(
-            summary
-                .warnings
-                .into_iter()
-                .take(room)
-                .map(|w| (query_id, w)),
-        );
+        self.warning_sink().record(summary.warnings);
         let mut lines = vec![format!(
             "{} tuples have been copied to the {} table.",
             summary.rows, summary.table
@@ -697,7 +699,7 @@ struct SessionView<'a> {
     settings: &'a Settings,
     graphs: &'a ProjectedGraphs,
     functions: &'a UserFunctions,
-    warnings: &'a [(u64, CopyWarning)],
+    warnings: &'a WarningLog,
 }
 
 impl Session for SessionView<'_> {
@@ -709,8 +711,8 @@ impl Session for SessionView<'_> {
         self.graphs
     }
 
-    fn warnings(&self) -> &[(u64, CopyWarning)] {
-        self.warnings
+    fn warnings(&self) -> Vec<(u64, CopyWarning)> {
+        self.warnings.entries()
     }
 
     fn user_function(&self, name: &str) -> Option<Arc<dyn UserFunction>> {

@@ -226,7 +226,7 @@ impl Binder<'_> {
         ]);
         for (query, warning) in self.session.warnings() {
             output.push(vec![
-                Value::UInt64(*query),
+                Value::UInt64(query),
                 Value::string(warning.message.as_str()),
                 Value::string(warning.file_path.as_str()),
                 Value::UInt64(warning.line_number),

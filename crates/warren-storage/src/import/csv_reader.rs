@@ -11,6 +11,7 @@ use warren_common::value::Value;
 use warren_common::{Error, Result};
 
 use crate::column::ColumnBuilder;
+use crate::import::copy::CopyWarning;
 use crate::import::options::{detect_dialect, CsvOptions, Dialect};
 
 /// Bytes of a file given to dialect detection.
@@ -363,19 +364,59 @@ pub fn read_rows(
     let mut rows = Vec::new();
     for_each_row(files, options, types, &mut (), |row| {
         row.check_width(types.len())?;
-        let mut values = Vec::with_capacity(types.len());
-        for (i, ty) in types.iter().enumerate() {
-            let text = row.field(i)?;
-            values.push(if text.is_empty() && *ty != LogicalType::String {
-                Value::Null
-            } else {
-                warren_common::cast::parse_value(text, ty).map_err(|e| row.error(e))?
-            });
-        }
-        rows.push(values);
+        rows.push(loaded_values(row, types)?);
         Ok(())
     })?;
     Ok(rows)
+}
+
+/// A row's values for LOAD FROM: an empty field is NULL, except an empty STRING.
+fn loaded_values(row: &RowReader<'_>, types: &[LogicalType]) -> Result<Vec<Value>> {
+    let mut values = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let text = row.field(i)?;
+        values.push(if text.is_empty() && *ty != LogicalType::String {
+            Value::Null
+        } else {
+            warren_common::cast::parse_value(text, ty).map_err(|e| row.error(e))?
+        });
+    }
+    Ok(values)
+}
+
+/// [`read_rows`] with `IGNORE_ERRORS`: a row with a wrong number of fields or a value that does
+/// not convert is skipped and returned as a warning.
+pub fn read_rows_ignoring_errors(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+) -> Result<(Vec<Vec<Value>>, Vec<CopyWarning>)> {
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    for_each_row(files, options, types, &mut (), |row| {
+        let values = match row.check_width(types.len()) {
+            Ok(()) => types
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| match ty {
+                    LogicalType::String if row.record[i].is_empty() => Ok(Value::string("")),
+                    _ => row.value(i, ty),
+                })
+                .collect::<std::result::Result<Vec<_>, _>>(),
+            Err(Error::Copy { message, .. }) => Err(message),
+            Err(other) => return Err(other),
+        };
+        match values {
+            Ok(values) => rows.push(values),
+            Err(message) => skipped.push(CopyWarning {
+                message,
+                file_path: row.path.display().to_string(),
+                line_number: row.line,
+                record: row.text(),
+            }),
+        }
+        Ok(())
+    })?;
+    Ok((rows, skipped))
 }
 
 /// Where a CSV row is: its file (position among the files read), line and text.
