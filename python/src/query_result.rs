@@ -3,8 +3,12 @@
 //! a big result is never held whole; a statement that writes arrives materialized.
 //!
 //! Kùzu holds every row at once, which gives it `get_num_tuples` and `reset_iterator` for free.
-//! Here a streamed result answers them by running its query again over the same snapshot: the
-//! count by one counting run (remembered), a reset by starting over when rows were read.
+//! Here a streamed result counts the rows it has read, and reads ahead (keeping the rows for the
+//! cursor) up to [`COUNT_READ_AHEAD_ROWS`] to find its end; only a longer result is counted by
+//! running its query again over the same snapshot (one counting run that keeps no rows,
+//! remembered). A reset starts over when rows were read.
+
+use std::collections::VecDeque;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -26,6 +30,9 @@ use crate::type_tree::{type_tree, TablesSeen};
 pub const CURSOR_BATCH_ROWS: usize = 2048;
 /// Rows per batch a whole-result conversion pulls.
 const CONVERSION_BATCH_ROWS: usize = 1 << 16;
+/// The most rows `get_num_tuples` reads ahead (and keeps) to find a streamed result's end before
+/// it counts by running the query again.
+pub const COUNT_READ_AHEAD_ROWS: usize = 1 << 16;
 
 /// A statement's complete result, as it leaves the engine.
 #[derive(Debug)]
@@ -61,6 +68,8 @@ struct Stream {
     result: warren::QueryResult,
     /// The batch rows are read from and its next row.
     batch: Option<(ColumnBatch, usize)>,
+    /// Batches read ahead of `batch` (by a count), in order.
+    pending: VecDeque<ColumnBatch>,
     /// Rows taken from this stream (and handed to the cursor, or skipped to reach it).
     taken: usize,
     exhausted: bool,
@@ -74,6 +83,7 @@ impl Stream {
         Self {
             result,
             batch: first.map(|b| (b, 0)),
+            pending: VecDeque::new(),
             taken: 0,
             exhausted,
             spent: false,
@@ -89,6 +99,10 @@ impl Stream {
                 }
             }
             self.batch = None;
+            if let Some(batch) = self.pending.pop_front() {
+                self.batch = Some((batch, 0));
+                continue;
+            }
             if self.exhausted {
                 return Ok(false);
             }
@@ -97,6 +111,33 @@ impl Stream {
                 None => self.exhausted = true,
             }
         }
+    }
+
+    /// Reads batches ahead, keeping them, until the result ends or `rows_max` rows were read;
+    /// returns whether it ended.
+    fn read_ahead(&mut self, rows_max: usize) -> warren::Result<bool> {
+        let mut rows = 0;
+        while !self.exhausted && rows < rows_max {
+            match self.result.next_columns(CURSOR_BATCH_ROWS)? {
+                Some(batch) => {
+                    rows += batch.len();
+                    self.pending.push_back(batch);
+                }
+                None => self.exhausted = true,
+            }
+        }
+        Ok(self.exhausted)
+    }
+
+    /// The rows of the whole run, once it is exhausted: those taken, the rest of the current
+    /// batch and the batches read ahead.
+    fn total_rows(&self) -> usize {
+        assert!(self.exhausted, "only an exhausted stream knows its total");
+        let current = self
+            .batch
+            .as_ref()
+            .map_or(0, |(batch, next)| batch.len() - next);
+        self.taken + current + self.pending.iter().map(ColumnBatch::len).sum::<usize>()
     }
 
     /// Takes the next row (call after `ready` answered true).
@@ -150,7 +191,7 @@ impl Inner {
         }
         match &stream.batch {
             Some((batch, next)) if *next < batch.len() => Some(true),
-            _ if stream.exhausted => Some(false),
+            _ if stream.exhausted && stream.pending.is_empty() => Some(false),
             _ => None,
         }
     }
@@ -183,14 +224,20 @@ impl Inner {
 
     /// A result to read the whole result from, from its first row: the stream itself when
     /// nothing was read from it yet (the cursor will need a new run), else a new run.
-    fn whole(&mut self) -> Option<(warren::QueryResult, Option<ColumnBatch>)> {
+    fn whole(&mut self) -> Option<(warren::QueryResult, Vec<ColumnBatch>)> {
         let stream = self.stream.as_mut()?;
         if stream.spent || stream.taken > 0 {
-            return stream.result.rerun().map(|r| (r, None));
+            return stream.result.rerun().map(|r| (r, Vec::new()));
         }
         let rerun = stream.result.rerun()?;
         stream.spent = true;
-        let first = stream.batch.take().map(|(batch, _)| batch);
+        let mut first: Vec<ColumnBatch> = stream
+            .batch
+            .take()
+            .map(|(batch, _)| batch)
+            .into_iter()
+            .collect();
+        first.extend(stream.pending.drain(..));
         Some((std::mem::replace(&mut stream.result, rerun), first))
     }
 
@@ -217,6 +264,11 @@ impl Inner {
             return Ok(count);
         }
         let stream = self.stream.as_mut().expect("a streamed result");
+        if !stream.spent && stream.read_ahead(COUNT_READ_AHEAD_ROWS)? {
+            let count = stream.total_rows();
+            self.count = Some(count);
+            return Ok(count);
+        }
         let mut count = 0;
         let mut run = stream.result.rerun().expect("a streamed result reruns");
         while let Some(batch) = run.next_columns(CONVERSION_BATCH_ROWS)? {
@@ -243,8 +295,8 @@ impl Inner {
             }
         } else {
             let (mut result, first) = self.whole().expect("a streamed result");
-            if let Some(batch) = first {
-                chunks.push(&batch);
+            for batch in &first {
+                chunks.push(batch);
             }
             while let Some(batch) = result.next_columns(CONVERSION_BATCH_ROWS)? {
                 chunks.push(&batch);
@@ -580,8 +632,9 @@ impl PyQueryResult {
         self.lock().types.iter().map(type_name).collect()
     }
 
-    /// The number of rows. A streamed result not yet read to its end counts its rows by
-    /// running the query once more (without keeping rows); the count is remembered.
+    /// The number of rows. A streamed result not yet read to its end reads ahead (keeping the
+    /// rows) up to `COUNT_READ_AHEAD_ROWS` rows to find its end; a longer one counts its rows
+    /// by running the query once more (without keeping rows). The count is remembered.
     fn get_num_tuples(&self, py: Python<'_>) -> PyResult<usize> {
         self.with_inner(py, Inner::count)
     }

@@ -242,3 +242,54 @@ def test_seed_answers_equal_the_command_lines(tmp_path: Path) -> None:
         ).stdout
         expected = [[int(v) for v in row] for row in list(csv.reader(io.StringIO(cli)))[1:]]
         assert conn.execute(query).get_all() == expected, query
+
+
+def _numbers_file(path: Path, count: int) -> None:
+    path.write_text("".join(f"{i}\n" for i in range(count)))
+
+
+def test_get_num_tuples_reads_ahead_instead_of_running_the_query_again(
+    conn: warren.Connection, tmp_path: Path
+) -> None:
+    # LOAD FROM reads its file when it runs: were the query run again to count, the count
+    # would come from the rewritten file.
+    path = tmp_path / "numbers.csv"
+    _numbers_file(path, 3000)
+    result = conn.execute(f"LOAD WITH HEADERS (x INT64) FROM '{path}' RETURN x")
+    assert result.get_next() == [0]
+    _numbers_file(path, 1)
+    assert result.get_num_tuples() == 3000
+    assert [row[0] for row in result] == list(range(1, 3000))
+
+    _numbers_file(path, 5)
+    done = conn.execute(f"LOAD WITH HEADERS (x INT64) FROM '{path}' RETURN x")
+    assert len(done.get_all()) == 5
+    _numbers_file(path, 7)
+    assert done.get_num_tuples() == 5
+
+
+def test_get_num_tuples_of_a_long_result_counts_by_running_it_again(
+    conn: warren.Connection, tmp_path: Path
+) -> None:
+    path = tmp_path / "numbers.csv"
+    _numbers_file(path, 100_000)
+    result = conn.execute(f"LOAD WITH HEADERS (x INT64) FROM '{path}' RETURN x")
+    _numbers_file(path, 70_000)
+    # Longer than the read-ahead (65,536 rows): the count is a second run's.
+    assert result.get_num_tuples() == 70_000
+
+
+def test_copy_from_csv_ignore_errors_lists_warnings(conn: warren.Connection, tmp_path: Path) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text("id,age\n1,30\n2,abc\n1,40\n3,50\n")
+    conn.execute("CREATE NODE TABLE P(id INT64, age INT32, PRIMARY KEY(id))")
+    answer = conn.execute(f"COPY P FROM '{path}' (HEADER=true, IGNORE_ERRORS=true)").get_all()
+    assert answer[0] == ["2 tuples have been copied to the P table."]
+    assert answer[1][0].startswith("2 warnings encountered during copy.")
+    warnings = conn.execute("CALL show_warnings() RETURN *").get_all()
+    assert [(w[3], w[4]) for w in warnings] == [(3, "2,abc"), (4, "1,40")]
+    assert warnings[0][1] == 'Conversion exception: Cast failed. Could not convert "abc" to INT32.'
+    assert warnings[1][1].startswith("Found duplicated primary key value 1")
+    assert all(w[2] == str(path) for w in warnings)
+    conn.execute("CALL clear_warnings()")
+    assert conn.execute("CALL show_warnings() RETURN *").get_all() == []

@@ -20,6 +20,10 @@ pub const NESTING_DEPTH_MAX: usize = 256;
 pub const QUERY_MEMORY_BYTES_DEFAULT: u64 = 8 << 30;
 /// The most worker threads a query may use.
 pub const THREADS_MAX: usize = 1024;
+/// The warnings a connection keeps by default (`warning_limit`, Kùzu's default).
+pub const WARNINGS_KEPT_DEFAULT: u64 = 8192;
+/// The hard ceiling on `warning_limit`: each warning holds a copy of its input line.
+pub const WARNINGS_KEPT_CEILING: u64 = 1 << 20;
 
 /// Per-query limits, set from settings.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -162,6 +162,9 @@ pub struct ExecContext {
     pub traversals: Arc<Mutex<Vec<Arc<TraversalRecorder>>>>,
     /// Patterns `regexp_replace` compiled for this query.
     pub regex_cache: crate::eval::RegexCache,
+    /// Where the rows LOAD FROM skips with `IGNORE_ERRORS` are recorded; `None` outside a
+    /// connection (the rows are still skipped).
+    pub warnings: Option<crate::warnings::WarningSink>,
 }
 
 impl ExecContext {
@@ -176,7 +179,15 @@ impl ExecContext {
             interrupt,
             traversals: Arc::default(),
             regex_cache: crate::eval::RegexCache::default(),
+            warnings: None,
         }
+    }
+
+    /// The context, recording its statement's warnings in `sink`.
+    #[must_use]
+    pub fn with_warnings(mut self, sink: crate::warnings::WarningSink) -> Self {
+        self.warnings = Some(sink);
+        self
     }
 
     /// Counts one unit of work; every few thousand, checks the deadline and the interrupt flag.

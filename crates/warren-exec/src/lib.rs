@@ -8,6 +8,8 @@ pub mod eval;
 pub mod operators;
 pub mod procedures;
 pub mod recursive;
+pub mod warnings;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};
 pub use operators::{build, BoxedOperator, Operator, Row};
+pub use warnings::{WarningLog, WarningSink};

@@ -35,15 +35,11 @@ pub fn kuzu_text(expr: &warren_cypher::ast::Expr) -> String {
         {
             format!("{}._ID", kuzu_text(&args[0]))
         }
-        K::FunctionCall {
-            name, args, star, ..
-        } => {
+        // Kùzu's name for `count(*)`.
+        K::FunctionCall { star: true, .. } => "COUNT_STAR()".to_string(),
+        K::FunctionCall { name, args, .. } => {
             let args: Vec<&warren_cypher::ast::Expr> = args.iter().collect();
-            format!(
-                "{}({})",
-                name.to_ascii_uppercase(),
-                if *star { "*".to_string() } else { join(&args) }
-            )
+            format!("{}({})", name.to_ascii_uppercase(), join(&args))
         }
         K::Unary(warren_cypher::ast::UnaryOp::Not, inner) => format!("NOT({})", kuzu_text(inner)),
         K::Unary(warren_cypher::ast::UnaryOp::Minus, inner) => format!("-({})", kuzu_text(inner)),

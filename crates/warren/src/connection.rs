@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use warren_common::value::Value;
 use warren_common::{Error, Result};
 use warren_cypher::ast::{Statement, TransactionCommand};
-use warren_exec::{ExecContext, ExecSettings, Interrupt};
+use warren_exec::{ExecContext, ExecSettings, Interrupt, WarningLog, WarningSink};
 use warren_planner::binder::{ProjectedGraphs, Session};
 use warren_planner::{BindSettings, BoundStatement, QueryPlan, UserFunction, UserFunctions};
 use warren_storage::editor::Changes;
@@ -49,9 +49,9 @@ pub struct Connection {
     /// Statements run so far: the id of the next one is this plus one (`show_warnings()`'s
     /// `query_id`).
     statements_run: u64,
-    /// The rows COPY skipped with `IGNORE_ERRORS`, with their statement's id (at most
-    /// [`WARNING_LIMIT`], as Kùzu keeps).
-    warnings: Vec<(u64, CopyWarning)>,
+    /// The rows COPY and LOAD FROM skipped with `IGNORE_ERRORS`, with their statement's id (at
+    /// most the `warning_limit` setting, as Kùzu keeps).
+    warnings: Arc<WarningLog>,
     /// Statements parsed before, by their text: an application that sends the same statement
     /// with new parameters (a commit loop, a server) parses it once.
     parsed: HashMap<String, Arc<[Statement]>>,
@@ -61,9 +61,6 @@ pub struct Connection {
 const PARSED_MAX: usize = 256;
 /// Texts longer than this are parsed every time (scripts, big literals).
 const PARSED_TEXT_BYTES_MAX: usize = 4096;
-
-/// The most warnings a connection keeps (Kùzu's default `warning_limit`).
-const WARNING_LIMIT: usize = 8192;
 
 impl Connection {
     pub(crate) fn new(db: Database) -> Self {
@@ -77,7 +74,7 @@ impl Connection {
             write_lock: None,
             user_functions: UserFunctions::default(),
             statements_run: 0,
-            warnings: Vec::new(),
+            warnings: Arc::default(),
             parsed: HashMap::new(),
         }
     }
@@ -204,6 +201,16 @@ impl Connection {
             settings,
             Interrupt::new(deadline, self.interrupt.clone()),
         )
+        .with_warnings(self.warning_sink())
+    }
+
+    /// Where the statement running now records its warnings.
+    fn warning_sink(&self) -> WarningSink {
+        WarningSink {
+            log: self.warnings.clone(),
+            query_id: self.statements_run,
+            limit: usize::try_from(self.settings.warning_limit).unwrap_or(usize::MAX),
+        }
     }
 
     /// Runs one parsed statement.
@@ -337,16 +344,7 @@ impl Connection {
                 let summary =
                     warren_storage::import::copy_from_rows(&mut editor, &table, &rows, &options)?;
                 self.commit_editor(editor)?;
-                let room = WARNING_LIMIT.saturating_sub(self.warnings.len());
-                let query_id = self.statements_run;
-                self.warnings.extend(
-                    summary
-                        .warnings
-                        .iter()
-                        .take(room)
-                        .map(|w| (query_id, w.clone())),
-                );
-                Ok(self.copied(&summary, started))
+                Ok(self.copied(summary, started))
             }
             BoundStatement::Copy {
                 table,
@@ -364,7 +362,7 @@ impl Connection {
                     &mut progress,
                 )?;
                 self.commit_editor(editor)?;
-                Ok(self.copied(&summary, started))
+                Ok(self.copied(summary, started))
             }
             BoundStatement::Setting { name, value } => {
                 match self.db.set_setting(&name, &value) {
@@ -375,6 +373,10 @@ impl Connection {
             }
             BoundStatement::ProjectedGraph(command) => {
                 self.projected_graphs.apply(command)?;
+                Ok(QueryResult::empty(snapshot))
+            }
+            BoundStatement::ClearWarnings => {
+                self.warnings.clear();
                 Ok(QueryResult::empty(snapshot))
             }
             BoundStatement::Explain(inner) => {
@@ -567,19 +569,27 @@ impl Connection {
     }
 
     /// The message of a committed COPY, as Kùzu words it.
+    /// COPY's answer: how many rows it copied and, when `IGNORE_ERRORS` skipped some, how many
+    /// (Kùzu's two rows). The skipped rows become this statement's warnings, as many as
+    /// `warning_limit` leaves room for.
     fn copied(
-        &self,
-        summary: &warren_storage::import::CopySummary,
+        &mut self,
+        summary: warren_storage::import::CopySummary,
         started: Instant,
     ) -> QueryResult {
-        QueryResult::message(
-            format!(
-                "{} tuples have been copied to the {} table.",
-                summary.rows, summary.table
-            ),
-            self.current_snapshot(),
-            started.elapsed(),
-        )
+        let query_id = self.statements_run;
+        let skipped = summary.warnings.len();
+        self.warning_sink().record(summary.warnings);
+        let mut lines = vec![format!(
+            "{} tuples have been copied to the {} table.",
+            summary.rows, summary.table
+        )];
+        if skipped > 0 {
+            lines.push(format!(
+                "{skipped} warnings encountered during copy. Use 'CALL show_warnings() RETURN *' to view the actual warnings. Query ID: {query_id}"
+            ));
+        }
+        QueryResult::messages(lines, self.current_snapshot(), started.elapsed())
     }
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {
@@ -669,6 +679,7 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::Copy { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)
+        | BoundStatement::ClearWarnings
         | BoundStatement::Transaction(_) => false,
     }
 }
@@ -688,7 +699,7 @@ struct SessionView<'a> {
     settings: &'a Settings,
     graphs: &'a ProjectedGraphs,
     functions: &'a UserFunctions,
-    warnings: &'a [(u64, CopyWarning)],
+    warnings: &'a WarningLog,
 }
 
 impl Session for SessionView<'_> {
@@ -700,8 +711,8 @@ impl Session for SessionView<'_> {
         self.graphs
     }
 
-    fn warnings(&self) -> &[(u64, CopyWarning)] {
-        self.warnings
+    fn warnings(&self) -> Vec<(u64, CopyWarning)> {
+        self.warnings.entries()
     }
 
     fn user_function(&self, name: &str) -> Option<Arc<dyn UserFunction>> {

@@ -176,6 +176,7 @@ pub(crate) fn statement_kind(statement: &BoundStatement) -> &'static str {
         BoundStatement::Copy { .. } | BoundStatement::CopyFromQuery { .. } => "COPY",
         BoundStatement::Setting { .. } => "CALL (a setting)",
         BoundStatement::ProjectedGraph(_) => "CALL (a projected graph)",
+        BoundStatement::ClearWarnings => "CALL clear_warnings()",
         BoundStatement::Explain(_) => "EXPLAIN",
         BoundStatement::Profile(_) => "PROFILE",
         BoundStatement::Transaction(_) => "a transaction command",

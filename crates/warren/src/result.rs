@@ -154,6 +154,18 @@ impl QueryResult {
         )
     }
 
+    /// A `result` column of one row per line (COPY's answer with its warnings count).
+    pub(crate) fn messages(lines: Vec<String>, snapshot: Arc<Snapshot>, time: Duration) -> Self {
+        Self::materialized(
+            vec!["result".into()],
+            vec![LogicalType::String],
+            lines.into_iter().map(|l| vec![Value::string(l)]).collect(),
+            snapshot,
+            Duration::ZERO,
+            time,
+        )
+    }
+
     pub(crate) fn empty(snapshot: Arc<Snapshot>) -> Self {
         Self::materialized(
             Vec::new(),

@@ -28,6 +28,9 @@ pub struct Settings {
     /// `columnar_results`: run the plans that have a columnar form (node scans and one-hop
     /// expansions projecting properties) by the columnar path; off: by the row operators.
     pub columnar: bool,
+    /// `warning_limit`: the most warnings (rows COPY skipped with `IGNORE_ERRORS`) the
+    /// connection keeps for `show_warnings()`; later ones are counted but not kept.
+    pub warning_limit: u64,
     /// Kùzu's planner hints, kept so that `current_setting` reads back what was set.
     pub kuzu_hints: KuzuHints,
 }
@@ -64,6 +67,7 @@ impl Default for Settings {
             progress_bar: false,
             file_search_path: None,
             columnar: true,
+            warning_limit: warren_common::limits::WARNINGS_KEPT_DEFAULT,
             kuzu_hints: KuzuHints::default(),
         }
     }
@@ -208,6 +212,18 @@ impl Settings {
                 })? as u64;
             }
             "progress_bar" => self.progress_bar = boolean(name, value)?,
+            "warning_limit" => {
+                let limit = value.as_i64().filter(|&v| v >= 0).ok_or_else(|| {
+                    Error::binder("The value of warning_limit must be a non-negative integer.")
+                })? as u64;
+                let ceiling = warren_common::limits::WARNINGS_KEPT_CEILING;
+                if limit > ceiling {
+                    return Err(Error::binder(format!(
+                        "warning_limit must be at most {ceiling}."
+                    )));
+                }
+                self.warning_limit = limit;
+            }
             "columnar_results" => self.columnar = boolean(name, value)?,
             "file_search_path" => {
                 self.file_search_path = Some(
@@ -268,6 +284,7 @@ impl Settings {
             "memory_limit" => bytes(self.memory_limit),
             "timeout" => bytes(self.timeout_ms),
             "progress_bar" => Value::Bool(self.progress_bar),
+            "warning_limit" => bytes(self.warning_limit),
             "columnar_results" => Value::Bool(self.columnar),
             "file_search_path" => Value::string(self.file_search_path.clone().unwrap_or_default()),
             "recursive_pattern_factor" => Value::Int64(self.kuzu_hints.recursive_pattern_factor),
@@ -320,6 +337,7 @@ mod tests {
             ("memory_limit", Value::Int64(1 << 20), Value::Int64(1 << 20)),
             ("timeout", Value::Int64(500), Value::Int64(500)),
             ("progress_bar", Value::Bool(true), Value::Bool(true)),
+            ("warning_limit", Value::Int64(16), Value::Int64(16)),
             ("columnar_results", Value::Bool(false), Value::Bool(false)),
             (
                 "file_search_path",

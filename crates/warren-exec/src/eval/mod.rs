@@ -353,34 +353,58 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Builds a named path from node slots, rel slots and recursive rel slots.
+    /// Builds a named path from node slots, rel slots and recursive rel slots. A row that an
+    /// OPTIONAL MATCH did not match has NULL parts, and Kùzu still builds its path: an absent
+    /// recursive rel adds no nodes and no rels, and a path without rels is its first node alone.
+    /// A path that would hold a NULL node or rel is NULL, since Warren's path values have no
+    /// NULL elements (where Kùzu prints such a path with empty elements).
     fn build_path(&self, parts: &[PathPart], row: &[Value]) -> Value {
         let mut path = PathValue {
             nodes: Vec::new(),
             rels: Vec::new(),
         };
         let mut skip_next_node = false;
+        let mut has_single_rel = false;
+        let mut has_absent_part = false;
         for part in parts {
             match part {
                 PathPart::Node(slot) => match &row[*slot] {
                     // After a zero-length segment the next node is the same node again.
                     Value::Node(_) if std::mem::take(&mut skip_next_node) => {}
                     Value::Node(node) => path.nodes.push(node.clone()),
-                    _ => return Value::Null,
+                    _ => has_absent_part = true,
                 },
-                PathPart::Rel(slot) => match &row[*slot] {
-                    Value::Rel(rel) => path.rels.push(rel.clone()),
-                    _ => return Value::Null,
-                },
+                PathPart::Rel(slot) => {
+                    has_single_rel = true;
+                    match &row[*slot] {
+                        Value::Rel(rel) => path.rels.push(rel.clone()),
+                        _ => has_absent_part = true,
+                    }
+                }
                 PathPart::RecursiveRel(slot) => match &row[*slot] {
                     Value::Path(inner) => {
                         skip_next_node = inner.rels.is_empty();
                         path.nodes.extend(inner.nodes.iter().cloned());
                         path.rels.extend(inner.rels.iter().cloned());
                     }
-                    _ => return Value::Null,
+                    _ => skip_next_node = false,
                 },
             }
+        }
+        if !has_single_rel && path.rels.is_empty() {
+            return match parts.first().map(|part| (part, row)) {
+                Some((PathPart::Node(slot), row)) => match &row[*slot] {
+                    Value::Node(node) => Value::Path(Arc::new(PathValue {
+                        nodes: vec![node.clone()],
+                        rels: Vec::new(),
+                    })),
+                    _ => Value::Null,
+                },
+                _ => Value::Null,
+            };
+        }
+        if has_absent_part {
+            return Value::Null;
         }
         Value::Path(Arc::new(path))
     }

@@ -1,5 +1,6 @@
 //! `LOAD FROM`: reads the CSV rows once and yields, for each input row, the input row extended
-//! with every file row's values.
+//! with every file row's values. With `IGNORE_ERRORS` the rows that do not read (a wrong number
+//! of fields, a value that does not convert) are skipped and recorded as warnings.
 
 use std::path::PathBuf;
 
@@ -44,7 +45,19 @@ impl LoadCsv {
 
     fn load(&mut self, ctx: &ExecContext) -> Result<()> {
         if self.rows.is_none() {
-            let rows = warren_storage::import::read_rows(&self.files, &self.options, &self.types)?;
+            let rows = if self.options.ignore_errors {
+                let (rows, skipped) = warren_storage::import::read_rows_ignoring_errors(
+                    &self.files,
+                    &self.options,
+                    &self.types,
+                )?;
+                if let Some(sink) = &ctx.warnings {
+                    sink.record(skipped);
+                }
+                rows
+            } else {
+                warren_storage::import::read_rows(&self.files, &self.options, &self.types)?
+            };
             let bytes: u64 = rows.iter().map(row_bytes).sum();
             ctx.memory.reserve(bytes, "LOAD FROM")?;
             self.rows = Some(rows);

@@ -738,7 +738,7 @@ impl Binder<'_> {
                             Error::binder(format!(
                                 "Expression {}({}) contains nested aggregation.",
                                 function.name(),
-                                "..."
+                                crate::explain::kuzu_text(arg)
                             ))
                         }
                         other => other,

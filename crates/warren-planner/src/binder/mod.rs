@@ -101,6 +101,8 @@ pub enum BoundStatement {
     /// A standalone `CALL PROJECT_GRAPH(...)`, `PROJECT_GRAPH_CYPHER(...)` or
     /// `drop_projected_graph(...)`: changes the connection's projected graphs.
     ProjectedGraph(ProjectedGraphCommand),
+    /// A standalone `CALL clear_warnings()`: empties the connection's warnings.
+    ClearWarnings,
     Explain(Box<BoundStatement>),
     Profile(Box<BoundStatement>),
     Transaction(ast::TransactionCommand),
@@ -177,6 +179,11 @@ impl<'a> Binder<'a> {
     fn bind_statement(&mut self, statement: &ast::Statement) -> Result<BoundStatement> {
         Ok(match statement {
             ast::Statement::Query(query) => match table_function::standalone_call(query) {
+                Some(call) if table_function::is_clear_warnings(&call.name) => {
+                    let arguments = self.constant_arguments(&call.args)?;
+                    projected_graph::check_argument_count(&call.name, &arguments, &[])?;
+                    BoundStatement::ClearWarnings
+                }
                 Some(call) => self.bind_projected_graph_call(call)?,
                 None => BoundStatement::Query(self.bind_query(query)?),
             },
@@ -345,11 +352,6 @@ impl<'a> Binder<'a> {
             options.push((name.clone(), self.constant(expr)?));
         }
         let mut options = CsvOptions::from_pairs(&options)?;
-        if options.ignore_errors {
-            return Err(Error::binder(
-                "Unrecognized csv parsing option: IGNORE_ERRORS.",
-            ));
-        }
         options.by_column = copy.by_column;
         let files = copy.files.iter().map(|f| self.resolve_path(f)).collect();
         Ok(BoundStatement::Copy {

@@ -91,6 +91,18 @@ impl Binder<'_> {
         clause: &ast::MatchClause,
         scope: &mut Scope,
     ) -> Result<Plan> {
+        Ok(self.bind_match_with_paths(input, clause, scope)?.0)
+    }
+
+    /// [`Self::bind_match`], also returning the named paths (slot and parts) the plan assigns,
+    /// which an OPTIONAL MATCH assigns again over its NULL-padded rows (Kùzu builds a path
+    /// from whatever parts are bound).
+    pub(crate) fn bind_match_with_paths(
+        &mut self,
+        input: Plan,
+        clause: &ast::MatchClause,
+        scope: &mut Scope,
+    ) -> Result<(Plan, Vec<(usize, Expr)>)> {
         let outer_bound: BTreeSet<usize> = scope.variables().iter().map(|v| v.slot).collect();
         let (nodes, rels, paths, mut conjuncts) =
             self.build_query_graph(&clause.patterns, scope)?;
@@ -126,11 +138,13 @@ impl Binder<'_> {
             plan = self.plan_scan(plan, &nodes[start], &mut bound, &mut conjuncts)?;
             done_nodes[start] = true;
         }
+        let mut path_assignments = Vec::with_capacity(paths.len());
         for (slot, parts) in paths {
             plan = Plan::Project {
                 input: Box::new(plan),
-                assignments: vec![(slot, Expr::Path(parts))],
+                assignments: vec![(slot, Expr::Path(parts.clone()))],
             };
+            path_assignments.push((slot, Expr::Path(parts)));
             bound.insert(slot);
         }
         let rest: Vec<Expr> = std::mem::take(&mut conjuncts)
@@ -143,7 +157,7 @@ impl Binder<'_> {
                 predicate,
             };
         }
-        Ok(plan)
+        Ok((plan, path_assignments))
     }
 
     /// Collects the pattern parts into nodes, rels and named paths, declares their variables in

@@ -87,7 +87,8 @@ impl Binder<'_> {
                 ast::Clause::Match(clause) => {
                     let before: Vec<usize> = scope.variables().iter().map(|v| v.slot).collect();
                     let mut inner_scope = scope.clone();
-                    let inner = self.bind_match(Plan::Argument, clause, &mut inner_scope)?;
+                    let (inner, paths) =
+                        self.bind_match_with_paths(Plan::Argument, clause, &mut inner_scope)?;
                     let null_slots = inner_scope
                         .variables()
                         .iter()
@@ -99,6 +100,13 @@ impl Binder<'_> {
                         inner: Box::new(inner),
                         null_slots,
                     };
+                    if !paths.is_empty() {
+                        // A row the pattern did not match still gets a path from its bound parts.
+                        plan = Plan::Project {
+                            input: Box::new(plan),
+                            assignments: paths,
+                        };
+                    }
                     scope = inner_scope;
                 }
                 ast::Clause::Unwind { expr, alias, .. } => {

@@ -24,10 +24,10 @@ pub trait Session {
         None
     }
 
-    /// The rows COPY skipped with `IGNORE_ERRORS` on this connection, each with the id of its
-    /// statement (for `show_warnings()`).
-    fn warnings(&self) -> &[(u64, CopyWarning)] {
-        &[]
+    /// The rows COPY and LOAD FROM skipped with `IGNORE_ERRORS` on this connection, each with
+    /// the id of its statement (for `show_warnings()`).
+    fn warnings(&self) -> Vec<(u64, CopyWarning)> {
+        Vec::new()
     }
 }
 

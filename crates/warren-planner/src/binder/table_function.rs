@@ -98,15 +98,27 @@ fn read_pandas(arguments: &[Argument]) -> Error {
     ))
 }
 
+/// Whether `name` is `CLEAR_WARNINGS`, which empties the connection's warnings and, like the
+/// projected-graph functions, only a statement of its own may call.
+pub(crate) fn is_clear_warnings(name: &str) -> bool {
+    name.eq_ignore_ascii_case("clear_warnings")
+}
+
+/// Whether only a statement of its own may call function `name`.
+fn is_standalone_function(name: &str) -> bool {
+    is_standalone(name) || is_clear_warnings(name)
+}
+
 /// The single `CALL` of a statement that is nothing but a call to a standalone function
-/// (`CALL PROJECT_GRAPH(...)`), which binds to its own statement kind rather than a query.
+/// (`CALL PROJECT_GRAPH(...)`, `CALL clear_warnings()`), which binds to its own statement kind
+/// rather than a query.
 pub(crate) fn standalone_call(query: &ast::Query) -> Option<&ast::CallClause> {
     let [part] = query.parts.as_slice() else {
         return None;
     };
     match part.clauses.as_slice() {
         [ast::Clause::Call(call)]
-            if is_standalone(&call.name)
+            if is_standalone_function(&call.name)
                 && call.yields.is_empty()
                 && call.where_clause.is_none() =>
         {
@@ -125,7 +137,7 @@ impl Binder<'_> {
         scope: &mut Scope,
         is_last: bool,
     ) -> Result<Plan> {
-        if is_standalone(&call.name) {
+        if is_standalone_function(&call.name) {
             return Err(Error::binder(format!(
                 "{} is not a table or algorithm function.",
                 call.name
@@ -222,7 +234,7 @@ impl Binder<'_> {
         ]);
         for (query, warning) in self.session.warnings() {
             output.push(vec![
-                Value::UInt64(*query),
+                Value::UInt64(query),
                 Value::string(warning.message.as_str()),
                 Value::string(warning.file_path.as_str()),
                 Value::UInt64(warning.line_number),

@@ -3,8 +3,10 @@
 //! Node tables get their primary-key index rebuilt; rel tables resolve both endpoint keys and get
 //! both CSRs rebuilt. Any bad row aborts the whole COPY with its location (`file:line`, or the
 //! row number of a query) and the reason; nothing is applied, except that with `IGNORE_ERRORS`
-//! (COPY from a query or a data frame) the failing rows are skipped, each with a warning, and the
-//! others are copied.
+//! the failing rows (a line with a wrong number of fields, a value that does not convert, a NULL
+//! or duplicate primary key, a rel endpoint that does not exist) are skipped, each with a
+//! warning, and the others are copied. That path reads every row as values before building the
+//! table, so it is slower than the atomic one, as in Kùzu.
 
 use std::path::PathBuf;
 
@@ -14,7 +16,9 @@ use warren_common::{Error, Result, TableId};
 
 use crate::column::{Column, ColumnBuilder};
 use crate::editor::Editor;
-use crate::import::csv_reader::{for_each_row, parse_i64, CopyProgress, RowReader};
+use crate::import::csv_reader::{
+    for_each_row, parse_i64, read_rows_skipping_errors, CopyProgress, LineOrigin, RowReader,
+};
 use crate::import::options::CsvOptions;
 use crate::node_table::NodeTable;
 use crate::pk_index::duplicate_key_message;
@@ -116,6 +120,7 @@ impl CopySource<'_> {
                 options,
                 progress,
             } => for_each_row(files, options, types, *progress, |row| {
+                row.check_width(types.len())?;
                 each(&CsvRow { row })
             }),
             CopySource::Rows(rows) => {
@@ -304,13 +309,16 @@ fn copy_into(
         let (id, name) = (schema.id, schema.name.clone());
         editor.fold(id)?;
         let mut warnings = Vec::new();
-        let (data, rows) = match skippable_rows(&source, options) {
-            Some(rows) => {
-                let kept = node_rows_without_errors(editor, id, rows, &mut warnings);
-                copy_node_table(editor, id, &mut CopySource::Rows(&kept))?
-            }
-            None => copy_node_table(editor, id, &mut source)?,
+        let (data, rows) = if options.ignore_errors {
+            let types = node_input_types(editor, id);
+            let input = SkippableRows::read(&mut source, &types)?;
+            let kept = node_rows_without_errors(editor, id, &input, &mut warnings);
+            warnings.extend(input.skipped);
+            copy_node_table(editor, id, &mut CopySource::Rows(&kept))?
+        } else {
+            copy_node_table(editor, id, &mut source)?
         };
+        let warnings = finish_warnings(warnings, &source);
         editor.replace_node_table(id, data);
         return Ok(CopySummary {
             table: name,
@@ -327,13 +335,16 @@ fn copy_into(
             editor.fold(id)?;
         }
         let mut warnings = Vec::new();
-        let (data, rows) = match skippable_rows(&source, options) {
-            Some(rows) => {
-                let kept = rel_rows_without_errors(editor, pair, rows, &mut warnings);
-                copy_rel_table(editor, pair, &mut CopySource::Rows(&kept))?
-            }
-            None => copy_rel_table(editor, pair, &mut source)?,
+        let (data, rows) = if options.ignore_errors {
+            let types = rel_input_types(editor, pair);
+            let input = SkippableRows::read(&mut source, &types)?;
+            let kept = rel_rows_without_errors(editor, pair, &input, &mut warnings);
+            warnings.extend(input.skipped);
+            copy_rel_table(editor, pair, &mut CopySource::Rows(&kept))?
+        } else {
+            copy_rel_table(editor, pair, &mut source)?
         };
+        let warnings = finish_warnings(warnings, &source);
         editor.replace_rel_table(pair, data);
         return Ok(CopySummary {
             table: name,
@@ -344,12 +355,110 @@ fn copy_into(
     Err(Error::binder(format!("Table {table} does not exist.")))
 }
 
-/// The rows of a query whose failing rows `IGNORE_ERRORS` skips; `None` when COPY is atomic.
-fn skippable_rows<'a>(source: &CopySource<'a>, options: &CsvOptions) -> Option<&'a [Vec<Value>]> {
-    match source {
-        CopySource::Rows(rows) if options.ignore_errors => Some(rows),
-        _ => None,
+/// Where an input row is: its line in a file, or its number (from 1) among a query's rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RowOrigin {
+    Line(LineOrigin),
+    QueryRow(u64),
+}
+
+/// A row `IGNORE_ERRORS` skipped, before it becomes a [`CopyWarning`].
+#[derive(Clone, Debug)]
+struct SkippedRow {
+    origin: RowOrigin,
+    /// The row's text (a CSV line, or a query row's values comma-separated).
+    text: String,
+    message: String,
+}
+
+/// The input rows of a COPY with `IGNORE_ERRORS`: those that were read, as values, with their
+/// origins, and those that could not be (a CSV line with a wrong number of fields or a field
+/// that does not convert).
+struct SkippableRows<'a> {
+    rows: std::borrow::Cow<'a, [Vec<Value>]>,
+    /// One per row of `rows`; empty for a query's rows, whose origin is their position.
+    lines: Vec<LineOrigin>,
+    skipped: Vec<SkippedRow>,
+}
+
+impl<'a> SkippableRows<'a> {
+    fn read(source: &mut CopySource<'a>, types: &[LogicalType]) -> Result<Self> {
+        match source {
+            CopySource::Rows(rows) => Ok(Self {
+                rows: std::borrow::Cow::Borrowed(*rows),
+                lines: Vec::new(),
+                skipped: Vec::new(),
+            }),
+            CopySource::Files {
+                files,
+                options,
+                progress,
+            } => {
+                let (rows, lines, failed) =
+                    read_rows_skipping_errors(files, options, types, *progress)?;
+                let skipped = failed
+                    .into_iter()
+                    .map(|(line, message)| SkippedRow {
+                        text: line.text.clone(),
+                        origin: RowOrigin::Line(line),
+                        message,
+                    })
+                    .collect();
+                Ok(Self {
+                    rows: std::borrow::Cow::Owned(rows),
+                    lines,
+                    skipped,
+                })
+            }
+        }
     }
+
+    /// Row `index` (from 0) skipped for `message`.
+    fn skip(&self, index: usize, message: String) -> SkippedRow {
+        match self.lines.get(index) {
+            Some(line) => SkippedRow {
+                origin: RowOrigin::Line(line.clone()),
+                text: line.text.clone(),
+                message,
+            },
+            None => SkippedRow {
+                origin: RowOrigin::QueryRow(index as u64 + 1),
+                text: self.rows[index]
+                    .iter()
+                    .map(show)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                message,
+            },
+        }
+    }
+}
+
+/// The skipped rows as warnings, in input order (file, then line or row number).
+fn finish_warnings(mut skipped: Vec<SkippedRow>, source: &CopySource<'_>) -> Vec<CopyWarning> {
+    let position = |row: &SkippedRow| match &row.origin {
+        RowOrigin::Line(line) => (line.file, line.line),
+        RowOrigin::QueryRow(number) => (0, *number),
+    };
+    skipped.sort_by_key(position);
+    skipped
+        .into_iter()
+        .map(|row| {
+            let (file_path, line_number) = match (&row.origin, source) {
+                (RowOrigin::Line(line), CopySource::Files { files, .. }) => {
+                    (files[line.file as usize].display().to_string(), line.line)
+                }
+                (RowOrigin::Line(line), CopySource::Rows(_)) => (String::new(), line.line),
+                (RowOrigin::QueryRow(number), _) => (String::new(), *number),
+            };
+            CopyWarning {
+                message: row.message,
+                file_path,
+                line_number,
+                record: row.text,
+            }
+        })
+        .collect()
 }
 
 /// The type a value of a column of type `ty` is converted to (a SERIAL is an INT64).
@@ -364,15 +473,35 @@ fn show(value: &Value) -> String {
     warren_common::format::to_kuzu_string(value, &warren_common::value::NoGraph)
 }
 
-/// Records that row `index` (from 0) of `rows` is skipped for `message`.
-fn skip_row(warnings: &mut Vec<CopyWarning>, rows: &[Vec<Value>], index: usize, message: String) {
-    let record = rows[index].iter().map(show).collect::<Vec<_>>().join(",");
-    warnings.push(CopyWarning {
-        message,
-        file_path: String::new(),
-        line_number: index as u64 + 1,
-        record,
-    });
+/// The input columns of a node table: every property but a SERIAL primary key.
+fn node_input_types(editor: &Editor, table: TableId) -> Vec<LogicalType> {
+    let schema = editor
+        .catalog()
+        .node_table_by_id(table)
+        .expect("resolved table");
+    let pk = schema.primary_key;
+    let serial = schema.properties[pk].ty == LogicalType::Serial;
+    (0..schema.properties.len())
+        .filter(|&i| !(serial && i == pk))
+        .map(|i| schema.properties[i].ty.clone())
+        .collect()
+}
+
+/// The input columns of a rel table pair: both endpoint keys, then the properties.
+fn rel_input_types(editor: &Editor, pair: TableId) -> Vec<LogicalType> {
+    let catalog = editor.catalog();
+    let (schema, ends) = catalog.rel_pair(pair).expect("resolved pair");
+    let key_type = |table| {
+        catalog
+            .node_table_by_id(table)
+            .expect("endpoint table")
+            .primary_key()
+            .ty
+            .clone()
+    };
+    let mut types = vec![key_type(ends.from), key_type(ends.to)];
+    types.extend(schema.properties.iter().map(|p| p.ty.clone()));
+    types
 }
 
 /// Converts row `values` to `types`, or says why it can't.
@@ -387,17 +516,20 @@ fn convert_row(values: &[Value], types: &[LogicalType]) -> std::result::Result<V
     values
         .iter()
         .zip(types)
-        .map(|(value, ty)| warren_common::cast::cast_value(value, &value_type(ty)))
+        .map(|(value, ty)| {
+            warren_common::cast::cast_value(value, &value_type(ty))
+                .map_err(|e| format!("Conversion exception: {e}"))
+        })
         .collect()
 }
 
 /// `IGNORE_ERRORS` for a node table: the rows that convert and whose primary key is neither NULL
-/// nor taken (by a stored node or an earlier row); a warning for each other row.
+/// nor taken (by a stored node or an earlier row); a skipped row for each other row.
 fn node_rows_without_errors(
     editor: &Editor,
     table: TableId,
-    rows: &[Vec<Value>],
-    warnings: &mut Vec<CopyWarning>,
+    input: &SkippableRows<'_>,
+    skipped: &mut Vec<SkippedRow>,
 ) -> Vec<Vec<Value>> {
     let schema = editor
         .catalog()
@@ -406,34 +538,27 @@ fn node_rows_without_errors(
     let stored = editor.node_table(table);
     let pk = schema.primary_key;
     let serial = schema.properties[pk].ty == LogicalType::Serial;
-    let types: Vec<LogicalType> = (0..schema.properties.len())
-        .filter(|&i| !(serial && i == pk))
-        .map(|i| schema.properties[i].ty.clone())
-        .collect();
+    let types = node_input_types(editor, table);
     let mut seen = std::collections::HashSet::new();
-    let mut kept = Vec::with_capacity(rows.len());
-    for (index, values) in rows.iter().enumerate() {
+    let mut kept = Vec::with_capacity(input.rows.len());
+    for (index, values) in input.rows.iter().enumerate() {
         let converted = match convert_row(values, &types) {
             Ok(converted) => converted,
             Err(message) => {
-                skip_row(warnings, rows, index, message);
+                skipped.push(input.skip(index, message));
                 continue;
             }
         };
         if !serial {
             let key = &converted[pk];
             if key.is_null() {
-                skip_row(
-                    warnings,
-                    rows,
-                    index,
-                    "Found NULL, which violates the non-null constraint of the primary key column."
-                        .into(),
-                );
+                let message =
+                    "Found NULL, which violates the non-null constraint of the primary key column.";
+                skipped.push(input.skip(index, message.into()));
                 continue;
             }
             if stored.lookup(key).is_some() || !seen.insert(key.clone()) {
-                skip_row(warnings, rows, index, duplicate_key_message(key));
+                skipped.push(input.skip(index, duplicate_key_message(key)));
                 continue;
             }
         }
@@ -443,32 +568,22 @@ fn node_rows_without_errors(
 }
 
 /// `IGNORE_ERRORS` for a rel table pair: the rows that convert and whose endpoints exist; a
-/// warning for each other row.
+/// skipped row for each other row.
 fn rel_rows_without_errors(
     editor: &Editor,
     pair: TableId,
-    rows: &[Vec<Value>],
-    warnings: &mut Vec<CopyWarning>,
+    input: &SkippableRows<'_>,
+    skipped: &mut Vec<SkippedRow>,
 ) -> Vec<Vec<Value>> {
-    let catalog = editor.catalog();
-    let (schema, ends) = catalog.rel_pair(pair).expect("resolved pair");
-    let key_type = |table| {
-        catalog
-            .node_table_by_id(table)
-            .expect("endpoint table")
-            .primary_key()
-            .ty
-            .clone()
-    };
-    let mut types = vec![key_type(ends.from), key_type(ends.to)];
-    types.extend(schema.properties.iter().map(|p| p.ty.clone()));
+    let ends = *editor.catalog().rel_pair(pair).expect("resolved pair").1;
+    let types = rel_input_types(editor, pair);
     let (from, to) = (editor.node_table(ends.from), editor.node_table(ends.to));
-    let mut kept = Vec::with_capacity(rows.len());
-    for (index, values) in rows.iter().enumerate() {
+    let mut kept = Vec::with_capacity(input.rows.len());
+    for (index, values) in input.rows.iter().enumerate() {
         let converted = match convert_row(values, &types) {
             Ok(converted) => converted,
             Err(message) => {
-                skip_row(warnings, rows, index, message);
+                skipped.push(input.skip(index, message));
                 continue;
             }
         };
@@ -477,7 +592,7 @@ fn rel_rows_without_errors(
             .find(|(key, table)| table.lookup(key).is_none());
         if let Some((key, _)) = missing {
             let message = format!("Unable to find primary key value {}.", show(key));
-            skip_row(warnings, rows, index, message);
+            skipped.push(input.skip(index, message));
             continue;
         }
         kept.push(converted);

@@ -11,6 +11,7 @@ use warren_common::value::Value;
 use warren_common::{Error, Result};
 
 use crate::column::ColumnBuilder;
+use crate::import::copy::CopyWarning;
 use crate::import::options::{detect_dialect, CsvOptions, Dialect};
 
 /// Bytes of a file given to dialect detection.
@@ -83,6 +84,9 @@ pub(crate) struct RowReader<'a> {
     pub(crate) file: u32,
     pub(crate) record: csv::ByteRecord,
     pub(crate) line: u64,
+    /// The bytes the file's rows are read from, and the row's span in them.
+    body: &'a [u8],
+    span: std::ops::Range<usize>,
 }
 
 impl RowReader<'_> {
@@ -91,6 +95,39 @@ impl RowReader<'_> {
             location: format!("{}:{}", self.path.display(), self.line),
             message: message.into(),
         }
+    }
+
+    /// The row as it is written in the file, without its line break.
+    pub(crate) fn text(&self) -> String {
+        let bytes = self.body.get(self.span.clone()).unwrap_or(&[]);
+        let text = String::from_utf8_lossy(bytes);
+        text.trim_end_matches(['\r', '\n']).to_string()
+    }
+
+    /// Fails unless the row has `columns` fields.
+    pub(crate) fn check_width(&self, columns: usize) -> Result<()> {
+        if self.record.len() == columns {
+            return Ok(());
+        }
+        Err(self.error(format!(
+            "expected {columns} values per row, but found {}",
+            self.record.len()
+        )))
+    }
+
+    /// Field `index` as a value of `ty` (empty fields are NULL), or why it does not convert.
+    pub(crate) fn value(
+        &self,
+        index: usize,
+        ty: &LogicalType,
+    ) -> std::result::Result<Value, String> {
+        let raw = &self.record[index];
+        if raw.is_empty() {
+            return Ok(Value::Null);
+        }
+        let text = std::str::from_utf8(raw)
+            .map_err(|_| format!("column {} is not valid UTF-8", index + 1))?;
+        warren_common::cast::parse_value(text, ty).map_err(|e| format!("Conversion exception: {e}"))
     }
 
     pub(crate) fn field(&self, index: usize) -> Result<&str> {
@@ -143,7 +180,8 @@ pub(crate) fn parse_i64(bytes: &[u8]) -> Option<i64> {
 }
 
 /// Reads every data row of every file, calling `row` for each. `types` are the expected
-/// columns (used to detect the dialect and to check the column count).
+/// columns (used to detect the dialect); `row` checks the column count
+/// ([`RowReader::check_width`]).
 pub(crate) fn for_each_row(
     files: &[PathBuf],
     options: &CsvOptions,
@@ -164,7 +202,6 @@ pub(crate) fn for_each_row(
             body,
             first_line,
             &dialect,
-            types.len(),
             progress,
             &mut row,
         )?;
@@ -178,7 +215,6 @@ fn read_file(
     body: &[u8],
     first_line: u64,
     dialect: &Dialect,
-    columns: usize,
     progress: &mut dyn CopyProgress,
     row: &mut impl FnMut(&RowReader<'_>) -> Result<()>,
 ) -> Result<()> {
@@ -188,6 +224,8 @@ fn read_file(
         file,
         record: csv::ByteRecord::new(),
         line: first_line,
+        body,
+        span: 0..0,
     };
     let mut reported: u64 = 0;
     let mut is_first = true;
@@ -204,21 +242,26 @@ fn read_file(
         if !more {
             break;
         }
+        let position = current.record.position().map_or(0, |p| p.byte());
+        let end = usize::try_from(reader.position().byte()).unwrap_or(usize::MAX);
+        // After a CRLF the record starts at the LF the reader stopped before: skip the line
+        // breaks in front of it, counting lines, so that its line and text are its own.
+        let mut start = usize::try_from(position).unwrap_or(usize::MAX).min(end);
+        let mut breaks = 0;
+        while start < end && matches!(body.get(start), Some(b'\n' | b'\r')) {
+            breaks += u64::from(body[start] == b'\n');
+            start += 1;
+        }
         current.line = current
             .record
             .position()
-            .map_or(first_line, |p| p.line() + first_line - 1);
+            .map_or(first_line, |p| p.line() + first_line - 1)
+            + breaks;
+        current.span = start..end;
         if std::mem::take(&mut is_first) && dialect.header {
             continue;
         }
-        if current.record.len() != columns {
-            return Err(current.error(format!(
-                "expected {columns} values per row, but found {}",
-                current.record.len()
-            )));
-        }
         row(&current)?;
-        let position = current.record.position().map_or(0, |p| p.byte());
         if position - reported > 1 << 20 {
             progress.advance(position - reported);
             reported = position;
@@ -320,19 +363,111 @@ pub fn read_rows(
 ) -> Result<Vec<Vec<Value>>> {
     let mut rows = Vec::new();
     for_each_row(files, options, types, &mut (), |row| {
-        let mut values = Vec::with_capacity(types.len());
-        for (i, ty) in types.iter().enumerate() {
-            let text = row.field(i)?;
-            values.push(if text.is_empty() && *ty != LogicalType::String {
-                Value::Null
-            } else {
-                warren_common::cast::parse_value(text, ty).map_err(|e| row.error(e))?
-            });
-        }
-        rows.push(values);
+        row.check_width(types.len())?;
+        rows.push(loaded_values(row, types)?);
         Ok(())
     })?;
     Ok(rows)
+}
+
+/// A row's values for LOAD FROM: an empty field is NULL, except an empty STRING.
+fn loaded_values(row: &RowReader<'_>, types: &[LogicalType]) -> Result<Vec<Value>> {
+    let mut values = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let text = row.field(i)?;
+        values.push(if text.is_empty() && *ty != LogicalType::String {
+            Value::Null
+        } else {
+            warren_common::cast::parse_value(text, ty).map_err(|e| row.error(e))?
+        });
+    }
+    Ok(values)
+}
+
+/// [`read_rows`] with `IGNORE_ERRORS`: a row with a wrong number of fields or a value that does
+/// not convert is skipped and returned as a warning.
+pub fn read_rows_ignoring_errors(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+) -> Result<(Vec<Vec<Value>>, Vec<CopyWarning>)> {
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    for_each_row(files, options, types, &mut (), |row| {
+        let values = match row.check_width(types.len()) {
+            Ok(()) => types
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| match ty {
+                    LogicalType::String if row.record[i].is_empty() => Ok(Value::string("")),
+                    _ => row.value(i, ty),
+                })
+                .collect::<std::result::Result<Vec<_>, _>>(),
+            Err(Error::Copy { message, .. }) => Err(message),
+            Err(other) => return Err(other),
+        };
+        match values {
+            Ok(values) => rows.push(values),
+            Err(message) => skipped.push(CopyWarning {
+                message,
+                file_path: row.path.display().to_string(),
+                line_number: row.line,
+                record: row.text(),
+            }),
+        }
+        Ok(())
+    })?;
+    Ok((rows, skipped))
+}
+
+/// Where a CSV row is: its file (position among the files read), line and text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LineOrigin {
+    pub(crate) file: u32,
+    pub(crate) line: u64,
+    pub(crate) text: String,
+}
+
+/// The rows of `files` for COPY with `IGNORE_ERRORS`: each row that has `types.len()` fields
+/// which all convert, as values (empty fields are NULL; a SERIAL column is an INT64 here),
+/// with its origin; and each other row's origin with the reason it was skipped.
+#[allow(clippy::type_complexity)]
+pub(crate) fn read_rows_skipping_errors(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+    progress: &mut dyn CopyProgress,
+) -> Result<(Vec<Vec<Value>>, Vec<LineOrigin>, Vec<(LineOrigin, String)>)> {
+    let value_types: Vec<LogicalType> = types
+        .iter()
+        .map(|ty| match ty {
+            LogicalType::Serial => LogicalType::Int64,
+            other => other.clone(),
+        })
+        .collect();
+    let (mut rows, mut origins, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+    for_each_row(files, options, types, progress, |row| {
+        let origin = LineOrigin {
+            file: row.file,
+            line: row.line,
+            text: row.text(),
+        };
+        let converted = match row.check_width(types.len()) {
+            Ok(()) => (0..types.len())
+                .map(|i| row.value(i, &value_types[i]))
+                .collect::<std::result::Result<Vec<_>, _>>(),
+            Err(Error::Copy { message, .. }) => Err(message),
+            Err(other) => return Err(other),
+        };
+        match converted {
+            Ok(values) => {
+                rows.push(values);
+                origins.push(origin);
+            }
+            Err(message) => skipped.push((origin, message)),
+        }
+        Ok(())
+    })?;
+    Ok((rows, origins, skipped))
 }
 
 #[cfg(test)]
@@ -346,6 +481,45 @@ mod tests {
         assert_eq!(parse_i64(b"4x"), None);
         assert_eq!(parse_i64(b""), None);
         assert_eq!(parse_i64(b"1234567890123456789"), None);
+    }
+
+    #[test]
+    fn skipping_reader_keeps_good_rows_and_says_why_it_skipped_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.csv");
+        std::fs::write(&path, "id,n\n1,2\r\n2,x\n3\n\"4\",\n").unwrap();
+        let options = CsvOptions {
+            header: Some(true),
+            ..CsvOptions::default()
+        };
+        let types = [LogicalType::Int64, LogicalType::Int32];
+        let (rows, origins, skipped) =
+            read_rows_skipping_errors(&[path], &options, &types, &mut ()).unwrap();
+        assert_eq!(
+            rows,
+            [
+                vec![Value::Int64(1), Value::Int32(2)],
+                vec![Value::Int64(4), Value::Null]
+            ]
+        );
+        let lines: Vec<(u64, &str)> = origins.iter().map(|o| (o.line, o.text.as_str())).collect();
+        assert_eq!(lines, [(2, "1,2"), (5, "\"4\",")]);
+        let skipped: Vec<(u64, &str, &str)> = skipped
+            .iter()
+            .map(|(o, m)| (o.line, o.text.as_str(), m.as_str()))
+            .collect();
+        assert_eq!(skipped[0].0, 3);
+        assert_eq!(skipped[0].1, "2,x");
+        assert!(
+            skipped[0].2.starts_with("Conversion exception: "),
+            "{}",
+            skipped[0].2
+        );
+        assert_eq!(
+            skipped[1],
+            (4, "3", "expected 2 values per row, but found 1")
+        );
+        assert_eq!(skipped.len(), 2);
     }
 
     #[test]

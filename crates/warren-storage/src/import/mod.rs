@@ -9,5 +9,5 @@ pub mod npy;
 pub mod options;
 
 pub use copy::{copy_from_files, copy_from_rows, CopySummary, CopyWarning};
-pub use csv_reader::{read_rows, sniff_columns, CopyProgress};
+pub use csv_reader::{read_rows, read_rows_ignoring_errors, sniff_columns, CopyProgress};
 pub use options::CsvOptions;

@@ -26,9 +26,9 @@ pub struct CsvOptions {
     pub to_table: Option<String>,
     /// `COPY ... BY COLUMN`: one NumPy `.npy` file per column instead of CSV rows.
     pub by_column: bool,
-    /// `IGNORE_ERRORS`: rows that fail (a bad value, a duplicate or NULL primary key, a missing
-    /// rel endpoint) are skipped with a warning instead of failing the COPY. Only COPY from a
-    /// query or a data frame supports it yet.
+    /// `IGNORE_ERRORS`: rows that fail (a wrong number of fields, a bad value, a duplicate or
+    /// NULL primary key, a missing rel endpoint) are skipped with a warning instead of failing
+    /// the COPY.
     pub ignore_errors: bool,
 }
 
