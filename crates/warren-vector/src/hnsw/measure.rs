@@ -1,0 +1,37 @@
+//! The one place the index computes a distance, so that switching it to the run-time chosen
+//! SIMD kernels is a one-line change. NaN (a zero vector under cosine) counts as farthest.
+
+use crate::distance::Metric;
+
+/// The distance of `a` to `b` under `metric` (smaller is closer), never NaN.
+#[inline]
+pub fn distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
+    let distance = metric.distance_f32(a, b);
+    if distance.is_nan() {
+        f32::INFINITY
+    } else {
+        distance
+    }
+}
+
+/// Row `row` of a contiguous block of `dim`-long vectors.
+#[inline]
+pub fn row_vector(vectors: &[f32], dim: usize, row: u32) -> &[f32] {
+    let start = row as usize * dim;
+    &vectors[start..start + dim]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_is_farthest() {
+        assert_eq!(
+            distance(Metric::Cosine, &[0.0, 0.0], &[1.0, 0.0]),
+            f32::INFINITY
+        );
+        assert_eq!(distance(Metric::L2Squared, &[0.0, 3.0], &[4.0, 0.0]), 25.0);
+        assert_eq!(row_vector(&[1.0, 2.0, 3.0, 4.0], 2, 1), &[3.0, 4.0]);
+    }
+}
