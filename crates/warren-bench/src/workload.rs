@@ -43,10 +43,13 @@ pub enum Workload {
     /// `warren serve` in-process under an open-loop load: latency percentiles per workload and
     /// rate, and the server's overhead over the embedded call.
     Serve,
+    /// Vector search (no database): memory read bandwidth, brute-force top-10, HNSW index
+    /// build, queries per second and recall@10.
+    Vectors,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 9] = [
+    pub const ALL: [Workload; 10] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,
@@ -56,6 +59,7 @@ impl Workload {
         Workload::Writes,
         Workload::Wire,
         Workload::Serve,
+        Workload::Vectors,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl Workload {
             Workload::Writes => "writes",
             Workload::Wire => "wire",
             Workload::Serve => "serve",
+            Workload::Vectors => "vectors",
         }
     }
 }
@@ -88,7 +93,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes, wire or serve)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, ksweep, load, writes, wire, serve or vectors)"
                 )
             })
     }
@@ -144,6 +149,8 @@ pub struct BenchOptions {
     pub rate: Option<f64>,
     /// serve: increasing rates until the knee instead of one rate.
     pub sweep: bool,
+    /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
+    pub vectors: crate::vectors::VectorOptions,
 }
 
 impl BenchOptions {
@@ -165,6 +172,7 @@ impl BenchOptions {
             quick: false,
             rate: None,
             sweep: false,
+            vectors: crate::vectors::VectorOptions::default(),
         }
     }
 
@@ -175,6 +183,9 @@ impl BenchOptions {
         let many = self.workload == Workload::Ksweep;
         if self.workload == Workload::Wire {
             return Ok(());
+        }
+        if self.workload == Workload::Vectors {
+            return self.vectors.validate();
         }
         if self.databases.is_empty()
             || self.databases.iter().any(|db| db.as_os_str().is_empty())
@@ -245,7 +256,11 @@ impl BenchOptions {
                 destinations_below: self.varlen.destinations,
                 paths: self.varlen.paths,
             },
-            Workload::Load | Workload::Writes | Workload::Wire | Workload::Serve => return None,
+            Workload::Load
+            | Workload::Writes
+            | Workload::Wire
+            | Workload::Serve
+            | Workload::Vectors => return None,
         })
     }
 
