@@ -47,6 +47,9 @@ pub struct VectorOptions {
     pub efs_values: Vec<usize>,
     /// Where to write the dataset for the peers.
     pub dataset_out: Option<PathBuf>,
+    /// Also time every query round without the prefetch of neighbour vectors, alternating
+    /// with the prefetching rounds (an A/B in one run).
+    pub ab_prefetch: bool,
 }
 
 impl Default for VectorOptions {
@@ -57,6 +60,7 @@ impl Default for VectorOptions {
             queries: 200,
             efs_values: vec![16, 32, 64, 128, 200],
             dataset_out: None,
+            ab_prefetch: false,
         }
     }
 }
@@ -70,6 +74,7 @@ impl VectorOptions {
             queries: 20,
             efs_values: vec![16, 64],
             dataset_out: None,
+            ab_prefetch: false,
         }
     }
 
@@ -212,6 +217,7 @@ fn query_round(
     queries: &[f32],
     efs: usize,
     threads: usize,
+    prefetch: bool,
 ) -> (f64, Vec<Vec<u32>>) {
     let dim = index.dim();
     let count = queries.len() / dim;
@@ -221,6 +227,7 @@ fn query_round(
             .map(|thread| {
                 scope.spawn(move || {
                     let mut scratch = SearchScratch::new();
+                    scratch.set_prefetch(prefetch);
                     (thread..count)
                         .step_by(threads)
                         .map(|at| {
@@ -320,25 +327,38 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     ));
 
     let mut well_formed = true;
+    let variants: &[bool] = if plan.ab_prefetch {
+        &[true, false]
+    } else {
+        &[true]
+    };
     for &efs in &plan.efs_values {
-        let mut times = Vec::new();
-        let mut found = Vec::new();
+        let mut times = vec![Vec::new(); variants.len()];
+        let mut found = vec![Vec::new(); variants.len()];
         for _ in 0..repeat.max(1) {
-            let (seconds, answers) = query_round(&index, &vectors, &queries, efs, threads);
-            times.push(seconds);
-            found = answers;
+            for (variant, &prefetch) in variants.iter().enumerate() {
+                let (seconds, answers) =
+                    query_round(&index, &vectors, &queries, efs, threads, prefetch);
+                times[variant].push(seconds);
+                found[variant] = answers;
+            }
         }
-        well_formed &= found.iter().all(|rows| distinct_rows(rows));
-        let qps: Vec<f64> = times.iter().map(|s| plan.queries as f64 / s).collect();
-        runs.push(run_of(
-            &format!("index query efs={efs}"),
-            serde_json::json!({ "efs": efs, "recall_at_10": recall(&found, &exact.answers) }),
-            Figures {
-                time_s: Some(Summary::of(&times)),
-                ops_per_s: Some(Summary::of(&qps)),
-                ..Figures::default()
-            },
-        ));
+        for (variant, &prefetch) in variants.iter().enumerate() {
+            let found = &found[variant];
+            well_formed &= found.iter().all(|rows| distinct_rows(rows));
+            let times = &times[variant];
+            let qps: Vec<f64> = times.iter().map(|s| plan.queries as f64 / s).collect();
+            let suffix = if prefetch { "" } else { " no-prefetch" };
+            runs.push(run_of(
+                &format!("index query efs={efs}{suffix}"),
+                serde_json::json!({ "efs": efs, "recall_at_10": recall(found, &exact.answers) }),
+                Figures {
+                    time_s: Some(Summary::of(times)),
+                    ops_per_s: Some(Summary::of(&qps)),
+                    ..Figures::default()
+                },
+            ));
+        }
     }
     if let Some(dir) = &plan.dataset_out {
         write_dataset(dir, &vectors, &queries, &exact.answers, plan, threads)?;

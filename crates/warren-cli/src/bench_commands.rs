@@ -83,6 +83,9 @@ pub struct BenchArgs {
     /// bench/peers/vectors.py.
     #[arg(long = "vectors-out", value_name = "DIR")]
     pub vectors_out: Option<PathBuf>,
+    /// vectors: also time each query round without prefetching neighbour vectors, alternating.
+    #[arg(long = "ab-prefetch")]
+    pub ab_prefetch: bool,
 }
 
 /// The flags of `warren compare`.
@@ -151,6 +154,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     vectors.queries = args.queries.unwrap_or(vectors.queries);
     vectors.efs_values = args.efs.unwrap_or(vectors.efs_values);
     vectors.dataset_out = args.vectors_out;
+    vectors.ab_prefetch = args.ab_prefetch;
     options.vectors = vectors;
     if options
         .rate

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
-use super::measure::{distance, row_vector};
+use super::measure::{distance, prefetch_vector, row_vector};
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -104,6 +104,7 @@ impl HnswIndex {
             ef,
             to_query,
             |_| true,
+            |other| prefetch_vector(row_vector(vectors, self.dim, other)),
             &mut scratch.search,
             &mut found,
         );

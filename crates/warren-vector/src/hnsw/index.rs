@@ -9,7 +9,7 @@
 use super::exact::exact_top_k;
 use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
-use super::measure::{distance, row_vector};
+use super::measure::{distance, prefetch_vector, row_vector};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
 use super::search::{search_layer, Neighbour, SearchScratch};
 
@@ -198,6 +198,7 @@ impl HnswIndex {
             efs.max(k),
             to_query,
             accept,
+            |row| prefetch_vector(row_vector(vectors, self.dim, row)),
             scratch,
             &mut found,
         );
@@ -256,6 +257,7 @@ impl HnswIndex {
             ef,
             to_query,
             |_| true,
+            |node| prefetch_vector(row_vector(vectors, self.dim, upper_rows[node as usize])),
             scratch,
             &mut found,
         );

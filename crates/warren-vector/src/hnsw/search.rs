@@ -41,11 +41,23 @@ pub struct SearchScratch {
     results: BinaryHeap<Neighbour>,
     pub(crate) found: Vec<Neighbour>,
     pub(crate) entries: Vec<u32>,
+    /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).
+    no_prefetch: bool,
 }
 
 impl SearchScratch {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether searches with this scratch prefetch the vectors of a node's unvisited
+    /// neighbours before computing their distances (on by default).
+    pub fn set_prefetch(&mut self, prefetch: bool) {
+        self.no_prefetch = !prefetch;
+    }
+
+    pub fn prefetches(&self) -> bool {
+        !self.no_prefetch
     }
 
     /// Starts a search over `nodes` nodes: a new epoch marks every node unvisited.
@@ -78,18 +90,21 @@ fn visit(visited: &mut [u32], epoch: u32, node: u32) -> bool {
 /// accepted nodes into `out`, nearest first. Nodes that `accept` rejects are still traversed
 /// (so tombstones and filters never cut the graph), and the search does not stop while fewer
 /// than `ef` nodes were accepted: a selective filter makes it expand until it finds `ef` or
-/// exhausts what it can reach.
-pub fn search_layer<D, A>(
+/// exhausts what it can reach. `prefetch(node)` starts loading a node's vector.
+#[allow(clippy::too_many_arguments)]
+pub fn search_layer<D, A, P>(
     layer: &Layer,
     entries: &[u32],
     ef: usize,
     distance: D,
     accept: A,
+    prefetch: P,
     scratch: &mut SearchScratch,
     out: &mut Vec<Neighbour>,
 ) where
     D: Fn(u32) -> f32,
     A: Fn(u32) -> bool,
+    P: Fn(u32),
 {
     assert!(ef > 0, "a beam needs a positive width");
     scratch.begin(layer.nodes());
@@ -98,8 +113,10 @@ pub fn search_layer<D, A>(
         epoch,
         candidates,
         results,
+        no_prefetch,
         ..
     } = scratch;
+    let prefetching = !*no_prefetch;
     let epoch = *epoch;
     for &entry in entries {
         if visit(visited, epoch, entry) {
@@ -121,7 +138,16 @@ pub fn search_layer<D, A>(
         if results.len() >= ef && nearest.distance > worst {
             break;
         }
-        for slot in layer.slots(nearest.row) {
+        let slots = layer.slots(nearest.row);
+        if prefetching {
+            for slot in slots {
+                let node = slot.load(AtomicOrdering::Relaxed);
+                if node != EMPTY && visited[node as usize] != epoch {
+                    prefetch(node);
+                }
+            }
+        }
+        for slot in slots {
             let node = slot.load(AtomicOrdering::Relaxed);
             if node == EMPTY || !visit(visited, epoch, node) {
                 continue;
@@ -171,7 +197,17 @@ mod tests {
         let mut scratch = SearchScratch::new();
         let mut out = Vec::new();
         let distance = |node: u32| (node as f32 - 7.0).abs();
-        search_layer(&layer, &[0], 3, distance, |_| true, &mut scratch, &mut out);
+        let none = |_| ();
+        search_layer(
+            &layer,
+            &[0],
+            3,
+            distance,
+            |_| true,
+            none,
+            &mut scratch,
+            &mut out,
+        );
         let rows: Vec<u32> = out.iter().map(|found| found.row).collect();
         assert_eq!(rows, [7, 6, 8]);
         // Only even nodes pass: the search walks through odd ones and still finds three.
@@ -181,6 +217,7 @@ mod tests {
             3,
             distance,
             |node| node % 2 == 0,
+            none,
             &mut scratch,
             &mut out,
         );
