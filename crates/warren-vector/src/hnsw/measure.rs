@@ -43,11 +43,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nan_is_farthest() {
-        assert_eq!(
-            distance(Metric::Cosine, &[0.0, 0.0], &[1.0, 0.0]),
-            f32::INFINITY
-        );
+    fn never_nan() {
+        // The scalar reference gives NaN for a zero vector under cosine (counted as farthest);
+        // Kùzu's convention in the SIMD kernels gives similarity 0. Neither may reach a heap.
+        let zero = distance(Metric::Cosine, &[0.0, 0.0], &[1.0, 0.0]);
+        assert!(!zero.is_nan() && zero >= 1.0);
         assert_eq!(distance(Metric::L2Squared, &[0.0, 3.0], &[4.0, 0.0]), 25.0);
         assert_eq!(row_vector(&[1.0, 2.0, 3.0, 4.0], 2, 1), &[3.0, 4.0]);
     }
