@@ -58,7 +58,7 @@ pub struct BenchArgs {
     /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// writes, wire, serve: small sizes, for a quick check that every scenario runs.
+    /// writes, wire, serve, vectors: small sizes, for a quick check that every scenario runs.
     #[arg(long)]
     pub quick: bool,
     /// serve: requests per second sent to every workload (default 1000).
