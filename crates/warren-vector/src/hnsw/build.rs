@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
-use super::measure::{distance, prefetch_vector, row_vector};
+use super::measure::row_vector;
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -38,6 +38,7 @@ impl HnswIndex {
         index.check_block(vectors, 0)?;
         let rows = vectors.len() / dim;
         index.grow(rows)?;
+        index.measure_norms(vectors);
         // Row 0 is the entry (upper node 0): it has nothing to link to.
         let next = AtomicUsize::new(1);
         let index_ref = &index;
@@ -71,6 +72,7 @@ impl HnswIndex {
         }
         self.check_block(vectors, self.rows + 1)?;
         self.grow(self.rows + 1)?;
+        self.measure_norms(vectors);
         if row != self.upper_rows[0] {
             self.link_row(vectors, row, &mut InsertScratch::default());
         }
@@ -94,17 +96,17 @@ impl HnswIndex {
             self.connect(&self.upper, vectors, upper_node, row_of, scratch);
         }
         let entries = std::mem::take(&mut scratch.search.entries);
-        let metric = self.params.metric;
-        let to_query = |other: u32| distance(metric, query, row_vector(vectors, self.dim, other));
+        let space = self.space(vectors);
+        let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         let ef = self.params.efc;
         search_layer(
             &self.lower,
             &entries,
             ef,
-            to_query,
+            |other| space.to_query(&prepared, other),
             |_| true,
-            |other| prefetch_vector(row_vector(vectors, self.dim, other)),
+            |other| space.prefetch(other),
             &mut scratch.search,
             &mut found,
         );
@@ -123,15 +125,8 @@ impl HnswIndex {
         row_of: impl Fn(u32) -> u32 + Copy,
         scratch: &mut InsertScratch,
     ) {
-        let metric = self.params.metric;
-        let dim = self.dim;
-        let pair = |a: u32, b: u32| {
-            distance(
-                metric,
-                row_vector(vectors, dim, row_of(a)),
-                row_vector(vectors, dim, row_of(b)),
-            )
-        };
+        let space = self.space(vectors);
+        let pair = |a: u32, b: u32| space.between(row_of(a), row_of(b));
         scratch.found.retain(|hit| hit.row != node);
         select_neighbours(&scratch.found, layer.degree(), pair, &mut scratch.selected);
         scratch.list.clear();

@@ -11,6 +11,7 @@
 //! lower_counts    u32 x rows
 //! lower_slots     u32 x rows * ml
 //! deleted         u64 x ceil(rows / 64)   (tombstone bitmap)
+//! inverse_norms   f32 x rows              (cosine only: 1 / |row|; absent for other metrics)
 //! crc32           u32 of every byte before it
 //! ```
 //!
@@ -41,6 +42,7 @@ impl HnswIndex {
             HEADER_BYTES
                 + 4 * (upper_nodes * (2 + self.params.mu) + self.rows * (1 + self.params.ml))
                 + 8 * self.deleted.len()
+                + 4 * self.inverse_norms.len()
                 + 4,
         );
         out.extend_from_slice(MAGIC);
@@ -73,6 +75,9 @@ impl HnswIndex {
         }
         for word in &self.deleted {
             out.extend_from_slice(&word.to_le_bytes());
+        }
+        for norm in &self.inverse_norms {
+            out.extend_from_slice(&norm.to_le_bytes());
         }
         let checksum = crc32fast::hash(&out);
         out.extend_from_slice(&checksum.to_le_bytes());
@@ -129,6 +134,12 @@ impl HnswIndex {
         let upper = read_layer(&mut reader, mu, upper_nodes)?;
         let lower = read_layer(&mut reader, ml, rows)?;
         let deleted = reader.u64s(rows.div_ceil(64))?;
+        let norm_rows = if index.keeps_norms() { rows } else { 0 };
+        let inverse_norms = reader
+            .u32s(norm_rows)?
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
         if reader.at != body.len() {
             return Err(corrupt(format!(
                 "{} trailing bytes",
@@ -136,6 +147,7 @@ impl HnswIndex {
             )));
         }
         index.install(rows, upper_rows, upper, lower, deleted)?;
+        index.inverse_norms = inverse_norms;
         Ok(index)
     }
 

@@ -9,7 +9,7 @@
 use super::exact::exact_top_k;
 use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
-use super::measure::{distance, prefetch_vector, row_vector};
+use super::measure::{inverse_norm, Space};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
 use super::search::{search_layer, Neighbour, SearchScratch};
 
@@ -33,6 +33,8 @@ pub struct HnswIndex {
     pub(crate) lower: Layer,
     pub(crate) deleted: Vec<u64>,
     pub(crate) deleted_rows: usize,
+    /// Under cosine, `1 / |row|` per row (see `measure`); empty otherwise.
+    pub(crate) inverse_norms: Vec<f32>,
 }
 
 impl HnswIndex {
@@ -54,6 +56,7 @@ impl HnswIndex {
             lower: Layer::new(params.ml, 0),
             deleted: Vec::new(),
             deleted_rows: 0,
+            inverse_norms: Vec::new(),
         })
     }
 
@@ -124,6 +127,31 @@ impl HnswIndex {
         Ok(())
     }
 
+    /// Whether this index keeps inverse norms (cosine).
+    pub(crate) fn keeps_norms(&self) -> bool {
+        self.params.metric == crate::distance::Metric::Cosine
+    }
+
+    /// Computes the inverse norms of rows not yet measured (cosine only).
+    pub(crate) fn measure_norms(&mut self, vectors: &[f32]) {
+        if self.keeps_norms() {
+            let first = self.inverse_norms.len();
+            let rows = vectors[first * self.dim..self.rows * self.dim].chunks_exact(self.dim);
+            self.inverse_norms.extend(rows.map(inverse_norm));
+            assert_eq!(self.inverse_norms.len(), self.rows);
+        }
+    }
+
+    /// The rows of `vectors` as this index measures them.
+    pub(crate) fn space<'a>(&'a self, vectors: &'a [f32]) -> Space<'a> {
+        Space {
+            metric: self.params.metric,
+            vectors,
+            dim: self.dim,
+            inverse_norms: &self.inverse_norms,
+        }
+    }
+
     /// Marks `row` deleted; false when it already was. Errors when the row is not indexed.
     pub fn delete(&mut self, row: u32) -> Result<bool, HnswError> {
         if row as usize >= self.rows {
@@ -190,15 +218,15 @@ impl HnswIndex {
         self.upper_entries(vectors, query, UPPER_SEARCH_EF, scratch);
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
-        let metric = self.params.metric;
-        let to_query = |row: u32| distance(metric, query, row_vector(vectors, self.dim, row));
+        let space = self.space(vectors);
+        let prepared = space.query(query);
         search_layer(
             &self.lower,
             &entries,
             efs.max(k),
-            to_query,
+            |row| space.to_query(&prepared, row),
             accept,
-            |row| prefetch_vector(row_vector(vectors, self.dim, row)),
+            |row| space.prefetch(row),
             scratch,
             &mut found,
         );
@@ -241,23 +269,17 @@ impl HnswIndex {
         ef: usize,
         scratch: &mut SearchScratch,
     ) {
-        let metric = self.params.metric;
         let upper_rows = &self.upper_rows;
-        let to_query = |node: u32| {
-            distance(
-                metric,
-                query,
-                row_vector(vectors, self.dim, upper_rows[node as usize]),
-            )
-        };
+        let space = self.space(vectors);
+        let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         search_layer(
             &self.upper,
             &[0],
             ef,
-            to_query,
+            |node| space.to_query(&prepared, upper_rows[node as usize]),
             |_| true,
-            |node| prefetch_vector(row_vector(vectors, self.dim, upper_rows[node as usize])),
+            |node| space.prefetch(upper_rows[node as usize]),
             scratch,
             &mut found,
         );
