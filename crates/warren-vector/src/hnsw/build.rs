@@ -104,7 +104,7 @@ impl HnswIndex {
             &self.lower,
             &entries,
             ef,
-            |other| space.to_query(&prepared, other),
+            |other| space.query_distance(&prepared, other),
             |_| true,
             |other| space.prefetch(other),
             &mut scratch.search,

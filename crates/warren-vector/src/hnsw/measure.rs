@@ -63,7 +63,7 @@ impl<'a> Space<'a> {
 
     /// The distance of row `row` to `query`.
     #[inline]
-    pub fn to_query(&self, query: &Query<'_>, row: u32) -> f32 {
+    pub fn query_distance(&self, query: &Query<'_>, row: u32) -> f32 {
         let vector = row_vector(self.vectors, self.dim, row);
         if self.uses_norms() {
             let dot = inner_product(query.vector, vector);
@@ -155,11 +155,14 @@ mod tests {
         let query = [0.3f32, -0.2, 0.9];
         for row in 0..2 {
             let expected = distance(Metric::Cosine, &query, &vectors[row * 3..row * 3 + 3]);
-            let fast = space.to_query(&space.query(&query), row as u32);
+            let fast = space.query_distance(&space.query(&query), row as u32);
             assert!((fast - expected).abs() < 1e-6, "{fast} vs {expected}");
-            assert_eq!(plain.to_query(&plain.query(&query), row as u32), expected);
+            assert_eq!(
+                plain.query_distance(&plain.query(&query), row as u32),
+                expected
+            );
         }
         assert!((space.between(0, 1) - plain.between(0, 1)).abs() < 1e-6);
-        assert_eq!(space.to_query(&space.query(&query), 2), f32::INFINITY);
+        assert_eq!(space.query_distance(&space.query(&query), 2), f32::INFINITY);
     }
 }
