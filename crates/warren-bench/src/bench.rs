@@ -51,6 +51,7 @@ pub fn run(options: &BenchOptions) -> BenchResult<Outcome> {
         Workload::Writes => crate::writes::run(options, &header)?,
         Workload::Wire => crate::wire::run(options, &header)?,
         Workload::Serve => crate::serve::run(options, &header)?,
+        Workload::Vectors => crate::vectors::run(options, &header)?,
         _ => run_query(options, &mut counters, &header)?,
     };
     report.figures.peak_rss_bytes = Some(machine::peak_rss_bytes());

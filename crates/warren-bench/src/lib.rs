@@ -21,6 +21,7 @@ pub mod reference;
 pub mod report;
 pub mod serve;
 pub mod stats;
+pub mod vectors;
 pub mod wire;
 pub mod workload;
 pub mod writes;

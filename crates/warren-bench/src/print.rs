@@ -77,6 +77,8 @@ pub fn report_text(report: &Report) -> String {
         text.push_str(&crate::writes::table(report));
     } else if report.workload == "wire" {
         text.push_str(&crate::wire::table(report));
+    } else if report.workload == "vectors" {
+        text.push_str(&crate::vectors::table(report));
     } else if report.runs.is_empty() {
         text.push_str(&figures_text(&report.figures));
         traversal_text(report, &mut text);

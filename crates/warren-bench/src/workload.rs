@@ -45,6 +45,9 @@ pub enum Workload {
     /// `warren serve` in-process under an open-loop load: latency percentiles per workload and
     /// rate, and the server's overhead over the embedded call.
     Serve,
+    /// Vector search (no database): memory read bandwidth, brute-force top-10, HNSW index
+    /// build, queries per second and recall@10.
+    Vectors,
 }
 
 impl Workload {
@@ -59,6 +62,7 @@ impl Workload {
         Workload::Writes,
         Workload::Wire,
         Workload::Serve,
+        Workload::Vectors,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +77,7 @@ impl Workload {
             Workload::Writes => "writes",
             Workload::Wire => "wire",
             Workload::Serve => "serve",
+            Workload::Vectors => "vectors",
         }
     }
 }
@@ -92,7 +97,7 @@ impl FromStr for Workload {
             .find(|w| w.name() == text)
             .ok_or_else(|| {
                 format!(
-                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire or serve)"
+                    "unknown workload '{text}' (expected sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire, serve or vectors)"
                 )
             })
     }
@@ -150,6 +155,8 @@ pub struct BenchOptions {
     pub sweep: bool,
     /// serve: the overload run (the mix at twice the knee, between two steps at half of it).
     pub overload: bool,
+    /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
+    pub vectors: crate::vectors::VectorOptions,
 }
 
 impl BenchOptions {
@@ -172,6 +179,7 @@ impl BenchOptions {
             rate: None,
             sweep: false,
             overload: false,
+            vectors: crate::vectors::VectorOptions::default(),
         }
     }
 
@@ -182,6 +190,9 @@ impl BenchOptions {
         let many = self.workload == Workload::Ksweep;
         if self.workload == Workload::Wire {
             return Ok(());
+        }
+        if self.workload == Workload::Vectors {
+            return self.vectors.validate();
         }
         if self.databases.is_empty()
             || self.databases.iter().any(|db| db.as_os_str().is_empty())
@@ -256,7 +267,11 @@ impl BenchOptions {
                 seeds_below: 10,
                 hops: 3,
             },
-            Workload::Load | Workload::Writes | Workload::Wire | Workload::Serve => return None,
+            Workload::Load
+            | Workload::Writes
+            | Workload::Wire
+            | Workload::Serve
+            | Workload::Vectors => return None,
         })
     }
 

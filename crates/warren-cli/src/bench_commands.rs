@@ -11,7 +11,7 @@ use warren_bench::{BenchError, BenchOptions, VarlenOptions, Workload};
 /// The flags of `warren bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire or serve.
+    /// sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire, serve or vectors.
     pub workload: Workload,
     /// The database directory (ksweep: repeat the flag, one per dataset; load: temporary
     /// databases are made beside it; wire: none).
@@ -58,7 +58,7 @@ pub struct BenchArgs {
     /// ksweep: draw the figure as SVG at this path (and a PNG beside it when fonts allow).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// writes, wire, serve: small sizes, for a quick check that every scenario runs.
+    /// writes, wire, serve, vectors: small sizes, for a quick check that every scenario runs.
     #[arg(long)]
     pub quick: bool,
     /// serve: requests per second sent to every workload (default 1000).
@@ -71,6 +71,25 @@ pub struct BenchArgs {
     /// again, with 503s, latency and memory per phase (the knee: --rate, else a sweep of the mix).
     #[arg(long)]
     pub overload: bool,
+    /// vectors: rows of the generated dataset (default 1,000,000; --quick: 3,000).
+    #[arg(long)]
+    pub rows: Option<usize>,
+    /// vectors: the vector length (default 128; --quick: 16).
+    #[arg(long)]
+    pub dim: Option<usize>,
+    /// vectors: queries, each answered by brute force and by the index (default 200).
+    #[arg(long)]
+    pub queries: Option<usize>,
+    /// vectors: the search beams, comma-separated (default 16,32,64,128,200).
+    #[arg(long = "efs", value_delimiter = ',', value_name = "EFS,EFS,...")]
+    pub efs: Option<Vec<usize>>,
+    /// vectors: write base.npy, queries.npy, truth.npy and meta.json here for
+    /// bench/peers/vectors.py.
+    #[arg(long = "vectors-out", value_name = "DIR")]
+    pub vectors_out: Option<PathBuf>,
+    /// vectors: also time each query round without prefetching neighbour vectors, alternating.
+    #[arg(long = "ab-prefetch")]
+    pub ab_prefetch: bool,
 }
 
 /// The flags of `warren compare`.
@@ -130,6 +149,18 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.rate = args.rate;
     options.sweep = args.sweep;
     options.overload = args.overload;
+    let mut vectors = if args.quick {
+        warren_bench::vectors::VectorOptions::quick()
+    } else {
+        warren_bench::vectors::VectorOptions::default()
+    };
+    vectors.rows = args.rows.unwrap_or(vectors.rows);
+    vectors.dim = args.dim.unwrap_or(vectors.dim);
+    vectors.queries = args.queries.unwrap_or(vectors.queries);
+    vectors.efs_values = args.efs.unwrap_or(vectors.efs_values);
+    vectors.dataset_out = args.vectors_out;
+    vectors.ab_prefetch = args.ab_prefetch;
+    options.vectors = vectors;
     if options
         .rate
         .is_some_and(|rate| !(rate > 0.0 && rate.is_finite()))

@@ -94,8 +94,8 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
-    /// Run a benchmark workload (sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire), check its
-    /// answer and write a JSON report.
+    /// Run a benchmark workload (sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire,
+    /// serve, vectors), check its answer and write a JSON report.
     Bench(bench_commands::BenchArgs),
     /// Compare two bench reports: medians, deltas and noise-aware verdicts.
     Compare(bench_commands::CompareArgs),

@@ -1,0 +1,280 @@
+"""The `vectors` workload on the peers: hnswlib, faiss-cpu and Kùzu 0.11.3's vector extension,
+on the dataset `warren bench vectors --vectors-out DIR` wrote (base.npy, queries.npy, truth.npy:
+Warren's brute-force top-10 cosine answers, meta.json), with the same threads, in the same run
+(`vectors.sh`). Then the table, Warren's report beside the peers', with ratios.
+
+    .venv/bin/python vectors.py --data DIR --warren-report warren-vectors.json \
+        --threads 2 --repeat 3 --kuzu-rows 10000 --output peers-vectors.json
+
+* hnswlib: `space='cosine'`, `M = mu` (hnswlib's bottom layer then has 2M = ml links, as
+  Warren's lower layer), `ef_construction = efc`; queries in one `knn_query` call on the threads.
+* faiss: `IndexHNSWFlat(d, mu, METRIC_INNER_PRODUCT)` on normalized rows (normalizing counts in
+  the build), and `IndexFlatIP` brute force one query at a time (as Warren's brute force) and
+  as one batch (BLAS).
+* Kùzu: on the first `--kuzu-rows` rows only (Kùzu builds slowly: 98 s for 20,000 x 64), its
+  recall against the exact answers on that subset: `CREATE_VECTOR_INDEX` (defaults, cosine),
+  `QUERY_VECTOR_INDEX` at each efs, and brute force `ORDER BY array_cosine_similarity LIMIT 10`.
+
+Every peer's recall@10 is against Warren's brute-force answers (on Kùzu's subset, numpy's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+K = 10
+
+
+def recall(found: np.ndarray, truth: np.ndarray) -> float:
+    hits = sum(len(set(map(int, f)) & set(map(int, t))) for f, t in zip(found, truth))
+    return hits / truth.size
+
+
+def summary(samples: list[float]) -> dict:
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+            "samples": samples}
+
+
+def run_hnswlib(base, queries, truth, meta, threads, repeat) -> dict:
+    import hnswlib
+
+    index = hnswlib.Index(space="cosine", dim=meta["dim"])
+    index.init_index(max_elements=len(base), ef_construction=meta["efc"], M=meta["mu"])
+    index.set_num_threads(threads)
+    started = time.perf_counter()
+    index.add_items(base, num_threads=threads)
+    build_s = time.perf_counter() - started
+    queries_out = []
+    for efs in meta["efs_values"]:
+        index.set_ef(efs)
+        times, labels = [], None
+        for _ in range(repeat):
+            started = time.perf_counter()
+            labels, _ = index.knn_query(queries, k=K, num_threads=threads)
+            times.append(time.perf_counter() - started)
+        queries_out.append({"efs": efs, "qps": summary([len(queries) / t for t in times]),
+                            "recall_at_10": recall(labels, truth)})
+    return {"system": "hnswlib", "version": hnswlib.__version__ if hasattr(hnswlib, "__version__")
+            else "0.8.0", "rows": len(base), "build_s": build_s, "queries": queries_out}
+
+
+def normalized(matrix: np.ndarray) -> np.ndarray:
+    return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+
+
+def run_faiss(base, queries, truth, meta, threads, repeat) -> list[dict]:
+    import faiss
+
+    faiss.omp_set_num_threads(threads)
+    unit_queries = normalized(queries)
+    started = time.perf_counter()
+    unit_base = normalized(base)
+    index = faiss.IndexHNSWFlat(meta["dim"], meta["mu"], faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = meta["efc"]
+    index.add(unit_base)
+    build_s = time.perf_counter() - started
+    queries_out = []
+    for efs in meta["efs_values"]:
+        index.hnsw.efSearch = efs
+        times, labels = [], None
+        for _ in range(repeat):
+            started = time.perf_counter()
+            _, labels = index.search(unit_queries, K)
+            times.append(time.perf_counter() - started)
+        queries_out.append({"efs": efs, "qps": summary([len(queries) / t for t in times]),
+                            "recall_at_10": recall(labels, truth)})
+    hnsw = {"system": "faiss-hnsw", "version": faiss.__version__, "rows": len(base),
+            "build_s": build_s, "queries": queries_out}
+    flat = faiss.IndexFlatIP(meta["dim"])
+    flat.add(unit_base)
+    per_query, labels = [], []
+    for query in unit_queries:
+        started = time.perf_counter()
+        _, found = flat.search(query[None, :], K)
+        per_query.append(time.perf_counter() - started)
+        labels.append(found[0])
+    started = time.perf_counter()
+    flat.search(unit_queries, K)
+    batch_s = time.perf_counter() - started
+    brute = {"system": "faiss-flat", "version": faiss.__version__, "rows": len(base),
+             "brute_s": summary(per_query), "brute_batch_s_per_query": batch_s / len(queries),
+             "recall_at_10": recall(np.array(labels), truth)}
+    return [hnsw, brute]
+
+
+def write_kuzu_csv(path: str, base: np.ndarray) -> None:
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["id", "vec"])
+        for row, vector in enumerate(base):
+            writer.writerow([row, "[" + ",".join(f"{v:.9g}" for v in vector) + "]"])
+
+
+def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries) -> dict:
+    import kuzu
+
+    subset = base[:kuzu_rows]
+    queries = queries[:kuzu_queries]
+    exact = np.argsort(-(normalized(queries) @ normalized(subset).T), axis=1)[:, :K]
+    folder = tempfile.mkdtemp(prefix="kuzu-vectors-")
+    try:
+        csv_path = os.path.join(folder, "vectors.csv")
+        write_kuzu_csv(csv_path, subset)
+        db = kuzu.Database(os.path.join(folder, "db"), max_num_threads=threads)
+        conn = kuzu.Connection(db, num_threads=threads)
+        for statement in ("LOAD VECTOR", "LOAD EXTENSION VECTOR"):
+            try:
+                conn.execute(statement)
+                break
+            except RuntimeError:
+                continue
+        dim = meta["dim"]
+        conn.execute(f"CREATE NODE TABLE V(id INT64, vec FLOAT[{dim}], PRIMARY KEY(id))")
+        conn.execute(f"COPY V FROM '{csv_path}' (HEADER=true)")
+        started = time.perf_counter()
+        conn.execute("CALL CREATE_VECTOR_INDEX('V', 'v_index', 'vec', metric := 'cosine')")
+        build_s = time.perf_counter() - started
+        queries_out = []
+        for efs in meta["efs_values"]:
+            times, labels = [], []
+            for query in queries:
+                started = time.perf_counter()
+                result = conn.execute(
+                    "CALL QUERY_VECTOR_INDEX('V', 'v_index', $q, 10, efs := $efs) "
+                    "RETURN node.id ORDER BY distance",
+                    {"q": query.tolist(), "efs": efs})
+                rows = [result.get_next()[0] for _ in range(result.get_num_tuples())]
+                times.append(time.perf_counter() - started)
+                labels.append(rows)
+            queries_out.append({"efs": efs, "qps": summary([1 / t for t in times]),
+                                "recall_at_10": recall(labels, exact)})
+        brute, labels = [], []
+        for query in queries:
+            started = time.perf_counter()
+            result = conn.execute(
+                f"MATCH (n:V) RETURN n.id ORDER BY "
+                f"array_cosine_similarity(n.vec, CAST($q, 'FLOAT[{dim}]')) DESC LIMIT 10",
+                {"q": query.tolist()})
+            rows = [result.get_next()[0] for _ in range(result.get_num_tuples())]
+            brute.append(time.perf_counter() - started)
+            labels.append(rows)
+        return {"system": "kuzu", "version": kuzu.__version__, "rows": len(subset),
+                "build_s": build_s, "queries": queries_out, "brute_s": summary(brute),
+                "brute_recall_at_10": recall(labels, exact), "query_count": len(queries)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
+
+
+def warren_figures(report: dict) -> dict:
+    runs = {run["dataset"]: run for run in report["runs"]}
+    queries = [{"efs": run["answer"]["efs"], "qps": run["figures"]["ops_per_s"]["median"],
+                "recall_at_10": run["answer"]["recall_at_10"]}
+               for name, run in runs.items()
+               if name.startswith("index query") and "no-prefetch" not in name]
+    return {
+        "rows": report["answer"]["rows"],
+        "read_gb_s": runs["memory read"]["figures"]["gb_per_s"]["median"],
+        "brute_s": runs["brute force top-10"]["figures"]["time_s"]["median"],
+        "brute_gb_s": runs["brute force top-10"]["figures"]["gb_per_s"]["median"],
+        "brute_percent": runs["brute force top-10"]["answer"]["percent_of_bandwidth"],
+        "build_s": runs["index build"]["figures"]["time_s"]["median"],
+        "queries": queries,
+    }
+
+
+def table(warren: dict, peers: list[dict]) -> str:
+    lines = []
+    rows = warren["rows"]
+    lines.append(f"memory read: {warren['read_gb_s']:.2f} GB/s; Warren brute force "
+                 f"{warren['brute_gb_s']:.2f} GB/s = {warren['brute_percent']:.1f}% of it")
+    lines.append("")
+    lines.append(f"{'system':<12} {'rows':>9} {'build s':>9} {'rows/s':>9} {'build x':>8} "
+                 f"{'brute ms/q':>10} {'brute x':>8}")
+    build_rate = rows / warren["build_s"]
+    lines.append(f"{'warren':<12} {rows:>9,} {fmt(warren['build_s']):>9} {fmt(build_rate):>9} "
+                 f"{'1':>8} {fmt(warren['brute_s'] * 1e3):>10} {'1':>8}")
+    for peer in peers:
+        build = peer.get("build_s")
+        rate = peer["rows"] / build if build else None
+        brute = peer.get("brute_s", {}).get("median")
+        # Per row, so that a peer measured on a subset is compared fairly: Warren's rows/s over
+        # the peer's, and the peer's brute-force seconds per row over Warren's.
+        brute_ratio = (brute / peer["rows"]) / (warren["brute_s"] / rows) if brute else None
+        lines.append(f"{peer['system']:<12} {peer['rows']:>9,} {fmt(build):>9} {fmt(rate):>9} "
+                     f"{fmt(build_rate / rate if rate else None):>8} "
+                     f"{fmt(brute * 1e3 if brute else None):>10} {fmt(brute_ratio):>8}")
+    lines.append("")
+    lines.append("x: Warren's speed over the peer's (rows/s for build, per-row time for brute "
+                 "force); Kùzu runs on a subset, see rows")
+    lines.append("")
+    lines.append(f"{'efs':>5} " + " ".join(f"{name:>22}" for name in
+                 ["warren QPS / recall"] + [p["system"] + " QPS / recall" for p in peers
+                                            if p.get("queries")]))
+    for point in warren["queries"]:
+        cells = [f"{fmt(point['qps']):>9} / {point['recall_at_10']:.3f}"]
+        for peer in peers:
+            if not peer.get("queries"):
+                continue
+            match = next((q for q in peer["queries"] if q["efs"] == point["efs"]), None)
+            if match is None:
+                cells.append("-")
+            else:
+                qps = match["qps"]["median"]
+                cells.append(f"{fmt(qps):>9} / {match['recall_at_10']:.3f} "
+                             f"({fmt(point['qps'] / qps)}x)")
+        lines.append(f"{point['efs']:>5} " + " ".join(f"{cell:>22}" for cell in cells))
+    lines.append("(Nx): Warren's QPS over the peer's at the same efs")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--warren-report", required=True)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--systems", default="hnswlib,faiss,kuzu")
+    parser.add_argument("--kuzu-rows", type=int, default=10_000)
+    parser.add_argument("--kuzu-queries", type=int, default=50)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+    meta = json.load(open(os.path.join(args.data, "meta.json")))
+    base = np.load(os.path.join(args.data, "base.npy"))
+    queries = np.load(os.path.join(args.data, "queries.npy"))
+    truth = np.load(os.path.join(args.data, "truth.npy"))
+    assert base.shape == (meta["rows"], meta["dim"]) and truth.shape == (meta["queries"], K)
+    systems = args.systems.split(",")
+    peers = []
+    if "hnswlib" in systems:
+        peers.append(run_hnswlib(base, queries, truth, meta, args.threads, args.repeat))
+    if "faiss" in systems:
+        peers.extend(run_faiss(base, queries, truth, meta, args.threads, args.repeat))
+    if "kuzu" in systems:
+        peers.append(run_kuzu(base, queries, meta, args.threads, args.kuzu_rows,
+                              args.kuzu_queries))
+    warren = warren_figures(json.load(open(args.warren_report)))
+    with open(args.output, "w") as out:
+        json.dump({"meta": meta, "threads": args.threads, "load": os.getloadavg(),
+                   "warren": warren, "peers": peers}, out, indent=1)
+    print(table(warren, peers), end="")
+
+
+if __name__ == "__main__":
+    main()

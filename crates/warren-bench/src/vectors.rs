@@ -1,0 +1,572 @@
+//! The `vectors` workload (issue 7, part 5): a seeded clustered dataset of `FLOAT[dim]` rows,
+//! and in one run, on the same threads:
+//!
+//! * `memory read`: the machine's read bandwidth, a parallel sum over the whole vector block;
+//! * `brute force`: exact top-10 cosine per query, a parallel scan with a bounded heap over the
+//!   contiguous block, as GB/s and as a share of the read bandwidth;
+//! * `index build`: the HNSW index over every row (Kùzu's default parameters);
+//! * `index query efs=N`: queries per second (queries split over the threads) and recall@10
+//!   against the brute-force answers, at each `efs`.
+//!
+//! Measured through `warren_vector`'s API: the Cypher path (`CALL CREATE_VECTOR_INDEX`, ...)
+//! is not wired to it yet. `--vectors-out DIR` writes the rows, queries and brute-force answers
+//! as `.npy` files for `bench/peers/vectors.py`, which runs hnswlib, faiss and Kùzu on them.
+//!
+//! The answer check: the parallel scan's top-10 equals a single-threaded scan's on the first
+//! queries (the ground truth is itself checked), and every index answer is 10 distinct rows.
+
+use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use warren_vector::distance::Metric;
+use warren_vector::hnsw::{
+    exact_top_k, exact_top_k_parallel, HnswIndex, HnswParams, SearchScratch,
+};
+
+use crate::bench::{new_report, settings_info, Header};
+use crate::error::{BenchError, BenchResult};
+use crate::report::{DatasetInfo, Figures, KSetting, Report, Run};
+use crate::stats::Summary;
+use crate::workload::BenchOptions;
+
+/// The neighbours every query asks for.
+pub const TOP_K: usize = 10;
+/// Queries whose parallel brute-force answer is checked against a single-threaded scan.
+const CHECKED_QUERIES: usize = 5;
+/// The data's seed (queries are drawn after the rows from the same generator and centres).
+const SEED: u64 = 42;
+
+/// The workload's sizes and search beams.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorOptions {
+    pub rows: usize,
+    pub dim: usize,
+    pub queries: usize,
+    pub efs_values: Vec<usize>,
+    /// Where to write the dataset for the peers.
+    pub dataset_out: Option<PathBuf>,
+    /// Also time every query round without the prefetch of neighbour vectors, alternating
+    /// with the prefetching rounds (an A/B in one run).
+    pub ab_prefetch: bool,
+}
+
+impl Default for VectorOptions {
+    fn default() -> Self {
+        VectorOptions {
+            rows: 1_000_000,
+            dim: 128,
+            queries: 200,
+            efs_values: vec![16, 32, 64, 128, 200],
+            dataset_out: None,
+            ab_prefetch: false,
+        }
+    }
+}
+
+impl VectorOptions {
+    /// `--quick`: a dataset small enough for `cargo test`.
+    pub fn quick() -> Self {
+        VectorOptions {
+            rows: 3_000,
+            dim: 16,
+            queries: 20,
+            efs_values: vec![16, 64],
+            dataset_out: None,
+            ab_prefetch: false,
+        }
+    }
+
+    pub fn validate(&self) -> BenchResult<()> {
+        let usage = |message: &str| Err(BenchError::Usage(message.to_string()));
+        if self.rows < TOP_K || self.rows > warren_vector::hnsw::ROWS_MAX {
+            return usage("--rows must be at least 10 and fit in 32 bits");
+        }
+        if self.dim == 0 || self.dim > warren_vector::hnsw::DIMENSION_MAX {
+            return usage("--dim must be between 1 and 65536");
+        }
+        if self.queries == 0 || self.queries > 100_000 {
+            return usage("--queries must be between 1 and 100000");
+        }
+        if self.efs_values.is_empty() || self.efs_values.iter().any(|&efs| efs < TOP_K) {
+            return usage("--efs takes beams of at least 10");
+        }
+        Ok(())
+    }
+}
+
+/// Rows and queries around `clusters` shared centres: each value is its centre's plus the sum
+/// of three uniform draws in [-0.15, 0.15]. Deterministic for a seed.
+pub fn clustered(rows: usize, queries: usize, dim: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let clusters = (rows / 1_000).clamp(10, 1_000);
+    let mut random = SplitMix(seed);
+    let centres: Vec<f32> = (0..clusters * dim).map(|_| random.unit()).collect();
+    let mut all = Vec::with_capacity((rows + queries) * dim);
+    for _ in 0..rows + queries {
+        let centre = (random.next() % clusters as u64) as usize;
+        for value in &centres[centre * dim..(centre + 1) * dim] {
+            all.push(value + (random.unit() + random.unit() + random.unit()) * 0.15);
+        }
+    }
+    let queries = all.split_off(rows * dim);
+    (all, queries)
+}
+
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut value = self.0;
+        value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        value ^ (value >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+}
+
+/// Sums `words` in 16 independent lanes (wrapping integer adds vectorize; float sums do not).
+fn sum_words(words: &[u32]) -> u32 {
+    let mut lanes = [0u32; 16];
+    let chunks = words.chunks_exact(16);
+    let tail: u32 = chunks
+        .remainder()
+        .iter()
+        .fold(0, |sum, &w| sum.wrapping_add(w));
+    for chunk in chunks {
+        for (lane, &word) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.wrapping_add(word);
+        }
+    }
+    lanes.iter().fold(tail, |sum, &lane| sum.wrapping_add(lane))
+}
+
+/// Seconds for `threads` threads to read all of `block` once, `repeat` times.
+fn read_times(block: &[f32], threads: usize, repeat: usize) -> Vec<f64> {
+    let words: &[u32] = bytemuck::cast_slice(block);
+    let chunk = words.len().div_ceil(threads).max(1);
+    (0..repeat + 1)
+        .map(|_| {
+            let started = Instant::now();
+            std::thread::scope(|scope| {
+                for part in words.chunks(chunk) {
+                    scope.spawn(move || black_box(sum_words(part)));
+                }
+            });
+            started.elapsed().as_secs_f64()
+        })
+        .skip(1)
+        .collect()
+}
+
+/// One figure row of the report.
+fn run_of(name: &str, answer: serde_json::Value, figures: Figures) -> Run {
+    Run {
+        dataset: name.to_string(),
+        k: KSetting::Auto,
+        k_chosen: None,
+        answer,
+        answer_checked: true,
+        figures,
+        traversal: None,
+        hardware_counts: None,
+    }
+}
+
+/// The exact answers, the per-query times, and whether the parallel scan matched a serial one.
+struct BruteForce {
+    answers: Vec<Vec<u32>>,
+    times_s: Vec<f64>,
+    checked: bool,
+}
+
+fn brute_force(vectors: &[f32], queries: &[f32], dim: usize, threads: usize) -> BruteForce {
+    let rows = (vectors.len() / dim) as u32;
+    let mut answers = Vec::new();
+    let mut times_s = Vec::new();
+    let mut checked = true;
+    for (index, query) in queries.chunks_exact(dim).enumerate() {
+        let started = Instant::now();
+        let found = exact_top_k_parallel(vectors, dim, query, TOP_K, Metric::Cosine, threads);
+        times_s.push(started.elapsed().as_secs_f64());
+        if index < CHECKED_QUERIES {
+            let serial = exact_top_k(vectors, dim, 0..rows, query, TOP_K, Metric::Cosine, |_| {
+                true
+            });
+            checked &= serial == found;
+        }
+        answers.push(found.iter().map(|hit| hit.row).collect());
+    }
+    BruteForce {
+        answers,
+        times_s,
+        checked,
+    }
+}
+
+/// Seconds to answer every query with `threads` threads (query `i` on thread `i % threads`),
+/// and the answers in query order.
+fn query_round(
+    index: &HnswIndex,
+    vectors: &[f32],
+    queries: &[f32],
+    efs: usize,
+    threads: usize,
+    prefetch: bool,
+) -> (f64, Vec<Vec<u32>>) {
+    let dim = index.dim();
+    let count = queries.len() / dim;
+    let started = Instant::now();
+    let parts: Vec<Vec<(usize, Vec<u32>)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|thread| {
+                scope.spawn(move || {
+                    let mut scratch = SearchScratch::new();
+                    scratch.set_prefetch(prefetch);
+                    (thread..count)
+                        .step_by(threads)
+                        .map(|at| {
+                            let query = &queries[at * dim..(at + 1) * dim];
+                            let found = index
+                                .search(vectors, query, TOP_K, efs, &mut scratch)
+                                .expect("the workload's queries are valid");
+                            (at, found.iter().map(|hit| hit.row).collect())
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("query thread panicked"))
+            .collect()
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let mut answers = vec![Vec::new(); count];
+    for (at, rows) in parts.into_iter().flatten() {
+        answers[at] = rows;
+    }
+    (seconds, answers)
+}
+
+/// Mean fraction of the exact top-k that an answer holds.
+pub fn recall(answers: &[Vec<u32>], truth: &[Vec<u32>]) -> f64 {
+    let hits: usize = answers
+        .iter()
+        .zip(truth)
+        .map(|(found, exact)| found.iter().filter(|row| exact.contains(row)).count())
+        .sum();
+    let wanted: usize = truth.iter().map(Vec::len).sum();
+    hits as f64 / wanted.max(1) as f64
+}
+
+/// Runs the workload; see the module's documentation.
+pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Option<String>)> {
+    let plan = &options.vectors;
+    plan.validate()?;
+    let threads = options.threads.unwrap_or(2).max(1);
+    let repeat = options.repeat;
+    let (vectors, queries) = clustered(plan.rows, plan.queries, plan.dim, SEED);
+    let block_bytes = (vectors.len() * 4) as f64;
+    let mut runs = Vec::new();
+
+    let read_s = read_times(&vectors, threads, repeat.max(3));
+    let read_gb: Vec<f64> = read_s.iter().map(|s| block_bytes / s / 1e9).collect();
+    let bandwidth = Summary::of(&read_gb).median;
+    runs.push(run_of(
+        "memory read",
+        serde_json::json!({ "bytes": block_bytes }),
+        Figures {
+            time_s: Some(Summary::of(&read_s)),
+            gb_per_s: Some(Summary::of(&read_gb)),
+            ..Figures::default()
+        },
+    ));
+
+    let exact = brute_force(&vectors, &queries, plan.dim, threads);
+    let scan_gb: Vec<f64> = exact
+        .times_s
+        .iter()
+        .map(|s| block_bytes / s / 1e9)
+        .collect();
+    let scan_median = Summary::of(&scan_gb).median;
+    runs.push(run_of(
+        "brute force top-10",
+        serde_json::json!({ "percent_of_bandwidth": 100.0 * scan_median / bandwidth }),
+        Figures {
+            time_s: Some(Summary::of(&exact.times_s)),
+            gb_per_s: Some(Summary::of(&scan_gb)),
+            ops_per_s: Some(Summary::of(
+                &exact.times_s.iter().map(|s| 1.0 / s).collect::<Vec<_>>(),
+            )),
+            ..Figures::default()
+        },
+    ));
+
+    let params = HnswParams::default();
+    let started = Instant::now();
+    let index = HnswIndex::build(&vectors, plan.dim, params, threads)
+        .map_err(|error| BenchError::Result(error.to_string()))?;
+    let build_s = started.elapsed().as_secs_f64();
+    runs.push(run_of(
+        "index build",
+        serde_json::json!({
+            "mu": params.mu, "ml": params.ml, "pu": params.pu, "efc": params.efc,
+            "upper_rows": index.upper_rows(), "bytes": index.to_bytes().len(),
+        }),
+        Figures {
+            time_s: Some(Summary::of(&[build_s])),
+            ops_per_s: Some(Summary::of(&[plan.rows as f64 / build_s])),
+            ..Figures::default()
+        },
+    ));
+
+    let mut well_formed = true;
+    let variants: &[bool] = if plan.ab_prefetch {
+        &[true, false]
+    } else {
+        &[true]
+    };
+    for &efs in &plan.efs_values {
+        let mut times = vec![Vec::new(); variants.len()];
+        let mut found = vec![Vec::new(); variants.len()];
+        for _ in 0..repeat.max(1) {
+            for (variant, &prefetch) in variants.iter().enumerate() {
+                let (seconds, answers) =
+                    query_round(&index, &vectors, &queries, efs, threads, prefetch);
+                times[variant].push(seconds);
+                found[variant] = answers;
+            }
+        }
+        for (variant, &prefetch) in variants.iter().enumerate() {
+            let found = &found[variant];
+            well_formed &= found.iter().all(|rows| distinct_rows(rows));
+            let times = &times[variant];
+            let qps: Vec<f64> = times.iter().map(|s| plan.queries as f64 / s).collect();
+            let suffix = if prefetch { "" } else { " no-prefetch" };
+            runs.push(run_of(
+                &format!("index query efs={efs}{suffix}"),
+                serde_json::json!({ "efs": efs, "recall_at_10": recall(found, &exact.answers) }),
+                Figures {
+                    time_s: Some(Summary::of(times)),
+                    ops_per_s: Some(Summary::of(&qps)),
+                    ..Figures::default()
+                },
+            ));
+        }
+    }
+    if let Some(dir) = &plan.dataset_out {
+        write_dataset(dir, &vectors, &queries, &exact.answers, plan, threads)?;
+    }
+
+    let mismatch = match (exact.checked, well_formed) {
+        (false, _) => Some("the parallel brute force differs from a serial scan".to_string()),
+        (_, false) => Some("an index answer is not 10 distinct rows".to_string()),
+        _ => None,
+    };
+    let dataset = DatasetInfo {
+        db: String::new(),
+        dir: plan
+            .dataset_out
+            .as_ref()
+            .map(|dir| dir.display().to_string()),
+        name: format!(
+            "clustered {} x FLOAT[{}], {} queries, seed {SEED}",
+            plan.rows, plan.dim, plan.queries
+        ),
+        nodes: plan.rows as u64,
+        edges: 0,
+    };
+    let query = "top-10 cosine: brute force and the HNSW index (warren_vector API)";
+    let mut report = new_report(
+        options,
+        header,
+        query,
+        dataset,
+        settings_info(options, threads, KSetting::Auto),
+    );
+    report.answer = serde_json::json!({
+        "rows": plan.rows, "dim": plan.dim, "queries": plan.queries, "threads": threads,
+    });
+    report.answer_checked = mismatch.is_none();
+    report.check = format!(
+        "parallel brute force equals a serial scan on the first {CHECKED_QUERIES} queries; \
+         recall@10 against it"
+    );
+    report.runs = runs;
+    Ok((report, mismatch))
+}
+
+fn distinct_rows(rows: &[u32]) -> bool {
+    let mut sorted = rows.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.len() == rows.len() && rows.len() == TOP_K
+}
+
+/// Writes `base.npy` (rows x dim f32), `queries.npy`, `truth.npy` (queries x 10 int32, the
+/// brute-force answers) and `meta.json` into `dir`.
+fn write_dataset(
+    dir: &Path,
+    vectors: &[f32],
+    queries: &[f32],
+    truth: &[Vec<u32>],
+    plan: &VectorOptions,
+    threads: usize,
+) -> BenchResult<()> {
+    let io = |path: &Path, error: std::io::Error| BenchError::Io {
+        path: path.display().to_string(),
+        message: error.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|error| io(dir, error))?;
+    let truth_flat: Vec<i32> = truth.iter().flatten().map(|&row| row as i32).collect();
+    let files: [(&str, &[u8], &str, [usize; 2]); 3] = [
+        (
+            "base.npy",
+            bytemuck::cast_slice(vectors),
+            "<f4",
+            [plan.rows, plan.dim],
+        ),
+        (
+            "queries.npy",
+            bytemuck::cast_slice(queries),
+            "<f4",
+            [plan.queries, plan.dim],
+        ),
+        (
+            "truth.npy",
+            bytemuck::cast_slice(&truth_flat),
+            "<i4",
+            [plan.queries, TOP_K],
+        ),
+    ];
+    for (name, bytes, descr, shape) in files {
+        let path = dir.join(name);
+        let mut file = std::fs::File::create(&path).map_err(|error| io(&path, error))?;
+        file.write_all(&npy_header(descr, shape))
+            .and_then(|()| file.write_all(bytes))
+            .map_err(|error| io(&path, error))?;
+    }
+    let params = HnswParams::default();
+    let meta = serde_json::json!({
+        "rows": plan.rows, "dim": plan.dim, "queries": plan.queries, "k": TOP_K,
+        "metric": "cosine", "seed": SEED, "threads": threads, "efs_values": plan.efs_values,
+        "mu": params.mu, "ml": params.ml, "pu": params.pu, "efc": params.efc,
+    });
+    let path = dir.join("meta.json");
+    std::fs::write(&path, meta.to_string()).map_err(|error| io(&path, error))
+}
+
+/// A `.npy` version 1.0 header for a C-order 2-D array, padded to 64 bytes.
+fn npy_header(descr: &str, shape: [usize; 2]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}, {}), }}",
+        shape[0], shape[1]
+    );
+    let unpadded = 10 + dict.len() + 1;
+    let padding = unpadded.next_multiple_of(64) - unpadded;
+    let header_len = (dict.len() + padding + 1) as u16;
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&header_len.to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', padding));
+    out.push(b'\n');
+    assert_eq!(out.len() % 64, 0);
+    out
+}
+
+/// The printed table.
+pub fn table(report: &Report) -> String {
+    let mut text = String::new();
+    let median = |summary: &Option<Summary>| summary.as_ref().map_or(f64::NAN, |s| s.median);
+    for run in &report.runs {
+        let figures = &run.figures;
+        let line = match run.dataset.as_str() {
+            "memory read" => format!(
+                "memory read                {:>9.2} GB/s  (parallel sum over the vector block)",
+                median(&figures.gb_per_s)
+            ),
+            "brute force top-10" => format!(
+                "brute force top-10 cosine  {:>9.3} ms/query  {:>7.2} GB/s  {:>5.1}% of read bandwidth",
+                median(&figures.time_s) * 1e3,
+                median(&figures.gb_per_s),
+                run.answer["percent_of_bandwidth"].as_f64().unwrap_or(f64::NAN)
+            ),
+            "index build" => format!(
+                "index build                {:>9.2} s  {:>9.0} rows/s  (mu {} ml {} pu {} efc {})",
+                median(&figures.time_s),
+                median(&figures.ops_per_s),
+                run.answer["mu"],
+                run.answer["ml"],
+                run.answer["pu"],
+                run.answer["efc"]
+            ),
+            name => format!(
+                "{name:<26} {:>9.0} queries/s  recall@10 {:.4}",
+                median(&figures.ops_per_s),
+                run.answer["recall_at_10"].as_f64().unwrap_or(f64::NAN)
+            ),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The workload runs small inside `cargo test`, checks itself and writes the peers' files.
+    #[test]
+    fn quick_run_checks_prints_and_writes_the_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = BenchOptions::new(
+            crate::Workload::Vectors,
+            PathBuf::new(),
+            dir.path().join("vectors.json"),
+        );
+        options.quick = true;
+        options.repeat = 1;
+        options.vectors = VectorOptions {
+            dataset_out: Some(dir.path().join("data")),
+            ..VectorOptions::quick()
+        };
+        let outcome = crate::run(&options).unwrap();
+        assert!(outcome.mismatch.is_none());
+        let text = crate::print::report_text(&outcome.report);
+        assert!(text.contains("index query efs=64"), "{text}");
+        let best = outcome.report.runs.last().unwrap();
+        assert!(
+            best.answer["recall_at_10"].as_f64().unwrap() >= 0.9,
+            "{text}"
+        );
+        let base = std::fs::read(dir.path().join("data/base.npy")).unwrap();
+        let header = npy_header("<f4", [3_000, 16]);
+        assert_eq!(base.len(), header.len() + 3_000 * 16 * 4);
+        assert_eq!(&base[..header.len()], &header[..]);
+        assert!(dir.path().join("data/meta.json").exists());
+    }
+
+    #[test]
+    fn the_dataset_is_seeded_and_shaped() {
+        let (rows, queries) = clustered(100, 5, 8, 1);
+        assert_eq!((rows.len(), queries.len()), (800, 40));
+        assert_eq!(clustered(100, 5, 8, 1).0, rows);
+        assert_ne!(clustered(100, 5, 8, 2).0, rows);
+    }
+
+    #[test]
+    fn the_bandwidth_sum_counts_every_word() {
+        let words: Vec<u32> = (0..1_000).collect();
+        assert_eq!(sum_words(&words), 999 * 1_000 / 2);
+        let header = npy_header("<f4", [3, 4]);
+        assert_eq!(header.len() % 64, 0);
+        assert!(header.starts_with(b"\x93NUMPY") && header.ends_with(b"\n"));
+    }
+}

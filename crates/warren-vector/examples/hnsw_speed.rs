@@ -1,0 +1,117 @@
+//! The HNSW index's speed in isolation, for A/B runs of two builds of this crate (the bench
+//! harness needs the whole engine): brute force, build and queries/s with recall@10 per efs on
+//! the clustered data of `warren bench vectors` (same generator, seed 42), 200 queries, 2 threads.
+//!
+//!     cargo build --profile ci -p warren-vector --example hnsw_speed
+//!     target/ci/examples/hnsw_speed ROWS DIM
+
+use std::time::Instant;
+use warren_vector::distance::Metric;
+use warren_vector::hnsw::{exact_top_k_parallel, HnswIndex, HnswParams, SearchScratch};
+
+struct SplitMix(u64);
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut value = self.0;
+        value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        value ^ (value >> 31)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+}
+fn clustered(rows: usize, queries: usize, dim: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let clusters = (rows / 1_000).clamp(10, 1_000);
+    let mut random = SplitMix(seed);
+    let centres: Vec<f32> = (0..clusters * dim).map(|_| random.unit()).collect();
+    let mut all = Vec::with_capacity((rows + queries) * dim);
+    for _ in 0..rows + queries {
+        let centre = (random.next() % clusters as u64) as usize;
+        for value in &centres[centre * dim..(centre + 1) * dim] {
+            all.push(value + (random.unit() + random.unit() + random.unit()) * 0.15);
+        }
+    }
+    let queries = all.split_off(rows * dim);
+    (all, queries)
+}
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("usage: hnsw_speed ROWS DIM"))
+        .collect();
+    assert_eq!(args.len(), 2, "usage: hnsw_speed ROWS DIM");
+    let (rows, dim, nq, threads) = (args[0], args[1], 200, 2);
+    let (vectors, queries) = clustered(rows, nq, dim, 42);
+    let t = Instant::now();
+    let truth: Vec<Vec<u32>> = queries
+        .chunks_exact(dim)
+        .map(|q| {
+            exact_top_k_parallel(&vectors, dim, q, 10, Metric::Cosine, threads)
+                .iter()
+                .map(|h| h.row)
+                .collect()
+        })
+        .collect();
+    let brute = t.elapsed().as_secs_f64() / nq as f64;
+    println!(
+        "brute force {:.3} ms/query {:.2} GB/s",
+        brute * 1e3,
+        (vectors.len() * 4) as f64 / brute / 1e9
+    );
+    let t = Instant::now();
+    let index = HnswIndex::build(&vectors, dim, HnswParams::default(), threads).unwrap();
+    let build = t.elapsed().as_secs_f64();
+    println!("build {:.2} s {:.0} rows/s", build, rows as f64 / build);
+    for efs in [16, 32, 64, 128, 200] {
+        let mut best = 0.0f64;
+        let mut hits = 0;
+        for round in 0..3 {
+            let t = Instant::now();
+            let results: Vec<Vec<(usize, Vec<u32>)>> = std::thread::scope(|s| {
+                let ws: Vec<_> = (0..threads)
+                    .map(|th| {
+                        let index = &index;
+                        let vectors = &vectors;
+                        let queries = &queries;
+                        s.spawn(move || {
+                            let mut sc = SearchScratch::new();
+                            (th..nq)
+                                .step_by(threads)
+                                .map(|i| {
+                                    (
+                                        i,
+                                        index
+                                            .search(
+                                                vectors,
+                                                &queries[i * dim..(i + 1) * dim],
+                                                10,
+                                                efs,
+                                                &mut sc,
+                                            )
+                                            .unwrap()
+                                            .iter()
+                                            .map(|h| h.row)
+                                            .collect(),
+                                    )
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect();
+                ws.into_iter().map(|w| w.join().unwrap()).collect()
+            });
+            best = best.max(nq as f64 / t.elapsed().as_secs_f64());
+            if round == 0 {
+                for (i, r) in results.into_iter().flatten() {
+                    hits += r.iter().filter(|x| truth[i].contains(x)).count();
+                }
+            }
+        }
+        println!(
+            "efs {efs} best-of-3 QPS {best:.0} recall {:.4}",
+            hits as f64 / (nq * 10) as f64
+        );
+    }
+}

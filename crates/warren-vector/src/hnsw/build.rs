@@ -1,0 +1,183 @@
+//! Building the graph: inserting a row links it into the lower layer (and the upper layer when
+//! sampled), and each new neighbour links back, re-selecting its list when it is full. The
+//! bulk build inserts rows on `threads` threads at once; each thread takes chunks of rows from
+//! a shared counter and holds at most one node lock at a time (see `layer`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::index::{HnswIndex, UPPER_SEARCH_EF};
+use super::layer::{Layer, EMPTY};
+use super::measure::row_vector;
+use super::params::{HnswError, HnswParams};
+use super::search::{search_layer, Neighbour, SearchScratch};
+use super::select::select_neighbours;
+
+/// Rows a build thread takes from the shared counter at once.
+const BUILD_CHUNK_ROWS: usize = 64;
+
+/// Buffers one inserting thread reuses.
+#[derive(Default)]
+struct InsertScratch {
+    search: SearchScratch,
+    found: Vec<Neighbour>,
+    selected: Vec<Neighbour>,
+    list: Vec<u32>,
+    pool: Vec<Neighbour>,
+    kept: Vec<Neighbour>,
+}
+
+impl HnswIndex {
+    /// Builds the index over every row of `vectors` (rows of `dim` values) on `threads` threads.
+    pub fn build(
+        vectors: &[f32],
+        dim: usize,
+        params: HnswParams,
+        threads: usize,
+    ) -> Result<Self, HnswError> {
+        let mut index = HnswIndex::empty(dim, params)?;
+        index.check_block(vectors, 0)?;
+        let rows = vectors.len() / dim;
+        index.grow(rows)?;
+        index.measure_norms(vectors);
+        // Row 0 is the entry (upper node 0): it has nothing to link to.
+        let next = AtomicUsize::new(1);
+        let index_ref = &index;
+        std::thread::scope(|scope| {
+            for _ in 0..threads.max(1) {
+                scope.spawn(|| {
+                    let mut scratch = InsertScratch::default();
+                    loop {
+                        let start = next.fetch_add(BUILD_CHUNK_ROWS, Ordering::Relaxed);
+                        if start >= rows {
+                            break;
+                        }
+                        for row in start..(start + BUILD_CHUNK_ROWS).min(rows) {
+                            index_ref.link_row(vectors, row as u32, &mut scratch);
+                        }
+                    }
+                });
+            }
+        });
+        Ok(index)
+    }
+
+    /// Adds row `row`, which must be the next row (`rows()`), reading its vector from the
+    /// block. A vector that changed is a `delete` of the old row and an insert of a new one.
+    pub fn insert(&mut self, vectors: &[f32], row: u32) -> Result<(), HnswError> {
+        if row as usize != self.rows {
+            return Err(HnswError::Input(format!(
+                "rows are inserted in order: the next row is {}, got {row}",
+                self.rows
+            )));
+        }
+        self.check_block(vectors, self.rows + 1)?;
+        self.grow(self.rows + 1)?;
+        self.measure_norms(vectors);
+        if row != self.upper_rows[0] {
+            self.link_row(vectors, row, &mut InsertScratch::default());
+        }
+        Ok(())
+    }
+
+    /// Links `row` into the layers it belongs to.
+    fn link_row(&self, vectors: &[f32], row: u32, scratch: &mut InsertScratch) {
+        let upper_node = self.upper_node[row as usize];
+        let query = row_vector(vectors, self.dim, row);
+        let upper_ef = if upper_node == EMPTY {
+            UPPER_SEARCH_EF
+        } else {
+            self.params.efc
+        };
+        self.upper_entries(vectors, query, upper_ef, &mut scratch.search);
+        if upper_node != EMPTY {
+            scratch.found.clone_from(&scratch.search.found);
+            let upper_rows = &self.upper_rows;
+            let row_of = |node: u32| upper_rows[node as usize];
+            self.connect(&self.upper, vectors, upper_node, row_of, scratch);
+        }
+        let entries = std::mem::take(&mut scratch.search.entries);
+        let space = self.space(vectors);
+        let prepared = space.query(query);
+        let mut found = std::mem::take(&mut scratch.found);
+        let ef = self.params.efc;
+        search_layer(
+            &self.lower,
+            &entries,
+            ef,
+            |other| space.query_distance(&prepared, other),
+            |_| true,
+            |other| space.prefetch(other),
+            &mut scratch.search,
+            &mut found,
+        );
+        scratch.found = found;
+        scratch.search.entries = entries;
+        self.connect(&self.lower, vectors, row, |other| other, scratch);
+    }
+
+    /// Gives `node` its neighbours from `scratch.found` (sorted, distances to `node`) and adds
+    /// `node` to each of theirs.
+    fn connect(
+        &self,
+        layer: &Layer,
+        vectors: &[f32],
+        node: u32,
+        row_of: impl Fn(u32) -> u32 + Copy,
+        scratch: &mut InsertScratch,
+    ) {
+        let space = self.space(vectors);
+        let pair = |a: u32, b: u32| space.between(row_of(a), row_of(b));
+        scratch.found.retain(|hit| hit.row != node);
+        select_neighbours(&scratch.found, layer.degree(), pair, &mut scratch.selected);
+        scratch.list.clear();
+        scratch
+            .list
+            .extend(scratch.selected.iter().map(|hit| hit.row));
+        {
+            let guard = layer.lock(node);
+            layer.set_neighbours(&guard, node, &scratch.list);
+        }
+        for index in 0..scratch.selected.len() {
+            let neighbour = scratch.selected[index].row;
+            self.link_back(layer, neighbour, node, pair, scratch);
+        }
+    }
+
+    /// Adds `node` to `neighbour`'s list; when the list is full, re-selects it from its members
+    /// and `node` by the same heuristic.
+    fn link_back(
+        &self,
+        layer: &Layer,
+        neighbour: u32,
+        node: u32,
+        pair: impl Fn(u32, u32) -> f32,
+        scratch: &mut InsertScratch,
+    ) {
+        let guard = layer.lock(neighbour);
+        layer.copy_neighbours(neighbour, &mut scratch.list);
+        if scratch.list.contains(&node) {
+            return;
+        }
+        if scratch.list.len() < layer.degree() {
+            scratch.list.push(node);
+            layer.set_neighbours(&guard, neighbour, &scratch.list);
+            return;
+        }
+        scratch.pool.clear();
+        scratch.pool.extend(
+            scratch
+                .list
+                .iter()
+                .chain(std::iter::once(&node))
+                .map(|&other| Neighbour {
+                    row: other,
+                    distance: pair(neighbour, other),
+                }),
+        );
+        scratch.pool.sort_unstable();
+        select_neighbours(&scratch.pool, layer.degree(), &pair, &mut scratch.kept);
+        scratch.list.clear();
+        scratch.list.extend(scratch.kept.iter().map(|hit| hit.row));
+        layer.set_neighbours(&guard, neighbour, &scratch.list);
+    }
+}

@@ -1,0 +1,309 @@
+//! `HnswIndex`: the two layers, the upper-layer sample, the tombstones, and the public calls
+//! (build, insert, delete, search, filtered search).
+//!
+//! Deletes are tombstones: a deleted row is still traversed (its edges keep the graph
+//! connected) but never returned. The caller keeps a deleted row's vector in the block until
+//! the index is rebuilt; `needs_rebuild` says when tombstones exceed
+//! `REBUILD_DELETED_FRACTION` of the rows, when searches do measurably more work per result.
+
+use super::exact::exact_top_k;
+use super::filter::{scan_is_cheaper, AllRows, RowFilter};
+use super::layer::{Layer, EMPTY};
+use super::measure::{inverse_norm, Space};
+use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
+use super::search::{search_layer, Neighbour, SearchScratch};
+
+/// Tombstones over this fraction of the rows make `needs_rebuild` true.
+pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
+
+/// The beam of the upper-layer walk at query time (and for rows only in the lower layer at
+/// insert time); its nearest nodes seed the lower-layer beam.
+pub(crate) const UPPER_SEARCH_EF: usize = 8;
+
+pub struct HnswIndex {
+    pub(crate) params: HnswParams,
+    pub(crate) dim: usize,
+    pub(crate) rows: usize,
+    /// Upper-layer node -> row; node 0 is the entry.
+    pub(crate) upper_rows: Vec<u32>,
+    /// Row -> upper-layer node, `EMPTY` when the row is only in the lower layer.
+    pub(crate) upper_node: Vec<u32>,
+    pub(crate) upper: Layer,
+    /// Node = row.
+    pub(crate) lower: Layer,
+    pub(crate) deleted: Vec<u64>,
+    pub(crate) deleted_rows: usize,
+    /// Under cosine, `1 / |row|` per row (see `measure`); empty otherwise.
+    pub(crate) inverse_norms: Vec<f32>,
+}
+
+impl HnswIndex {
+    /// An index with no rows.
+    pub fn empty(dim: usize, params: HnswParams) -> Result<Self, HnswError> {
+        params.validate()?;
+        if dim == 0 || dim > DIMENSION_MAX {
+            return Err(HnswError::Input(format!(
+                "vector length must be in [1, {DIMENSION_MAX}], got {dim}"
+            )));
+        }
+        Ok(HnswIndex {
+            params,
+            dim,
+            rows: 0,
+            upper_rows: Vec::new(),
+            upper_node: Vec::new(),
+            upper: Layer::new(params.mu, 0),
+            lower: Layer::new(params.ml, 0),
+            deleted: Vec::new(),
+            deleted_rows: 0,
+            inverse_norms: Vec::new(),
+        })
+    }
+
+    pub fn params(&self) -> &HnswParams {
+        &self.params
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Rows indexed, deleted ones included (row ids are `0..rows`).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn live_rows(&self) -> usize {
+        self.rows - self.deleted_rows
+    }
+
+    pub fn upper_rows(&self) -> usize {
+        self.upper_rows.len()
+    }
+
+    pub fn is_deleted(&self, row: u32) -> bool {
+        self.deleted
+            .get(row as usize / 64)
+            .is_some_and(|word| word & (1u64 << (row % 64)) != 0)
+    }
+
+    /// True when tombstones exceed `REBUILD_DELETED_FRACTION` of the rows.
+    pub fn needs_rebuild(&self) -> bool {
+        self.deleted_rows as f64 > REBUILD_DELETED_FRACTION * self.rows as f64
+    }
+
+    /// Checks that `vectors` holds at least `rows` rows of this index's length.
+    pub(crate) fn check_block(&self, vectors: &[f32], rows: usize) -> Result<(), HnswError> {
+        if !vectors.len().is_multiple_of(self.dim) || vectors.len() / self.dim < rows {
+            return Err(HnswError::Input(format!(
+                "the vector block has {} values; expected {rows} rows of {} values",
+                vectors.len(),
+                self.dim
+            )));
+        }
+        Ok(())
+    }
+
+    /// Makes room for rows `0..rows`, sampling the new ones into the upper layer.
+    pub(crate) fn grow(&mut self, rows: usize) -> Result<(), HnswError> {
+        if rows > ROWS_MAX {
+            return Err(HnswError::Input(format!(
+                "a vector index holds at most {ROWS_MAX} rows, got {rows}"
+            )));
+        }
+        for row in self.rows as u32..rows as u32 {
+            let in_upper = self.upper_rows.is_empty() || sampled(self.params, row);
+            if in_upper {
+                self.upper_node.push(self.upper_rows.len() as u32);
+                self.upper_rows.push(row);
+            } else {
+                self.upper_node.push(EMPTY);
+            }
+        }
+        self.upper.grow(self.upper_rows.len());
+        self.lower.grow(rows);
+        self.deleted.resize(rows.div_ceil(64), 0);
+        self.rows = rows;
+        Ok(())
+    }
+
+    /// Whether this index keeps inverse norms (cosine).
+    pub(crate) fn keeps_norms(&self) -> bool {
+        self.params.metric == crate::distance::Metric::Cosine
+    }
+
+    /// Computes the inverse norms of rows not yet measured (cosine only).
+    pub(crate) fn measure_norms(&mut self, vectors: &[f32]) {
+        if self.keeps_norms() {
+            let first = self.inverse_norms.len();
+            let rows = vectors[first * self.dim..self.rows * self.dim].chunks_exact(self.dim);
+            self.inverse_norms.extend(rows.map(inverse_norm));
+            assert_eq!(self.inverse_norms.len(), self.rows);
+        }
+    }
+
+    /// The rows of `vectors` as this index measures them.
+    pub(crate) fn space<'a>(&'a self, vectors: &'a [f32]) -> Space<'a> {
+        Space {
+            metric: self.params.metric,
+            vectors,
+            dim: self.dim,
+            inverse_norms: &self.inverse_norms,
+        }
+    }
+
+    /// Marks `row` deleted; false when it already was. Errors when the row is not indexed.
+    pub fn delete(&mut self, row: u32) -> Result<bool, HnswError> {
+        if row as usize >= self.rows {
+            return Err(HnswError::Input(format!(
+                "row {row} is not in the index ({} rows)",
+                self.rows
+            )));
+        }
+        if self.is_deleted(row) {
+            return Ok(false);
+        }
+        self.deleted[row as usize / 64] |= 1u64 << (row % 64);
+        self.deleted_rows += 1;
+        Ok(true)
+    }
+
+    /// The `k` live rows nearest to `query`, nearest first, searching with beam width `efs`.
+    pub fn search(
+        &self,
+        vectors: &[f32],
+        query: &[f32],
+        k: usize,
+        efs: usize,
+        scratch: &mut SearchScratch,
+    ) -> Result<Vec<Neighbour>, HnswError> {
+        self.search_filtered(vectors, query, k, efs, &AllRows, scratch)
+    }
+
+    /// The `k` live rows nearest to `query` that pass `filter`, nearest first. Returns `k`
+    /// rows whenever `k` live rows pass. It scans instead of searching the graph when `efs`
+    /// covers every live row, and when the filter's rule says so (see `filter`).
+    pub fn search_filtered(
+        &self,
+        vectors: &[f32],
+        query: &[f32],
+        k: usize,
+        efs: usize,
+        filter: &dyn RowFilter,
+        scratch: &mut SearchScratch,
+    ) -> Result<Vec<Neighbour>, HnswError> {
+        validate_beam("k", k)?;
+        validate_beam("efs", efs)?;
+        self.check_block(vectors, self.rows)?;
+        if query.len() != self.dim {
+            return Err(HnswError::Input(format!(
+                "the query vector has {} values; the index holds vectors of {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        if self.rows == 0 {
+            return Ok(Vec::new());
+        }
+        let accept = |row: u32| !self.is_deleted(row) && filter.passes(row);
+        // A beam as wide as the index would visit every row anyway: scan, which is exact even
+        // where the graph leaves rows unreachable (many copies of one vector, dot product).
+        let ml = self.params.ml;
+        let selective = filter
+            .passing_rows()
+            .is_some_and(|passing| scan_is_cheaper(passing, self.rows, efs, ml));
+        if efs >= self.live_rows() || selective {
+            return Ok(self.scan(vectors, query, k, accept));
+        }
+        self.upper_entries(vectors, query, UPPER_SEARCH_EF, scratch);
+        let entries = std::mem::take(&mut scratch.entries);
+        let mut found = std::mem::take(&mut scratch.found);
+        let space = self.space(vectors);
+        let prepared = space.query(query);
+        search_layer(
+            &self.lower,
+            &entries,
+            efs.max(k),
+            |row| space.query_distance(&prepared, row),
+            accept,
+            |row| space.prefetch(row),
+            scratch,
+            &mut found,
+        );
+        found.truncate(k);
+        let result = if found.len() < k {
+            self.scan(vectors, query, k, accept)
+        } else {
+            found.clone()
+        };
+        scratch.entries = entries;
+        scratch.found = found;
+        Ok(result)
+    }
+
+    fn scan(
+        &self,
+        vectors: &[f32],
+        query: &[f32],
+        k: usize,
+        accept: impl Fn(u32) -> bool,
+    ) -> Vec<Neighbour> {
+        let rows = 0..self.rows as u32;
+        exact_top_k(
+            vectors,
+            self.dim,
+            rows,
+            query,
+            k,
+            self.params.metric,
+            accept,
+        )
+    }
+
+    /// Walks the upper layer from the entry with beam `ef`; leaves the rows of the nodes found
+    /// (nearest first) in `scratch.entries` and the nodes in `scratch.found`.
+    pub(crate) fn upper_entries(
+        &self,
+        vectors: &[f32],
+        query: &[f32],
+        ef: usize,
+        scratch: &mut SearchScratch,
+    ) {
+        let upper_rows = &self.upper_rows;
+        let space = self.space(vectors);
+        let prepared = space.query(query);
+        let mut found = std::mem::take(&mut scratch.found);
+        search_layer(
+            &self.upper,
+            &[0],
+            ef,
+            |node| space.query_distance(&prepared, upper_rows[node as usize]),
+            |_| true,
+            |node| space.prefetch(upper_rows[node as usize]),
+            scratch,
+            &mut found,
+        );
+        scratch.entries.clear();
+        scratch
+            .entries
+            .extend(found.iter().map(|hit| upper_rows[hit.row as usize]));
+        scratch.found = found;
+    }
+}
+
+/// Whether `row` is sampled into the upper layer: a hash of (seed, row) under `pu`, so the
+/// sample does not depend on the build's thread interleaving.
+fn sampled(params: HnswParams, row: u32) -> bool {
+    if params.pu >= 1.0 {
+        return true;
+    }
+    let threshold = (params.pu * (u64::MAX as f64)) as u64;
+    split_mix(params.seed ^ u64::from(row).wrapping_mul(0x9e37_79b9_7f4a_7c15)) < threshold
+}
+
+fn split_mix(mut value: u64) -> u64 {
+    value = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    value ^ (value >> 31)
+}

@@ -1,0 +1,227 @@
+//! Beam search over one layer (the greedy best-first search of Malkov & Yashunin), with the
+//! per-thread scratch it reuses: a visited array stamped with an epoch (no clearing between
+//! searches) and the two heaps.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use super::layer::{Layer, EMPTY};
+
+/// A row (or, inside a layer, a node) and its distance to the query. Ordered by distance, then
+/// id, so that results are deterministic.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Neighbour {
+    pub row: u32,
+    pub distance: f32,
+}
+
+impl Eq for Neighbour {}
+
+impl Ord for Neighbour {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.distance
+            .total_cmp(&other.distance)
+            .then(self.row.cmp(&other.row))
+    }
+}
+
+impl PartialOrd for Neighbour {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// What one thread reuses from search to search. Create one per thread.
+#[derive(Default)]
+pub struct SearchScratch {
+    visited: Vec<u32>,
+    epoch: u32,
+    candidates: BinaryHeap<Reverse<Neighbour>>,
+    results: BinaryHeap<Neighbour>,
+    pub(crate) found: Vec<Neighbour>,
+    pub(crate) entries: Vec<u32>,
+    /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).
+    no_prefetch: bool,
+}
+
+impl SearchScratch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether searches with this scratch prefetch the vectors of a node's unvisited
+    /// neighbours before computing their distances (on by default).
+    pub fn set_prefetch(&mut self, prefetch: bool) {
+        self.no_prefetch = !prefetch;
+    }
+
+    pub fn prefetches(&self) -> bool {
+        !self.no_prefetch
+    }
+
+    /// Starts a search over `nodes` nodes: a new epoch marks every node unvisited.
+    fn begin(&mut self, nodes: usize) {
+        if self.visited.len() < nodes {
+            self.visited.resize(nodes, 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.visited.fill(0);
+            self.epoch = 1;
+        }
+        self.candidates.clear();
+        self.results.clear();
+    }
+}
+
+/// Marks `node` visited; false when it already was.
+#[inline]
+fn visit(visited: &mut [u32], epoch: u32, node: u32) -> bool {
+    let stamp = &mut visited[node as usize];
+    if *stamp == epoch {
+        return false;
+    }
+    *stamp = epoch;
+    true
+}
+
+/// Searches `layer` from `entries` with beam width `ef`, writing the (at most `ef`) nearest
+/// accepted nodes into `out`, nearest first. Nodes that `accept` rejects are still traversed
+/// (so tombstones and filters never cut the graph), and the search does not stop while fewer
+/// than `ef` nodes were accepted: a selective filter makes it expand until it finds `ef` or
+/// exhausts what it can reach. `prefetch(node)` starts loading a node's vector.
+#[allow(clippy::too_many_arguments)]
+pub fn search_layer<D, A, P>(
+    layer: &Layer,
+    entries: &[u32],
+    ef: usize,
+    distance: D,
+    accept: A,
+    prefetch: P,
+    scratch: &mut SearchScratch,
+    out: &mut Vec<Neighbour>,
+) where
+    D: Fn(u32) -> f32,
+    A: Fn(u32) -> bool,
+    P: Fn(u32),
+{
+    assert!(ef > 0, "a beam needs a positive width");
+    scratch.begin(layer.nodes());
+    let SearchScratch {
+        visited,
+        epoch,
+        candidates,
+        results,
+        no_prefetch,
+        ..
+    } = scratch;
+    let prefetching = !*no_prefetch;
+    let epoch = *epoch;
+    for &entry in entries {
+        if visit(visited, epoch, entry) {
+            let found = Neighbour {
+                row: entry,
+                distance: distance(entry),
+            };
+            candidates.push(Reverse(found));
+            if accept(entry) {
+                results.push(found);
+            }
+        }
+    }
+    while results.len() > ef {
+        results.pop();
+    }
+    while let Some(Reverse(nearest)) = candidates.pop() {
+        let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
+        if results.len() >= ef && nearest.distance > worst {
+            break;
+        }
+        let slots = layer.slots(nearest.row);
+        if prefetching {
+            for slot in slots {
+                let node = slot.load(AtomicOrdering::Relaxed);
+                if node != EMPTY && visited[node as usize] != epoch {
+                    prefetch(node);
+                }
+            }
+        }
+        for slot in slots {
+            let node = slot.load(AtomicOrdering::Relaxed);
+            if node == EMPTY || !visit(visited, epoch, node) {
+                continue;
+            }
+            let found = Neighbour {
+                row: node,
+                distance: distance(node),
+            };
+            let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
+            if results.len() < ef || found.distance < worst {
+                candidates.push(Reverse(found));
+                if accept(node) {
+                    results.push(found);
+                    if results.len() > ef {
+                        results.pop();
+                    }
+                }
+            }
+        }
+    }
+    out.clear();
+    out.extend(results.drain());
+    out.sort_unstable();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path graph 0 - 1 - ... - 9 with the distance |node - 7|.
+    fn path_layer() -> Layer {
+        let layer = Layer::new(2, 10);
+        for node in 0..10u32 {
+            let list: Vec<u32> = [node.checked_sub(1), (node < 9).then_some(node + 1)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let guard = layer.lock(node);
+            layer.set_neighbours(&guard, node, &list);
+        }
+        layer
+    }
+
+    #[test]
+    fn walks_to_the_nearest_and_respects_accept() {
+        let layer = path_layer();
+        let mut scratch = SearchScratch::new();
+        let mut out = Vec::new();
+        let distance = |node: u32| (node as f32 - 7.0).abs();
+        let none = |_| ();
+        search_layer(
+            &layer,
+            &[0],
+            3,
+            distance,
+            |_| true,
+            none,
+            &mut scratch,
+            &mut out,
+        );
+        let rows: Vec<u32> = out.iter().map(|found| found.row).collect();
+        assert_eq!(rows, [7, 6, 8]);
+        // Only even nodes pass: the search walks through odd ones and still finds three.
+        search_layer(
+            &layer,
+            &[0],
+            3,
+            distance,
+            |node| node % 2 == 0,
+            none,
+            &mut scratch,
+            &mut out,
+        );
+        let rows: Vec<u32> = out.iter().map(|found| found.row).collect();
+        assert_eq!(rows, [6, 8, 4]);
+    }
+}
