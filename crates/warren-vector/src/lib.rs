@@ -3,3 +3,4 @@
 //! it slices of a fixed-size array column (`FLOAT[n]`/`DOUBLE[n]`, n values per row, no headers).
 
 pub mod distance;
+pub mod topk;

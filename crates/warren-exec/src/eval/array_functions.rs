@@ -51,7 +51,7 @@ pub(super) fn call(
 
 /// The elements of a list value of `size` numbers or NULLs (NULL as 0), or Kùzu's conversion
 /// error for a list of another length.
-fn elements(value: &Value, size: usize) -> Result<Vec<f64>> {
+pub fn elements(value: &Value, size: usize) -> Result<Vec<f64>> {
     let Value::List(items) = value else {
         return Err(Error::runtime(format!(
             "expected a FLOAT[] or DOUBLE[] value, got {}",
