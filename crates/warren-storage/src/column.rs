@@ -417,6 +417,16 @@ impl ColumnBuilder {
     /// table and for updates).
     pub fn from_column(column: &Column) -> Self {
         let mut builder = Self::new(column.ty.clone());
+        if builder.vector.is_some() && !matches!(column.storage, Storage::Vector { .. }) {
+            // A vector column read from a segment written before the contiguous layout:
+            // rewritten value by value.
+            for row in 0..column.len {
+                builder
+                    .push(&column.get(row))
+                    .unwrap_or_else(|e| panic!("stored vector at row {row} is invalid: {e}"));
+            }
+            return builder;
+        }
         match &column.storage {
             Storage::Fixed { bytes, .. } => builder.values.extend_from_slice(bytes.as_bytes()),
             Storage::Vector {
@@ -703,6 +713,43 @@ mod tests {
         let extended = builder.finish();
         assert_eq!(extended.get(2), rows[2]);
         assert_eq!(extended.get(3), floats(&[None, Some(8.0), Some(9.0)]));
+    }
+
+    #[test]
+    fn legacy_variable_vector_columns_are_read_and_rewritten_contiguously() {
+        let ty = LogicalType::Array(std::sync::Arc::new(LogicalType::Float), 2);
+        let rows = [floats(&[Some(1.0), None]), Value::Null];
+        // The layout segments had before: offsets into value_codec encodings.
+        let mut offsets = vec![0u64];
+        let mut data = Vec::new();
+        for row in &rows {
+            if !row.is_null() {
+                value_codec::encode(&mut data, row, &ty).unwrap();
+            }
+            offsets.push(data.len() as u64);
+        }
+        let legacy = Column::from_parts(
+            ty.clone(),
+            2,
+            ColumnParts {
+                layout: PartsLayout::Scalar,
+                values: Bytes::from_vec(offsets),
+                data: Bytes::from_slice(&data),
+                nulls: Some(Bitmap::from_bits(&[false, true]).bytes().clone()),
+            },
+        )
+        .unwrap();
+        assert_eq!(legacy.get(0), rows[0]);
+        assert!(legacy.vector_f32().is_none());
+        let mut builder = ColumnBuilder::from_column(&legacy);
+        builder.push(&floats(&[Some(3.0), Some(4.0)])).unwrap();
+        let rewritten = builder.finish();
+        assert_eq!(
+            rewritten.vector_f32().unwrap().0,
+            &[1.0, 0.0, 0.0, 0.0, 3.0, 4.0]
+        );
+        assert_eq!(rewritten.get(0), rows[0]);
+        assert!(rewritten.get(1).is_null());
     }
 
     #[test]

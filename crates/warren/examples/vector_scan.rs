@@ -6,7 +6,8 @@
 //! it exists; then, `REPEAT` times, reads a 512 MiB f32 buffer with `THREADS` threads (a plain
 //! sum: the bandwidth a scan can hope for) and runs the top-10 cosine query with `THREADS`
 //! threads. Prints the medians, the scan's GB/s and its share of the bandwidth, and the
-//! kernel level (`WARREN_SIMD` caps it). Set `VECTOR_SCAN_QUERY` to time another query.
+//! kernel level (`WARREN_SIMD` caps it). Set `VECTOR_SCAN_QUERY` to time another query, and
+//! `VECTOR_SCAN_KEEP_CSV=path` to keep the generated CSV (for `bench/peers/vector_topk_kuzu.py`).
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -33,7 +34,8 @@ fn generate(db: &Path, rows: usize, dim: usize) {
         .map(|_| (0..dim).map(|_| rng.next_f32()).collect())
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("vectors.csv");
+    let csv = std::env::var_os("VECTOR_SCAN_KEEP_CSV")
+        .map_or_else(|| dir.path().join("vectors.csv"), std::path::PathBuf::from);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&csv).unwrap());
     for id in 0..rows {
         let center = &centers[id % centers.len()];

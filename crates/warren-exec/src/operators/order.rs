@@ -118,20 +118,21 @@ impl TopN {
     }
 
     fn select(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
+        // LIMIT first: a LIMIT 0 over a sort reads neither its input nor the SKIP count.
+        let limit = super::simple::row_count(&self.limit, ctx)?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let skip = match &self.skip {
             Some(skip) => super::simple::row_count(skip, ctx)?,
             None => 0,
         };
-        let limit = super::simple::row_count(&self.limit, ctx)?;
         let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
         let descending: Arc<[bool]> = self.keys.iter().map(|(_, d)| *d).collect();
         let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
         let mut arrival = 0u64;
         while let Some(row) = self.input.next(ctx)? {
             ctx.tick()?;
-            if kept == 0 {
-                continue;
-            }
             let snapshot = ctx.snapshot();
             let evaluator = Evaluator::new(&snapshot, ctx);
             let keys = self

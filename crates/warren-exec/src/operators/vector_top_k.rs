@@ -106,11 +106,15 @@ impl VectorTopKScan {
 
     fn select(&self, ctx: &ExecContext, base: &Row) -> Result<Vec<Row>> {
         let plan = &self.plan;
+        // LIMIT first: a LIMIT 0 over a sort reads neither its input nor the SKIP count.
+        let limit = super::simple::row_count(&plan.limit, ctx)?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let skip = match &plan.skip {
             Some(skip) => super::simple::row_count(skip, ctx)?,
             None => 0,
         };
-        let limit = super::simple::row_count(&plan.limit, ctx)?;
         let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
         let snapshot = ctx.snapshot();
         let table = snapshot.node_table(plan.table);
@@ -367,7 +371,7 @@ impl StoredScan<'_> {
             vec![work()]
         } else {
             std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads).map(|_| scope.spawn(&work)).collect();
+                let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
                 workers
                     .into_iter()
                     .map(|w| w.join().expect("a vector scan thread panicked"))

@@ -47,7 +47,7 @@ pub fn top_k(plan: Plan) -> Plan {
     match vector_top_k(*input, &keys, skip.clone(), count.clone()) {
         Ok(plan) => plan,
         Err(input) => Plan::TopN {
-            input: Box::new(input),
+            input,
             keys,
             skip,
             limit: count,
@@ -61,16 +61,16 @@ fn vector_top_k(
     keys: &[(Expr, bool)],
     skip: Option<Expr>,
     limit: Expr,
-) -> Result<Plan, Plan> {
+) -> Result<Plan, Box<Plan>> {
     let [(key, descending)] = keys else {
-        return Err(input);
+        return Err(Box::new(input));
     };
     let Plan::Project {
         input: scan,
         assignments,
     } = input
     else {
-        return Err(input);
+        return Err(Box::new(input));
     };
     let key = match key {
         Expr::Slot(s) => assignments
@@ -113,10 +113,10 @@ fn vector_top_k(
             input: Box::new(Plan::VectorTopK(Box::new(top))),
             assignments,
         }),
-        None => Err(Plan::Project {
+        None => Err(Box::new(Plan::Project {
             input: scan,
             assignments,
-        }),
+        })),
     }
 }
 
