@@ -15,7 +15,8 @@ use arrow_array::types::{
     TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_array::{
-    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, PrimitiveArray, StringArray,
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeListArray,
+    Float32Array, Float64Array, PrimitiveArray, StringArray,
 };
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -99,11 +100,50 @@ pub fn column_array(ty: &LogicalType, values: &[&Value]) -> Option<ArrayRef> {
                 })
                 .collect::<BinaryArray>(),
         ),
+        T::Array(element, size) => fixed_size_list(element, *size as usize, values)?,
         _ => return None,
     };
     // A value of another type than the column's would have become NULL: take the row path.
     let nulls = values.iter().filter(|v| v.is_null()).count();
     (array.null_count() == nulls).then_some(array)
+}
+
+/// A FLOAT[n] or DOUBLE[n] column as an Arrow `FixedSizeList` of `n` float32 or float64
+/// values (NULL rows and NULL elements as Arrow nulls).
+fn fixed_size_list(element: &LogicalType, size: usize, values: &[&Value]) -> Option<ArrayRef> {
+    let mut elements: Vec<Option<f64>> = Vec::with_capacity(values.len() * size);
+    let mut valid = Vec::with_capacity(values.len());
+    for value in values {
+        match value {
+            Value::List(items) if items.len() == size => {
+                valid.push(true);
+                elements.extend(items.iter().map(Value::as_f64));
+            }
+            Value::Null => {
+                valid.push(false);
+                elements.extend(std::iter::repeat_n(None, size));
+            }
+            _ => return None,
+        }
+    }
+    let child: ArrayRef = match element {
+        LogicalType::Float => Arc::new(
+            elements
+                .iter()
+                .map(|x| x.map(|x| x as f32))
+                .collect::<Float32Array>(),
+        ),
+        LogicalType::Double => Arc::new(elements.into_iter().collect::<Float64Array>()),
+        _ => return None,
+    };
+    let field = Arc::new(arrow_schema::Field::new(
+        "item",
+        child.data_type().clone(),
+        true,
+    ));
+    let size = i32::try_from(size).ok()?;
+    let list = FixedSizeListArray::try_new(field, size, child, Some(NullBuffer::from(valid)));
+    list.ok().map(|list| Arc::new(list) as ArrayRef)
 }
 
 /// Whether [`column_array`] builds columns of `ty`.
@@ -132,7 +172,7 @@ pub fn has_arrow_form(ty: &LogicalType) -> bool {
             | T::Interval
             | T::String
             | T::Blob
-    )
+    ) || matches!(ty, T::Array(element, _) if matches!(**element, T::Float | T::Double))
 }
 
 fn micros(value: &Value) -> Option<i64> {

@@ -51,7 +51,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 11] = [
         Workload::Sp64,
         Workload::Sp1,
         Workload::AllSp,

@@ -305,6 +305,40 @@ pub fn operator_line(plan: &Plan) -> String {
                 .collect();
             format!("OrderBy {}", keys.join(", "))
         }
+        Plan::TopN {
+            keys, skip, limit, ..
+        } => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|(e, desc)| format!("{}{}", expr_text(e), if *desc { " DESC" } else { "" }))
+                .collect();
+            let skip = skip.as_ref().map(|s| format!(" skip={}", expr_text(s)));
+            format!(
+                "TopN {} limit={}{}",
+                keys.join(", "),
+                expr_text(limit),
+                skip.unwrap_or_default()
+            )
+        }
+        Plan::VectorTopK(v) => {
+            let skip = v.skip.as_ref().map(|s| format!(" skip={}", expr_text(s)));
+            let filter = v
+                .filter
+                .as_ref()
+                .map(|f| format!(" filter={}", expr_text(f)));
+            format!(
+                "VectorTopK #{} table={} {}(column {}, {}){} limit={}{}{}",
+                v.slot,
+                v.table,
+                v.function.name(),
+                v.column,
+                v.array_type,
+                if v.descending { " DESC" } else { "" },
+                expr_text(&v.limit),
+                skip.unwrap_or_default(),
+                filter.unwrap_or_default()
+            )
+        }
         Plan::Skip { count, .. } => format!("Skip {}", expr_text(count)),
         Plan::Limit { count, .. } => format!("Limit {}", expr_text(count)),
         Plan::Unwind { expr, slot, .. } => format!("Unwind {} AS #{slot}", expr_text(expr)),

@@ -36,8 +36,15 @@ pub enum ScalarFunction {
     /// The number of distinct non-NULL elements.
     ListUnique,
     ListSum,
-    /// `array_cosine_similarity(a, b)`: the cosine of the angle between two numeric arrays.
+    /// `array_cosine_similarity(a, b)`: the cosine of the angle between two FLOAT[n] or
+    /// DOUBLE[n] arrays (see [`ScalarFunction::bind_array_arguments`]).
     ArrayCosineSimilarity,
+    /// `array_inner_product(a, b)`, alias `array_dot_product`.
+    ArrayInnerProduct,
+    /// `array_distance(a, b)`: Euclidean distance.
+    ArrayDistance,
+    /// `array_squared_distance(a, b)`.
+    ArraySquaredDistance,
     ListProduct,
     ListTransform,
     ListFilter,
@@ -154,6 +161,10 @@ const FUNCTIONS: &[(&str, ScalarFunction, usize, usize)] = &[
     ("array_unique", F::ListUnique, 1, 1),
     ("list_sum", F::ListSum, 1, 1),
     ("array_cosine_similarity", F::ArrayCosineSimilarity, 2, 2),
+    ("array_inner_product", F::ArrayInnerProduct, 2, 2),
+    ("array_dot_product", F::ArrayInnerProduct, 2, 2),
+    ("array_distance", F::ArrayDistance, 2, 2),
+    ("array_squared_distance", F::ArraySquaredDistance, 2, 2),
     ("list_product", F::ListProduct, 1, 1),
     ("list_transform", F::ListTransform, 2, 2),
     ("list_filter", F::ListFilter, 2, 2),
@@ -338,7 +349,13 @@ impl ScalarFunction {
                 first.element().cloned().unwrap_or(LogicalType::Any)
             }
             F::ListTransform => LogicalType::list(LogicalType::Any),
-            F::ArrayCosineSimilarity => LogicalType::Double,
+            F::ArrayCosineSimilarity
+            | F::ArrayInnerProduct
+            | F::ArrayDistance
+            | F::ArraySquaredDistance => match array_parameter(args) {
+                Some(LogicalType::Array(element, _)) => (*element).clone(),
+                _ => LogicalType::Double,
+            },
             F::Split => LogicalType::list(LogicalType::String),
             F::Abs | F::Floor | F::Ceil | F::Round | F::Sign => first,
             F::ToInt64 => LogicalType::Int64,
@@ -384,6 +401,71 @@ impl ScalarFunction {
         })
     }
 
+    /// The array distance functions (two FLOAT[n]/DOUBLE[n] arguments, one number out).
+    pub fn is_array_distance(self) -> bool {
+        matches!(
+            self,
+            F::ArrayCosineSimilarity
+                | F::ArrayInnerProduct
+                | F::ArrayDistance
+                | F::ArraySquaredDistance
+        )
+    }
+
+    /// Checks the arguments of an array distance function as Kùzu does and returns the array
+    /// type both are cast to: the first ARRAY argument's type, or, when every argument is a
+    /// constant list (`constant_lengths[i]` is its length), the first one's element type and
+    /// length. The result type is that array's element type.
+    pub fn bind_array_arguments(
+        self,
+        types: &[LogicalType],
+        constant_lengths: &[Option<usize>],
+    ) -> Result<LogicalType> {
+        assert!(
+            self.is_array_distance(),
+            "{self:?} is not an array function"
+        );
+        assert_eq!(types.len(), constant_lengths.len());
+        let name = self.name();
+        for ty in types {
+            match ty {
+                LogicalType::Any => {
+                    return Err(Error::binder(
+                        "Cannot retrieve child type of type ANY. LIST or ARRAY is expected.",
+                    ))
+                }
+                LogicalType::List(_) | LogicalType::Array(..) => {}
+                _ => {
+                    let actual: Vec<String> = types.iter().map(ToString::to_string).collect();
+                    return Err(Error::binder(format!(
+                        "Function {name} did not receive correct arguments:\nActual:   ({})\n\
+                         Expected: (ARRAY,ARRAY) -> ANY",
+                        actual.join(",")
+                    )));
+                }
+            }
+        }
+        for ty in types {
+            if !matches!(ty.element(), Some(LogicalType::Float | LogicalType::Double)) {
+                return Err(Error::binder(format!(
+                    "{name} requires argument type to be FLOAT[] or DOUBLE[]."
+                )));
+            }
+        }
+        if let Some(array) = array_parameter(types) {
+            return Ok(array);
+        }
+        match constant_lengths {
+            [Some(length), ..] if constant_lengths.iter().all(Option::is_some) => {
+                let element = types[0].element().cloned().unwrap_or(LogicalType::Double);
+                Ok(LogicalType::Array(Arc::new(element), *length as u32))
+            }
+            _ => Err(Error::binder(format!(
+                "{name} requires at least one argument to be ARRAY but all parameters are LIST."
+            ))),
+        }
+    }
+
     /// Checks argument types where Kùzu rejects them at bind time.
     pub fn check_arguments(self, args: &[LogicalType]) -> Result<()> {
         match self {
@@ -421,6 +503,14 @@ impl ScalarFunction {
         }
         Err(Error::binder(message))
     }
+}
+
+/// The first ARRAY among an array function's argument types.
+fn array_parameter(types: &[LogicalType]) -> Option<LogicalType> {
+    types
+        .iter()
+        .find(|t| matches!(t, LogicalType::Array(..)))
+        .cloned()
 }
 
 /// `list_to_string(separator, list)`: the second argument must be a list.

@@ -89,6 +89,17 @@ pub enum Plan {
         input: Box<Plan>,
         keys: Vec<(Expr, bool)>,
     },
+    /// `ORDER BY keys [SKIP skip] LIMIT limit`: the first `skip + limit` rows in order, kept
+    /// in a bounded heap (never a sort of every row), then `skip` of them dropped.
+    TopN {
+        input: Box<Plan>,
+        keys: Vec<(Expr, bool)>,
+        skip: Option<Expr>,
+        limit: Expr,
+    },
+    /// A node scan ordered by an array distance function of a vector column and a constant
+    /// vector, limited: a parallel scan of the contiguous column with a bounded heap per thread.
+    VectorTopK(Box<VectorTopK>),
     Skip {
         input: Box<Plan>,
         count: Expr,
@@ -157,6 +168,29 @@ pub enum Plan {
         targets: Vec<Expr>,
         detach: bool,
     },
+}
+
+/// `MATCH (n:T) [WHERE filter] RETURN ... ORDER BY f(n.column, query) [DESC] [SKIP s] LIMIT k`
+/// as one operator: it emits the rows (with the node in `slot`) in the order the sort would,
+/// ties broken by node offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorTopK {
+    /// The plan the scan ran over ([`Plan::Unit`]: one input row).
+    pub input: Plan,
+    pub table: TableId,
+    pub slot: usize,
+    /// The vector column's index in `table`.
+    pub column: usize,
+    pub function: crate::functions::ScalarFunction,
+    /// The array type both arguments are cast to (`FLOAT[n]` or `DOUBLE[n]`).
+    pub array_type: LogicalType,
+    /// The constant vector (a literal or a parameter).
+    pub query: Expr,
+    pub descending: bool,
+    /// The scan's filter on the node.
+    pub filter: Option<Expr>,
+    pub skip: Option<Expr>,
+    pub limit: Expr,
 }
 
 /// A node to create for each input row.
@@ -317,6 +351,7 @@ impl Plan {
             | Plan::Aggregate { input, .. }
             | Plan::Distinct { input, .. }
             | Plan::OrderBy { input, .. }
+            | Plan::TopN { input, .. }
             | Plan::Skip { input, .. }
             | Plan::Limit { input, .. }
             | Plan::Unwind { input, .. }
@@ -329,6 +364,7 @@ impl Plan {
             | Plan::Delete { input, .. } => vec![input],
             Plan::Optional { input, inner, .. } => vec![input, inner],
             Plan::Recursive(r) => vec![&r.input],
+            Plan::VectorTopK(v) => vec![&v.input],
             Plan::Union { inputs, .. } => inputs.iter().map(|(p, _)| p).collect(),
         }
     }
@@ -364,6 +400,19 @@ impl Plan {
                     .for_each(visit);
             }
             Plan::OrderBy { keys, .. } => keys.iter().for_each(|(e, _)| visit(e)),
+            Plan::TopN {
+                keys, skip, limit, ..
+            } => {
+                keys.iter().for_each(|(e, _)| visit(e));
+                skip.iter().for_each(&mut *visit);
+                visit(limit);
+            }
+            Plan::VectorTopK(v) => {
+                visit(&v.query);
+                v.filter.iter().for_each(&mut *visit);
+                v.skip.iter().for_each(&mut *visit);
+                visit(&v.limit);
+            }
             Plan::Skip { count, .. } | Plan::Limit { count, .. } => visit(count),
             Plan::Unwind { expr, .. } => visit(expr),
             Plan::Optional { .. } | Plan::LoadCsv { .. } | Plan::TableFunction { .. } => {}
@@ -413,6 +462,7 @@ impl Plan {
             Plan::ScanNodes { slot, .. }
             | Plan::LookupNode { slot, .. }
             | Plan::Unwind { slot, .. } => vec![*slot],
+            Plan::VectorTopK(v) => vec![v.slot],
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
             Plan::TableFunction { columns, .. } | Plan::Procedure { columns, .. } => {
                 columns.clone()
@@ -586,6 +636,21 @@ impl Plan {
                 input: boxed(input),
                 keys,
             },
+            Plan::TopN {
+                input,
+                keys,
+                skip,
+                limit,
+            } => Plan::TopN {
+                input: boxed(input),
+                keys,
+                skip,
+                limit,
+            },
+            Plan::VectorTopK(mut v) => {
+                v.input = f(v.input);
+                Plan::VectorTopK(v)
+            }
             Plan::Skip { input, count } => Plan::Skip {
                 input: boxed(input),
                 count,

@@ -1,6 +1,13 @@
 //! A column: the values of one property across the rows of a table, in row order. Fixed-width
 //! types are stored as a dense array; variable-size types (strings, blobs, nested values) as
 //! offsets into a data area holding [`crate::value_codec`] encodings. NULLs live in a bitmap.
+//!
+//! Vector columns (`FLOAT[n]`, `DOUBLE[n]`) are one contiguous block of `rows * n` values, no
+//! per-row header: row `r` is elements `r*n .. (r+1)*n`, readable in place as `&[f32]`/`&[f64]`
+//! (the block starts 64-byte aligned in a segment and 8-byte aligned in memory; a row starts
+//! at a multiple of the element size). A NULL row holds zeros; a NULL element (Kùzu allows
+//! them) holds zero and is marked in an element bitmap of `rows * n` bits, absent when no
+//! element is NULL, so the distance kernels read a NULL element as 0, as Kùzu does.
 
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
@@ -22,14 +29,61 @@ enum Storage {
     Fixed { width: usize, bytes: Bytes },
     /// `len + 1` u64 offsets into `data`.
     Variable { offsets: Bytes, data: Bytes },
+    /// `len * dim` elements, contiguous; NULL elements marked in `element_nulls`.
+    Vector {
+        element: VectorElement,
+        dim: usize,
+        values: Bytes,
+        element_nulls: Option<Bitmap>,
+    },
+}
+
+/// The element type of a vector column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorElement {
+    F32,
+    F64,
+}
+
+impl VectorElement {
+    pub fn bytes(self) -> usize {
+        match self {
+            VectorElement::F32 => 4,
+            VectorElement::F64 => 8,
+        }
+    }
+}
+
+/// The contiguous layout of a type, if it has one: `FLOAT[n]` and `DOUBLE[n]` with `n > 0`.
+pub fn vector_layout(ty: &LogicalType) -> Option<(VectorElement, usize)> {
+    match ty {
+        LogicalType::Array(element, n) if *n > 0 => match **element {
+            LogicalType::Float => Some((VectorElement::F32, *n as usize)),
+            LogicalType::Double => Some((VectorElement::F64, *n as usize)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// How a column's parts are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartsLayout {
+    /// `values` holds fixed-width values or u64 offsets into `data` (by the type).
+    Scalar,
+    /// `values` holds the contiguous elements of a vector column; `data` its element-null
+    /// bitmap (empty when no element is NULL).
+    Vector,
 }
 
 /// The raw parts of a column, as written to and read from a segment file.
 #[derive(Clone, Debug)]
 pub struct ColumnParts {
-    /// Fixed-width values, or the u64 offsets of a variable-size column.
+    pub layout: PartsLayout,
+    /// Fixed-width values, the u64 offsets of a variable-size column, or a vector block.
     pub values: Bytes,
-    /// The data area of a variable-size column (empty for fixed-width columns).
+    /// The data area of a variable-size column, the element nulls of a vector column (empty
+    /// for fixed-width columns).
     pub data: Bytes,
     pub nulls: Option<Bytes>,
 }
@@ -55,8 +109,9 @@ impl Column {
             Some(_) => return Err("null bitmap shorter than the column".into()),
             None => None,
         };
-        let storage = match ty.fixed_width() {
-            Some(width) => {
+        let storage = match (parts.layout, ty.fixed_width()) {
+            (PartsLayout::Vector, _) => vector_storage(&ty, len, parts.values, parts.data)?,
+            (PartsLayout::Scalar, Some(width)) => {
                 if parts.values.len() != len * width {
                     return Err(format!(
                         "fixed column has {} bytes, expected {}",
@@ -69,7 +124,7 @@ impl Column {
                     bytes: parts.values,
                 }
             }
-            None => {
+            (PartsLayout::Scalar, None) => {
                 // Sizes only: the offsets themselves are checked by `validate` (opening a
                 // database reads nothing of its columns).
                 if parts.values.len() != (len + 1) * 8 {
@@ -97,6 +152,16 @@ impl Column {
         }
         match &self.storage {
             Storage::Fixed { bytes, .. } => bytes.verify(),
+            Storage::Vector {
+                values,
+                element_nulls,
+                ..
+            } => {
+                values.verify()?;
+                element_nulls
+                    .as_ref()
+                    .map_or(Ok(()), |n| n.bytes().verify())
+            }
             Storage::Variable { offsets, data } => {
                 offsets.verify()?;
                 data.verify()?;
@@ -117,11 +182,25 @@ impl Column {
         let nulls = self.nulls.as_ref().map(|n| n.bytes().clone());
         match &self.storage {
             Storage::Fixed { bytes, .. } => ColumnParts {
+                layout: PartsLayout::Scalar,
                 values: bytes.clone(),
                 data: Bytes::empty(),
                 nulls,
             },
+            Storage::Vector {
+                values,
+                element_nulls,
+                ..
+            } => ColumnParts {
+                layout: PartsLayout::Vector,
+                values: values.clone(),
+                data: element_nulls
+                    .as_ref()
+                    .map_or_else(Bytes::empty, |n| n.bytes().clone()),
+                nulls,
+            },
             Storage::Variable { offsets, data } => ColumnParts {
+                layout: PartsLayout::Scalar,
                 values: offsets.clone(),
                 data: data.clone(),
                 nulls,
@@ -170,6 +249,7 @@ impl Column {
                 let slice = &data.as_bytes()[offsets[row] as usize..offsets[row + 1] as usize];
                 Decoder::new(slice).decode(&self.ty)
             }
+            Storage::Vector { .. } => return self.vector_value(row),
         };
         // Columns are validated when built or loaded; a decoding failure here is a bug.
         decoded.unwrap_or_else(|e| panic!("corrupt column value at row {row}: {e}"))
@@ -181,6 +261,71 @@ impl Column {
             (LogicalType::Int64 | LogicalType::Serial, Storage::Fixed { bytes, .. }) => {
                 Some(bytes.cast())
             }
+            _ => None,
+        }
+    }
+
+    /// The row's elements of a vector column as a list value (NULL elements as NULL).
+    fn vector_value(&self, row: usize) -> Value {
+        let Storage::Vector {
+            element,
+            dim,
+            values,
+            element_nulls,
+        } = &self.storage
+        else {
+            unreachable!("vector_value on a non-vector column")
+        };
+        let is_null = |i: usize| element_nulls.as_ref().is_some_and(|n| n.get(row * dim + i));
+        let items: Vec<Value> = match element {
+            VectorElement::F32 => values.cast::<f32>()[row * dim..(row + 1) * dim]
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if is_null(i) {
+                        Value::Null
+                    } else {
+                        Value::Float(x)
+                    }
+                })
+                .collect(),
+            VectorElement::F64 => values.cast::<f64>()[row * dim..(row + 1) * dim]
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if is_null(i) {
+                        Value::Null
+                    } else {
+                        Value::Double(x)
+                    }
+                })
+                .collect(),
+        };
+        Value::List(items.into())
+    }
+
+    /// The contiguous block of a `FLOAT[n]` column with `n` (NULL rows and elements hold 0).
+    pub fn vector_f32(&self) -> Option<(&[f32], usize)> {
+        match &self.storage {
+            Storage::Vector {
+                element: VectorElement::F32,
+                dim,
+                values,
+                ..
+            } => Some((values.cast(), *dim)),
+            _ => None,
+        }
+    }
+
+    /// The contiguous block of a `DOUBLE[n]` column with `n` (NULL rows and elements hold 0).
+    pub fn vector_f64(&self) -> Option<(&[f64], usize)> {
+        match &self.storage {
+            Storage::Vector {
+                element: VectorElement::F64,
+                dim,
+                values,
+                ..
+            } => Some((values.cast(), *dim)),
             _ => None,
         }
     }
@@ -210,11 +355,45 @@ impl Column {
     }
 }
 
+/// The storage of a vector column read from disk: `len * dim` elements, and an element-null
+/// bitmap of `len * dim` bits or nothing.
+fn vector_storage(
+    ty: &LogicalType,
+    len: usize,
+    values: Bytes,
+    element_nulls: Bytes,
+) -> Result<Storage, String> {
+    let (element, dim) =
+        vector_layout(ty).ok_or_else(|| format!("a {ty} column has no vector layout"))?;
+    let elements = len * dim;
+    if values.len() != elements * element.bytes() {
+        return Err(format!(
+            "vector column has {} bytes, expected {}",
+            values.len(),
+            elements * element.bytes()
+        ));
+    }
+    let element_nulls = match element_nulls.len() {
+        0 => None,
+        bytes if bytes * 8 >= elements => Some(Bitmap::from_bytes(element_nulls, elements)),
+        _ => return Err("element null bitmap shorter than the vector column".into()),
+    };
+    Ok(Storage::Vector {
+        element,
+        dim,
+        values,
+        element_nulls,
+    })
+}
+
 /// Appends values to a new column.
 #[derive(Debug)]
 pub struct ColumnBuilder {
     ty: LogicalType,
     width: Option<usize>,
+    vector: Option<(VectorElement, usize)>,
+    /// Element-null bits of a vector column (grown only once an element is NULL).
+    element_null_words: Vec<u64>,
     values: Vec<u8>,
     offsets: Vec<u64>,
     null_words: Vec<u64>,
@@ -224,10 +403,13 @@ pub struct ColumnBuilder {
 
 impl ColumnBuilder {
     pub fn new(ty: LogicalType) -> Self {
-        let width = ty.fixed_width();
+        let vector = vector_layout(&ty);
+        let width = vector.map(|(e, dim)| e.bytes() * dim).or(ty.fixed_width());
         Self {
             ty,
             width,
+            vector,
+            element_null_words: Vec::new(),
             values: Vec::new(),
             offsets: if width.is_some() { Vec::new() } else { vec![0] },
             null_words: Vec::new(),
@@ -240,8 +422,37 @@ impl ColumnBuilder {
     /// table and for updates).
     pub fn from_column(column: &Column) -> Self {
         let mut builder = Self::new(column.ty.clone());
+        if builder.vector.is_some() && !matches!(column.storage, Storage::Vector { .. }) {
+            // A vector column read from a segment written before the contiguous layout:
+            // rewritten value by value.
+            for row in 0..column.len {
+                builder
+                    .push(&column.get(row))
+                    .unwrap_or_else(|e| panic!("stored vector at row {row} is invalid: {e}"));
+            }
+            return builder;
+        }
         match &column.storage {
             Storage::Fixed { bytes, .. } => builder.values.extend_from_slice(bytes.as_bytes()),
+            Storage::Vector {
+                values,
+                element_nulls,
+                ..
+            } => {
+                builder.values.extend_from_slice(values.as_bytes());
+                if let Some(nulls) = element_nulls {
+                    builder.element_null_words = nulls
+                        .bytes()
+                        .as_bytes()
+                        .chunks(8)
+                        .map(|chunk| {
+                            let mut word = [0u8; 8];
+                            word[..chunk.len()].copy_from_slice(chunk);
+                            u64::from_le_bytes(word)
+                        })
+                        .collect();
+                }
+            }
             Storage::Variable { offsets, data } => {
                 builder.offsets = offsets.cast::<u64>().to_vec();
                 builder.values.extend_from_slice(data.as_bytes());
@@ -307,6 +518,11 @@ impl ColumnBuilder {
             self.push_null();
             return Ok(());
         }
+        if let Some((element, dim)) = self.vector {
+            self.push_vector(value, element, dim)?;
+            self.advance(false);
+            return Ok(());
+        }
         let before = self.values.len();
         let written = if self.width.is_some() {
             value_codec::encode_fixed(&mut self.values, value, &self.ty)
@@ -319,6 +535,50 @@ impl ColumnBuilder {
         }
         self.advance(false);
         Ok(())
+    }
+
+    /// Appends the elements of a vector value (a list of exactly `dim` FLOAT or DOUBLE values
+    /// or NULLs, as the cast to the column's type leaves it).
+    fn push_vector(
+        &mut self,
+        value: &Value,
+        element: VectorElement,
+        dim: usize,
+    ) -> Result<(), String> {
+        let Value::List(items) = value else {
+            return Err(format!("expected a {} value, got {value:?}", self.ty));
+        };
+        if items.len() != dim {
+            return Err(format!(
+                "Unsupported casting LIST with incorrect list entry to ARRAY. Expected: {dim}, \
+                 Actual: {}.",
+                items.len()
+            ));
+        }
+        // Checked before anything is written, so that a refused value leaves no trace.
+        if !items.iter().all(|v| v.is_null() || v.as_f64().is_some()) {
+            return Err(format!("expected a {} value, got {value:?}", self.ty));
+        }
+        let first_element = self.len * dim;
+        for (i, item) in items.iter().enumerate() {
+            let x = item.as_f64().unwrap_or_else(|| {
+                self.mark_element_null(first_element + i);
+                0.0
+            });
+            match element {
+                VectorElement::F32 => self.values.extend_from_slice(&(x as f32).to_le_bytes()),
+                VectorElement::F64 => self.values.extend_from_slice(&x.to_le_bytes()),
+            }
+        }
+        Ok(())
+    }
+
+    fn mark_element_null(&mut self, index: usize) {
+        let words = index / 64 + 1;
+        if self.element_null_words.len() < words {
+            self.element_null_words.resize(words, 0);
+        }
+        self.element_null_words[index / 64] |= 1 << (index % 64);
     }
 
     /// Fast path for INT64 and SERIAL columns.
@@ -334,12 +594,27 @@ impl ColumnBuilder {
             let byte_len = self.null_words.len() * 8;
             Bitmap::from_bytes(Bytes::from_words(self.null_words, byte_len), self.len)
         });
-        let storage = match self.width {
-            Some(width) => Storage::Fixed {
+        let storage = match (self.vector, self.width) {
+            (Some((element, dim)), _) => {
+                let elements = self.len * dim;
+                let element_nulls = (!self.element_null_words.is_empty()).then(|| {
+                    let mut words = self.element_null_words;
+                    words.resize(elements.div_ceil(64), 0);
+                    let bytes = words.len() * 8;
+                    Bitmap::from_bytes(Bytes::from_words(words, bytes), elements)
+                });
+                Storage::Vector {
+                    element,
+                    dim,
+                    values: Bytes::from_slice(&self.values),
+                    element_nulls,
+                }
+            }
+            (None, Some(width)) => Storage::Fixed {
                 width,
                 bytes: Bytes::from_slice(&self.values),
             },
-            None => Storage::Variable {
+            (None, None) => Storage::Variable {
                 offsets: Bytes::from_vec(self.offsets),
                 data: Bytes::from_slice(&self.values),
             },
@@ -401,5 +676,102 @@ mod tests {
         let mut builder = ColumnBuilder::new(LogicalType::Int64);
         assert!(builder.push(&Value::string("x")).is_err());
         assert_eq!(builder.len(), 0);
+    }
+
+    fn floats(values: &[Option<f32>]) -> Value {
+        Value::List(
+            values
+                .iter()
+                .map(|v| v.map_or(Value::Null, Value::Float))
+                .collect::<Vec<_>>()
+                .into(),
+        )
+    }
+
+    #[test]
+    fn vector_columns_are_one_contiguous_block() {
+        let ty = LogicalType::Array(std::sync::Arc::new(LogicalType::Float), 3);
+        let rows = [
+            floats(&[Some(1.0), Some(2.0), Some(3.0)]),
+            Value::Null,
+            floats(&[Some(4.0), None, Some(6.0)]),
+        ];
+        let column = Column::from_values(ty.clone(), &rows).unwrap();
+        let (block, dim) = column.vector_f32().unwrap();
+        assert_eq!(dim, 3);
+        assert_eq!(block, &[1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 0.0, 6.0]);
+        assert_eq!(column.get(0), rows[0]);
+        assert!(column.get(1).is_null());
+        assert_eq!(column.get(2), rows[2]);
+        assert!(column.vector_f64().is_none());
+
+        let parts = column.parts();
+        assert_eq!(parts.layout, PartsLayout::Vector);
+        let rebuilt = Column::from_parts(ty.clone(), 3, parts).unwrap();
+        assert_eq!(rebuilt.get(2), rows[2]);
+        assert!(Column::from_parts(ty.clone(), 4, column.parts()).is_err());
+
+        let mut builder = ColumnBuilder::from_column(&rebuilt);
+        builder
+            .push(&floats(&[None, Some(8.0), Some(9.0)]))
+            .unwrap();
+        let extended = builder.finish();
+        assert_eq!(extended.get(2), rows[2]);
+        assert_eq!(extended.get(3), floats(&[None, Some(8.0), Some(9.0)]));
+    }
+
+    #[test]
+    fn legacy_variable_vector_columns_are_read_and_rewritten_contiguously() {
+        let ty = LogicalType::Array(std::sync::Arc::new(LogicalType::Float), 2);
+        let rows = [floats(&[Some(1.0), None]), Value::Null];
+        // The layout segments had before: offsets into value_codec encodings.
+        let mut offsets = vec![0u64];
+        let mut data = Vec::new();
+        for row in &rows {
+            if !row.is_null() {
+                value_codec::encode(&mut data, row, &ty).unwrap();
+            }
+            offsets.push(data.len() as u64);
+        }
+        let legacy = Column::from_parts(
+            ty.clone(),
+            2,
+            ColumnParts {
+                layout: PartsLayout::Scalar,
+                values: Bytes::from_vec(offsets),
+                data: Bytes::from_slice(&data),
+                nulls: Some(Bitmap::from_bits(&[false, true]).bytes().clone()),
+            },
+        )
+        .unwrap();
+        assert_eq!(legacy.get(0), rows[0]);
+        assert!(legacy.vector_f32().is_none());
+        let mut builder = ColumnBuilder::from_column(&legacy);
+        builder.push(&floats(&[Some(3.0), Some(4.0)])).unwrap();
+        let rewritten = builder.finish();
+        assert_eq!(
+            rewritten.vector_f32().unwrap().0,
+            &[1.0, 0.0, 0.0, 0.0, 3.0, 4.0]
+        );
+        assert_eq!(rewritten.get(0), rows[0]);
+        assert!(rewritten.get(1).is_null());
+    }
+
+    #[test]
+    fn vector_of_the_wrong_length_is_refused_with_kuzus_message() {
+        let ty = LogicalType::Array(std::sync::Arc::new(LogicalType::Double), 2);
+        let mut builder = ColumnBuilder::new(ty);
+        let error = builder
+            .push(&Value::List(vec![Value::Double(1.0)].into()))
+            .unwrap_err();
+        assert!(error.contains("Expected: 2, Actual: 1."), "{error}");
+        assert_eq!(builder.len(), 0);
+        builder
+            .push(&Value::List(
+                vec![Value::Double(1.0), Value::Double(2.5)].into(),
+            ))
+            .unwrap();
+        let column = builder.finish();
+        assert_eq!(column.vector_f64().unwrap(), (&[1.0, 2.5][..], 2));
     }
 }

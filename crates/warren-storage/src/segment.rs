@@ -27,6 +27,10 @@ pub enum SectionTag {
     ColumnValues = 1,
     ColumnData = 2,
     ColumnNulls = 3,
+    /// The contiguous elements of a vector column (`FLOAT[n]`, `DOUBLE[n]`).
+    VectorValues = 4,
+    /// The element-null bitmap of a vector column (only when an element is NULL).
+    VectorElementNulls = 5,
     PrimaryKeySlots = 10,
     Deleted = 11,
     RelSources = 20,
@@ -46,6 +50,8 @@ impl SectionTag {
             1 => ColumnValues,
             2 => ColumnData,
             3 => ColumnNulls,
+            4 => VectorValues,
+            5 => VectorElementNulls,
             10 => PrimaryKeySlots,
             11 => Deleted,
             20 => RelSources,

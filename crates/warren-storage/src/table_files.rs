@@ -7,7 +7,7 @@ use warren_common::types::LogicalType;
 use warren_common::{Error, Result};
 
 use crate::buffer::Bitmap;
-use crate::column::{Column, ColumnParts};
+use crate::column::{Column, ColumnParts, PartsLayout};
 use crate::csr::Csr;
 use crate::io::FileSystem;
 use crate::node_table::NodeTable;
@@ -19,12 +19,29 @@ fn column_sections<'a>(columns: &'a [Column], parts: &'a [ColumnParts]) -> Vec<S
     let mut sections = Vec::new();
     for (index, part) in parts.iter().enumerate() {
         let index = index as u32;
-        sections.push(SectionData {
-            tag: SectionTag::ColumnValues,
-            index,
-            bytes: part.values.as_bytes(),
-        });
-        if columns[index as usize].ty().fixed_width().is_none() {
+        if part.layout == PartsLayout::Vector {
+            sections.push(SectionData {
+                tag: SectionTag::VectorValues,
+                index,
+                bytes: part.values.as_bytes(),
+            });
+            if !part.data.is_empty() {
+                sections.push(SectionData {
+                    tag: SectionTag::VectorElementNulls,
+                    index,
+                    bytes: part.data.as_bytes(),
+                });
+            }
+        } else {
+            sections.push(SectionData {
+                tag: SectionTag::ColumnValues,
+                index,
+                bytes: part.values.as_bytes(),
+            });
+        }
+        if part.layout == PartsLayout::Scalar
+            && columns[index as usize].ty().fixed_width().is_none()
+        {
             sections.push(SectionData {
                 tag: SectionTag::ColumnData,
                 index,
@@ -46,22 +63,29 @@ fn read_columns(segment: &Segment, types: &[LogicalType], rows: usize) -> Result
     let mut columns = Vec::with_capacity(types.len());
     for (index, ty) in types.iter().enumerate() {
         let index = index as u32;
-        let values = segment.required(SectionTag::ColumnValues, index)?;
-        let data = match ty.fixed_width() {
-            Some(_) => crate::buffer::Bytes::empty(),
-            None => segment.required(SectionTag::ColumnData, index)?,
-        };
         let nulls = segment.section(SectionTag::ColumnNulls, index);
-        let column = Column::from_parts(
-            ty.clone(),
-            rows,
-            ColumnParts {
+        // Vector columns written before the contiguous layout existed are variable-size ones.
+        let parts = match segment.section(SectionTag::VectorValues, index) {
+            Some(values) => ColumnParts {
+                layout: PartsLayout::Vector,
                 values,
-                data,
+                data: segment
+                    .section(SectionTag::VectorElementNulls, index)
+                    .unwrap_or_else(crate::buffer::Bytes::empty),
                 nulls,
             },
-        )
-        .map_err(|e| Error::Corrupt(format!("column {index}: {e}")))?;
+            None => ColumnParts {
+                layout: PartsLayout::Scalar,
+                values: segment.required(SectionTag::ColumnValues, index)?,
+                data: match ty.fixed_width() {
+                    Some(_) => crate::buffer::Bytes::empty(),
+                    None => segment.required(SectionTag::ColumnData, index)?,
+                },
+                nulls,
+            },
+        };
+        let column = Column::from_parts(ty.clone(), rows, parts)
+            .map_err(|e| Error::Corrupt(format!("column {index}: {e}")))?;
         columns.push(column);
     }
     Ok(columns)

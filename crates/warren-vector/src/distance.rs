@@ -2,8 +2,83 @@
 //! Euclidean distance and squared Euclidean distance, over equal-length `f32` or `f64` slices.
 //!
 //! This file states the API and holds the scalar reference implementations. The kernels the
-//! engine calls are chosen once per process by CPU feature (see `Kernels`), and every kernel is
-//! checked against the scalar reference.
+//! engine calls are chosen once per process by CPU feature ([`kernels()`]), and every kernel is
+//! checked against the scalar reference (`distance/kernel_tests.rs`).
+//!
+//! Cosine similarity follows Kùzu where a norm is zero: two zero vectors have similarity 1, a
+//! zero vector and a non-zero one have similarity 0 (never a division by zero).
+//!
+//! Tolerance: a kernel sums in a different order (lanes, fused multiply-add) than the scalar
+//! reference, so results differ by rounding only: for a sum of n terms t_i, both are within
+//! γ_n·Σ|t_i| of the exact sum (γ_n = nε/(1-nε), ε the unit roundoff), so they differ by at most
+//! 2γ_n·Σ|t_i|; cosine similarity differs by at most about (2n+8)ε. NaN in, NaN out; infinities
+//! give the same infinity or NaN as the reference.
+
+#[cfg(test)]
+mod kernel_tests;
+mod kernels;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub use kernels::{kernels, Kernels, SimdLevel, SIMD_ENV};
+
+/// `a·b` with the process's kernels.
+pub fn inner_product_f32(a: &[f32], b: &[f32]) -> f32 {
+    (kernels().inner_product_f32)(a, b)
+}
+
+/// `Σ(a_i - b_i)²` with the process's kernels.
+pub fn squared_distance_f32(a: &[f32], b: &[f32]) -> f32 {
+    (kernels().squared_distance_f32)(a, b)
+}
+
+/// Cosine similarity with the process's kernels.
+pub fn cosine_similarity_f32(a: &[f32], b: &[f32]) -> f32 {
+    (kernels().cosine_similarity_f32)(a, b)
+}
+
+pub fn inner_product_f64(a: &[f64], b: &[f64]) -> f64 {
+    (kernels().inner_product_f64)(a, b)
+}
+
+pub fn squared_distance_f64(a: &[f64], b: &[f64]) -> f64 {
+    (kernels().squared_distance_f64)(a, b)
+}
+
+pub fn cosine_similarity_f64(a: &[f64], b: &[f64]) -> f64 {
+    (kernels().cosine_similarity_f64)(a, b)
+}
+
+/// The floating-point types the kernels work on.
+pub trait Element: Copy {
+    /// Cosine similarity from `a·b`, `a·a` and `b·b`, with Kùzu's zero-norm convention.
+    fn cosine_from_sums(dot: Self, aa: Self, bb: Self) -> Self;
+}
+
+macro_rules! element {
+    ($float:ty) => {
+        impl Element for $float {
+            fn cosine_from_sums(dot: Self, aa: Self, bb: Self) -> Self {
+                if aa == 0.0 && bb == 0.0 {
+                    1.0
+                } else if aa == 0.0 || bb == 0.0 {
+                    0.0
+                } else {
+                    dot / (aa.sqrt() * bb.sqrt())
+                }
+            }
+        }
+    };
+}
+element!(f32);
+element!(f64);
+
+pub(crate) fn cosine_from_sums<T: Element>(dot: T, aa: T, bb: T) -> T {
+    T::cosine_from_sums(dot, aa, bb)
+}
 
 /// The metrics of Kùzu's `CREATE_VECTOR_INDEX(..., metric := ...)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,7 +138,7 @@ pub mod scalar {
         a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
     }
 
-    /// `a·b / (|a| |b|)`; NaN when either vector has zero norm.
+    /// `a·b / (|a| |b|)`; 1 when both norms are zero, 0 when one is (Kùzu's convention).
     pub fn cosine_similarity_f32(a: &[f32], b: &[f32]) -> f32 {
         assert_eq!(a.len(), b.len(), "vectors of different lengths");
         let (mut dot, mut aa, mut bb) = (0.0f32, 0.0f32, 0.0f32);
@@ -72,7 +147,7 @@ pub mod scalar {
             aa += x * x;
             bb += y * y;
         }
-        dot / (aa.sqrt() * bb.sqrt())
+        super::cosine_from_sums(dot, aa, bb)
     }
 
     pub fn inner_product_f64(a: &[f64], b: &[f64]) -> f64 {
@@ -93,7 +168,7 @@ pub mod scalar {
             aa += x * x;
             bb += y * y;
         }
-        dot / (aa.sqrt() * bb.sqrt())
+        super::cosine_from_sums(dot, aa, bb)
     }
 }
 
@@ -122,6 +197,7 @@ mod tests {
         assert_eq!(scalar::inner_product_f32(&a, &b), 4.0);
         assert_eq!(scalar::squared_distance_f32(&a, &b), 2.0);
         assert!((scalar::cosine_similarity_f32(&a, &b) - 0.8).abs() < 1e-6);
-        assert!(scalar::cosine_similarity_f32(&[0.0; 3], &b).is_nan());
+        assert_eq!(scalar::cosine_similarity_f32(&[0.0; 3], &b), 0.0);
+        assert_eq!(scalar::cosine_similarity_f32(&[0.0; 3], &[0.0; 3]), 1.0);
     }
 }

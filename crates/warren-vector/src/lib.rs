@@ -4,3 +4,4 @@
 
 pub mod distance;
 pub mod hnsw;
+pub mod topk;

@@ -22,6 +22,9 @@ pub(super) fn call(
             let list = evaluator.eval(&args[0], row)?;
             return lambda_function(evaluator, function, &list, &args[1], row);
         }
+        _ if function.is_array_distance() => {
+            return super::array_functions::call(evaluator, function, args, row);
+        }
         F::Coalesce | F::IfNull => {
             for arg in args {
                 let value = evaluator.eval(arg, row)?;
@@ -258,7 +261,14 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
                 })?,
             }
         }
-        F::ArrayCosineSimilarity => cosine_similarity(&v[0], &v[1])?,
+        F::ArrayCosineSimilarity
+        | F::ArrayInnerProduct
+        | F::ArrayDistance
+        | F::ArraySquaredDistance => {
+            return Err(Error::internal(
+                "array functions are evaluated before their arguments",
+            ))
+        }
         F::ListAnyValue => list(&v[0])?
             .iter()
             .find(|i| !i.is_null())
@@ -565,53 +575,5 @@ pub(super) fn slice(value: &Value, start: Option<&Value>, end: Option<&Value>) -
             "Cannot slice {}.",
             other.logical_type()
         ))),
-    }
-}
-
-/// `array_cosine_similarity(a, b)`: dot(a, b) / (|a| |b|) over two numeric arrays of one size;
-/// NULL if either array is NULL.
-fn cosine_similarity(a: &Value, b: &Value) -> Result<Value> {
-    if a.is_null() || b.is_null() {
-        return Ok(Value::Null);
-    }
-    let numbers = |v: &Value| -> Result<Vec<f64>> {
-        list(v)?
-            .iter()
-            .map(|x| {
-                x.as_f64().ok_or_else(|| {
-                    Error::runtime("ARRAY_COSINE_SIMILARITY requires arrays of numbers.")
-                })
-            })
-            .collect()
-    };
-    let (a, b) = (numbers(a)?, numbers(b)?);
-    if a.len() != b.len() {
-        return Err(Error::runtime(
-            "ARRAY_COSINE_SIMILARITY requires both arrays to have the same size.",
-        ));
-    }
-    let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    Ok(Value::Double(dot / (norm(&a) * norm(&b))))
-}
-
-#[cfg(test)]
-mod cosine_tests {
-    use super::*;
-
-    fn doubles(values: &[f64]) -> Value {
-        Value::list(values.iter().map(|&v| Value::Double(v)).collect())
-    }
-
-    #[test]
-    fn cosine_similarity_of_arrays() {
-        let same = cosine_similarity(&doubles(&[1.0, 2.0]), &doubles(&[2.0, 4.0])).unwrap();
-        assert!(matches!(same, Value::Double(v) if (v - 1.0).abs() < 1e-12));
-        let orthogonal = cosine_similarity(&doubles(&[1.0, 0.0]), &doubles(&[0.0, 3.0])).unwrap();
-        assert!(matches!(orthogonal, Value::Double(v) if v.abs() < 1e-12));
-        assert!(cosine_similarity(&Value::Null, &doubles(&[1.0]))
-            .unwrap()
-            .is_null());
-        assert!(cosine_similarity(&doubles(&[1.0]), &doubles(&[1.0, 2.0])).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! Expression evaluation over one row: slots, stored properties (through the snapshot), operators
 //! with SQL NULL semantics, functions, list comprehensions and subqueries.
 
+pub mod array_functions;
 mod functions;
 mod list_functions;
 mod ops;

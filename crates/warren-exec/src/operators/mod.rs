@@ -14,6 +14,7 @@ mod simple;
 mod subquery;
 mod table_function;
 mod update;
+mod vector_top_k;
 
 use warren_common::value::Value;
 use warren_common::Result;
@@ -130,6 +131,21 @@ fn build_operator(
             Box::new(order::Distinct::new(child(input), slots.clone()))
         }
         Plan::OrderBy { input, keys } => Box::new(order::OrderBy::new(child(input), keys.clone())),
+        Plan::TopN {
+            input,
+            keys,
+            skip,
+            limit,
+        } => Box::new(order::TopN::new(
+            child(input),
+            keys.clone(),
+            skip.clone(),
+            limit.clone(),
+        )),
+        Plan::VectorTopK(top) => Box::new(vector_top_k::VectorTopKScan::new(
+            child(&top.input),
+            (**top).clone(),
+        )),
         Plan::Skip { input, count } => Box::new(simple::Skip::new(child(input), count.clone())),
         Plan::Limit { input, count } => Box::new(simple::Limit::new(child(input), count.clone())),
         Plan::Unwind { input, expr, slot } => {

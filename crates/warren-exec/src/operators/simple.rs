@@ -75,7 +75,7 @@ impl Operator for Project {
     }
 }
 
-fn row_count(expr: &Expr, ctx: &ExecContext) -> Result<u64> {
+pub(super) fn row_count(expr: &Expr, ctx: &ExecContext) -> Result<u64> {
     let snapshot = ctx.snapshot();
     let value = Evaluator::new(&snapshot, ctx).eval(expr, &[])?;
     value

@@ -605,6 +605,9 @@ impl Binder<'_> {
             types.push(ty);
         }
         function.check_arguments(&types)?;
+        if function.is_array_distance() {
+            return bind_array_function(function, bound, &types);
+        }
         let ty = match function {
             ScalarFunction::ListTransform => LogicalType::list(types[1].clone()),
             _ => function.return_type(&types)?,
@@ -835,4 +838,31 @@ fn internal_type(property: InternalProperty) -> LogicalType {
         InternalProperty::Label => LogicalType::String,
         _ => LogicalType::InternalId,
     }
+}
+
+/// An array distance function: both arguments cast to the array type Kùzu picks (the cast of a
+/// list of the wrong length fails with Kùzu's conversion error when the row is evaluated; the
+/// executor reads the two vectors straight out of the casts).
+fn bind_array_function(
+    function: ScalarFunction,
+    args: Vec<Expr>,
+    types: &[LogicalType],
+) -> Result<(Expr, LogicalType)> {
+    let constant_lengths: Vec<Option<usize>> = args
+        .iter()
+        .map(|arg| match crate::constant::evaluate_constant(arg) {
+            Some(Value::List(items)) => Some(items.len()),
+            _ => None,
+        })
+        .collect();
+    let parameter = function.bind_array_arguments(types, &constant_lengths)?;
+    let ty = function.return_type(std::slice::from_ref(&parameter))?;
+    let args = args
+        .into_iter()
+        .map(|arg| Expr::Cast {
+            expr: Box::new(arg),
+            ty: parameter.clone(),
+        })
+        .collect();
+    Ok((Expr::Function { function, args }, ty))
 }

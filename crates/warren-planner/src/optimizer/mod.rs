@@ -1,8 +1,10 @@
 //! Plan rewrites applied after binding, one rule per file: dead-slot pruning (don't build path
-//! values nobody reads) and path counting (aggregate over path counts instead of paths).
+//! values nobody reads), path counting (aggregate over path counts instead of paths) and top-k
+//! (ORDER BY ... LIMIT as a bounded heap, or as a parallel vector scan).
 
 mod count_paths;
 mod prune;
+mod top_k;
 
 use warren_common::types::LogicalType;
 
@@ -11,5 +13,6 @@ use crate::plan::Plan;
 /// Applies every rule. `slots` is the row width; rules may allocate new slots.
 pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mut usize) -> Plan {
     let plan = prune::prune(plan, columns);
-    count_paths::count_paths(plan, slots)
+    let plan = count_paths::count_paths(plan, slots);
+    top_k::top_k(plan)
 }

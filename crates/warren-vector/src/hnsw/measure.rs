@@ -1,6 +1,6 @@
-//! The one place the index computes a distance, so that switching it to the run-time chosen
-//! SIMD kernels is a change of `distance` and `inner_product` here. NaN (a zero vector under
-//! cosine) counts as farthest.
+//! The one place the index computes a distance, with the process's run-time chosen SIMD
+//! kernels (`crate::distance::kernels`). NaN (a zero vector under cosine, on the graph path)
+//! counts as farthest.
 //!
 //! Under cosine the index keeps each row's inverse norm, so a distance inside the graph is one
 //! inner product (`1 - a·b / (|a| |b|)` with both inverse norms known) instead of three sums.
@@ -10,7 +10,7 @@ use crate::distance::Metric;
 /// The inner product the cosine path uses.
 #[inline]
 fn inner_product(a: &[f32], b: &[f32]) -> f32 {
-    crate::distance::scalar::inner_product_f32(a, b)
+    crate::distance::inner_product_f32(a, b)
 }
 
 /// `1 / |vector|`: infinite for a zero vector, which then measures NaN, counted as farthest.
@@ -97,7 +97,13 @@ impl<'a> Space<'a> {
 /// The distance of `a` to `b` under `metric` (smaller is closer), never NaN.
 #[inline]
 pub fn distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
-    not_nan(metric.distance_f32(a, b))
+    use crate::distance as kernels;
+    not_nan(match metric {
+        Metric::Cosine => 1.0 - kernels::cosine_similarity_f32(a, b),
+        Metric::L2 => kernels::squared_distance_f32(a, b).sqrt(),
+        Metric::L2Squared => kernels::squared_distance_f32(a, b),
+        Metric::DotProduct => -kernels::inner_product_f32(a, b),
+    })
 }
 
 /// Asks the CPU to start loading `vector` into cache (every 64-byte line of it), so that the

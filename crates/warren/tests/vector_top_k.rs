@@ -1,0 +1,247 @@
+//! `ORDER BY <array function>(n.vector, $q) LIMIT k` runs as the parallel vector top-k scan and
+//! answers exactly as the row path (the same query without LIMIT, fully sorted, then cut):
+//! on random FLOAT[n] and DOUBLE[n] data with NULL rows, NULL elements and tied vectors, with
+//! and without a WHERE, with SKIP, over stored rows, over the delta of committed writes
+//! (inserts, deletes, updates) and after a checkpoint; and a general ORDER BY ... LIMIT
+//! (a bounded heap) answers as the full sort does.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use warren::{Connection, Database, Value};
+
+/// A small deterministic generator (xorshift64*), so that a failure reproduces.
+struct TestRng(u64);
+
+impl TestRng {
+    fn new() -> Self {
+        TestRng(0x9e37_79b9_7f4a_7c15)
+    }
+
+    fn random_range<R: Into<std::ops::Range<i64>>>(&mut self, range: R) -> i64 {
+        let range = range.into();
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        range.start + (x % (range.end - range.start) as u64) as i64
+    }
+}
+
+const ROWS: usize = 3000;
+
+fn vector_literal(values: &[Option<f64>]) -> String {
+    let items: Vec<String> = values
+        .iter()
+        .map(|v| v.map_or("NULL".to_string(), |x| format!("{x:.3}")))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn random_vector(rng: &mut TestRng, dim: usize, null_elements: bool) -> Vec<Option<f64>> {
+    (0..dim)
+        .map(|_| {
+            if null_elements && rng.random_range(0..50) == 0 {
+                None
+            } else {
+                // Few distinct values, so that some rows tie.
+                Some(rng.random_range(-4..5) as f64 / 2.0)
+            }
+        })
+        .collect()
+}
+
+fn create_rows(conn: &mut Connection, rng: &mut TestRng, first: usize, count: usize) {
+    for id in first..first + count {
+        let (e, d) = if rng.random_range(0..20) == 0 {
+            ("NULL".to_string(), "NULL".to_string())
+        } else {
+            (
+                vector_literal(&random_vector(rng, 7, true)),
+                vector_literal(&random_vector(rng, 4, false)),
+            )
+        };
+        let grp = rng.random_range(0..3);
+        conn.query(&format!(
+            "CREATE (:T {{id: {id}, grp: {grp}, e: {e}, d: {d}}})"
+        ))
+        .unwrap();
+    }
+}
+
+fn load(db: &Database, rng: &mut TestRng) -> Connection {
+    let mut conn = db.connect();
+    conn.query(
+        "CREATE NODE TABLE T(id INT64, grp INT64, e FLOAT[7], d DOUBLE[4], PRIMARY KEY(id))",
+    )
+    .unwrap();
+    // Through a CSV COPY, so that the rows are stored in the segment's contiguous column.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    let mut csv = String::new();
+    for id in 0..ROWS {
+        let grp = rng.random_range(0..3);
+        let (e, d) = if id % 17 == 5 {
+            (String::new(), String::new())
+        } else {
+            (
+                format!("\"{}\"", vector_literal(&random_vector(rng, 7, true))),
+                format!("\"{}\"", vector_literal(&random_vector(rng, 4, false))),
+            )
+        };
+        csv.push_str(&format!("{id},{grp},{e},{d}\n"));
+    }
+    std::fs::write(&path, csv).unwrap();
+    conn.query(&format!("COPY T FROM '{}' (HEADER=false)", path.display()))
+        .unwrap();
+    conn.query("CALL THREADS=2").unwrap();
+    conn
+}
+
+fn ids(conn: &mut Connection, query: &str, parameters: &HashMap<String, Value>) -> Vec<Value> {
+    let mut result = conn
+        .query_with(query, parameters)
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    result
+        .collect_rows()
+        .unwrap()
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect()
+}
+
+fn explain(conn: &mut Connection, query: &str, parameters: &HashMap<String, Value>) -> String {
+    let mut result = conn
+        .query_with(&format!("EXPLAIN {query}"), parameters)
+        .unwrap();
+    result.to_strings().unwrap().join("\n")
+}
+
+/// Every query shape against its full sort, with a random query vector.
+fn check_all(conn: &mut Connection, rng: &mut TestRng) {
+    let q7: Vec<Value> = random_vector(rng, 7, false)
+        .into_iter()
+        .map(|x| Value::Double(x.unwrap()))
+        .collect();
+    let q4 = vector_literal(&random_vector(rng, 4, false));
+    let parameters = HashMap::from([("q".to_string(), Value::List(q7.into()))]);
+    let shapes = [
+        ("array_cosine_similarity(n.e, $q)", "DESC", ""),
+        ("array_distance(n.e, $q)", "", ""),
+        ("array_inner_product($q, n.e)", "DESC", "WHERE n.grp = 1"),
+        ("array_squared_distance(n.e, $q)", "ASC", "WHERE n.grp <> 2"),
+        (&*format!("array_cosine_similarity(n.d, {q4})"), "DESC", ""),
+        (
+            &*format!("array_distance(n.d, {q4})"),
+            "",
+            "WHERE n.grp = 0",
+        ),
+    ];
+    for (function, order, filter) in shapes {
+        let full = format!("MATCH (n:T) {filter} RETURN n.id, {function} AS s ORDER BY s {order}");
+        let sorted = ids(conn, &full, &parameters);
+        for (skip, limit) in [(0, 10), (3, 7), (0, 1), (0, 5000)] {
+            let query = format!("{full} SKIP {skip} LIMIT {limit}");
+            let plan = explain(conn, &query, &parameters);
+            assert!(plan.contains("VectorTopK"), "{query}\n{plan}");
+            let expected: Vec<Value> = sorted.iter().skip(skip).take(limit).cloned().collect();
+            assert_eq!(ids(conn, &query, &parameters), expected, "{query}");
+        }
+        // The function in ORDER BY itself.
+        let query =
+            format!("MATCH (n:T) {filter} RETURN n.id ORDER BY {function} {order} LIMIT 12");
+        let plan = explain(conn, &query, &parameters);
+        assert!(plan.contains("VectorTopK"), "{query}\n{plan}");
+        let expected: Vec<Value> = sorted.iter().take(12).cloned().collect();
+        assert_eq!(ids(conn, &query, &parameters), expected, "{query}");
+    }
+}
+
+#[test]
+fn vector_top_k_answers_as_the_full_sort() {
+    let mut rng = TestRng::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path().join("db")).unwrap();
+    let mut conn = load(&db, &mut rng);
+    check_all(&mut conn, &mut rng);
+
+    // The delta: appended rows, deleted rows, updated vectors.
+    create_rows(&mut conn, &mut rng, ROWS, 200);
+    conn.query("MATCH (n:T) WHERE n.id % 13 = 4 DELETE n")
+        .unwrap();
+    conn.query("MATCH (n:T) WHERE n.id % 29 = 1 SET n.e = [1.0, 0.5, 0.5, 0.0, 0.0, -1.0, 2.0]")
+        .unwrap();
+    conn.query("MATCH (n:T) WHERE n.id % 31 = 2 SET n.e = NULL")
+        .unwrap();
+    check_all(&mut conn, &mut rng);
+
+    conn.query("CHECKPOINT").unwrap();
+    check_all(&mut conn, &mut rng);
+    drop(conn);
+    drop(db);
+    let db = Database::open(dir.path().join("db")).unwrap();
+    let mut conn = db.connect();
+    conn.query("CALL THREADS=2").unwrap();
+    check_all(&mut conn, &mut rng);
+}
+
+#[test]
+fn a_null_query_vector_orders_every_row_as_null() {
+    let mut rng = TestRng::new();
+    let db = Database::in_memory();
+    let mut conn = load(&db, &mut rng);
+    let parameters = HashMap::from([("q".to_string(), Value::Null)]);
+    let query =
+        "MATCH (n:T) RETURN n.id ORDER BY array_distance(n.e, CAST($q AS FLOAT[7])) LIMIT 3";
+    let got = ids(&mut conn, query, &parameters);
+    assert_eq!(got, vec![Value::Int64(0), Value::Int64(1), Value::Int64(2)]);
+}
+
+#[test]
+fn a_query_vector_of_the_wrong_length_fails_as_in_kuzu() {
+    let mut rng = TestRng::new();
+    let db = Database::in_memory();
+    let mut conn = load(&db, &mut rng);
+    let parameters = HashMap::from([(
+        "q".to_string(),
+        Value::List(vec![Value::Double(1.0); 3].into()),
+    )]);
+    let error = conn
+        .query_with(
+            "MATCH (n:T) RETURN n.id ORDER BY array_distance(n.e, $q) LIMIT 3",
+            &parameters,
+        )
+        .and_then(|mut r| r.collect_rows())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(
+            "Unsupported casting LIST with incorrect list entry to ARRAY. Expected: 7, Actual: 3."
+        ),
+        "{error}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A general ORDER BY ... SKIP ... LIMIT (a bounded heap) keeps what the full sort keeps.
+    #[test]
+    fn top_n_answers_as_the_full_sort(values in prop::collection::vec((0i64..5, prop::option::of(0i64..4)), 0..60),
+                                      skip in 0usize..8, limit in 0usize..12) {
+        let db = Database::in_memory();
+        let mut conn = db.connect();
+        conn.query("CREATE NODE TABLE U(id INT64, a INT64, b INT64, PRIMARY KEY(id))").unwrap();
+        for (id, (a, b)) in values.iter().enumerate() {
+            let b = b.map_or("NULL".to_string(), |b| b.to_string());
+            conn.query(&format!("CREATE (:U {{id: {id}, a: {a}, b: {b}}})")).unwrap();
+        }
+        let full = "MATCH (u:U) RETURN u.id ORDER BY u.a, u.b DESC";
+        let sorted = ids(&mut conn, full, &HashMap::new());
+        let query = format!("{full} SKIP {skip} LIMIT {limit}");
+        let plan = explain(&mut conn, &query, &HashMap::new());
+        prop_assert!(plan.contains("TopN"), "{}", plan);
+        let expected: Vec<Value> = sorted.into_iter().skip(skip).take(limit).collect();
+        prop_assert_eq!(ids(&mut conn, &query, &HashMap::new()), expected);
+    }
+}
