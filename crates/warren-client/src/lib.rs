@@ -13,6 +13,7 @@ mod http;
 
 use std::fmt;
 use std::io::{self, Read};
+use std::time::Duration;
 
 use warren_wire::{Chunk, Header, Message, Trailer};
 
@@ -69,12 +70,30 @@ pub struct Answer {
 pub struct Client {
     host: String,
     token: Option<String>,
+    /// The limit on connecting and on each read and write; `None` waits for ever.
+    timeout: Option<Duration>,
     connection: Option<http::Connection>,
 }
 
 impl Client {
     /// Parses `http://host:port` and connects.
     pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+        Client::connect_with_timeout(url, token, None)
+    }
+
+    /// As [`Client::connect`], with a limit on connecting and on each read and write (a
+    /// query's answer must start, and then keep coming, within it).
+    pub fn connect_with_timeout(
+        url: &str,
+        token: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<Client, ClientError> {
+        if timeout == Some(Duration::ZERO) {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a timeout must be longer than zero",
+            )));
+        }
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| ClientError::Url(url.to_string()))?;
@@ -85,9 +104,10 @@ impl Client {
         let mut client = Client {
             host: host.to_string(),
             token: token.map(str::to_string),
+            timeout,
             connection: None,
         };
-        client.connection = Some(http::Connection::open(&client.host)?);
+        client.connection = Some(http::Connection::open(&client.host, timeout)?);
         Ok(client)
     }
 
@@ -110,7 +130,7 @@ impl Client {
             .as_ref()
             .is_some_and(http::Connection::reusable);
         if !reusable {
-            self.connection = Some(http::Connection::open(&self.host)?);
+            self.connection = Some(http::Connection::open(&self.host, self.timeout)?);
         }
         let connection = self
             .connection
@@ -121,7 +141,7 @@ impl Client {
             .is_err()
         {
             // The server may have closed a kept-alive connection: one fresh try.
-            *connection = http::Connection::open(&self.host)?;
+            *connection = http::Connection::open(&self.host, self.timeout)?;
             connection.send(method, &self.host, path, &all, body)?;
         }
         connection.response()
