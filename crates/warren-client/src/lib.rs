@@ -278,3 +278,40 @@ pub fn json_string(text: &str) -> String {
     out.push('"');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        // Accepts and reads nothing, answers nothing; the connection stays open until the end.
+        let holder = std::thread::spawn(move || listener.accept().map(|(stream, _)| stream));
+        let timeout = Some(Duration::from_millis(200));
+        let mut client = Client::connect_with_timeout(&url, None, timeout).unwrap();
+        let started = std::time::Instant::now();
+        let error = client.query("RETURN 1", "{}").unwrap_err();
+        let ClientError::Io(error) = error else {
+            panic!("expected an IO error, got {error:?}")
+        };
+        assert!(
+            matches!(
+                error.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+            "{error:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        drop(holder.join().unwrap());
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused() {
+        let error = Client::connect_with_timeout("http://127.0.0.1:1", None, Some(Duration::ZERO))
+            .unwrap_err();
+        assert!(error.to_string().contains("longer than zero"), "{error}");
+    }
+}
