@@ -99,10 +99,16 @@ impl Endpoint {
                 return;
             }
         };
-        if let Err(error) = stream_batches(&mut client, query, parameters, events) {
-            let _ = events.send(Event::Failed(self.failure(error)));
+        match stream_batches(&mut client, query, parameters, events) {
+            Ok(Read::Whole) => self.give_back(client),
+            // The result was dropped before its end: closing the connection tells the server
+            // to stop sending (and stop the query) rather than wait for a reader.
+            Ok(Read::Abandoned) => drop(client),
+            Err(error) => {
+                let _ = events.send(Event::Failed(self.failure(error)));
+                self.give_back(client);
+            }
         }
-        self.give_back(client);
     }
 
     /// A client-side error as the Python exception to raise.
@@ -159,6 +165,13 @@ impl Failure {
     }
 }
 
+/// How far an answer was read.
+enum Read {
+    Whole,
+    /// The receiver went away first.
+    Abandoned,
+}
+
 /// Reads one answer, sending its events; stops early (without an error) when the receiver is
 /// gone. A batch is one chunk per column, column 0 first, all with the same first row.
 fn stream_batches(
@@ -166,7 +179,7 @@ fn stream_batches(
     query: &str,
     parameters: &str,
     events: &SyncSender<Event>,
-) -> Result<(), ClientError> {
+) -> Result<Read, ClientError> {
     let protocol = |m: String| ClientError::Protocol(m);
     let mut stream = client.query_stream(query, parameters)?;
     let types: Vec<LogicalType> = stream
@@ -176,7 +189,7 @@ fn stream_batches(
         .map(|c| logical_type(&c.ty))
         .collect();
     if events.send(Event::Header(stream.header.clone())).is_err() {
-        return Ok(());
+        return Ok(Read::Abandoned);
     }
     let mut pending: Vec<ColumnData> = Vec::with_capacity(types.len());
     let mut rows_received = 0u64;
@@ -200,7 +213,7 @@ fn stream_batches(
             .send(Event::Batch(WireBatch { batch, graph }))
             .is_err()
         {
-            return Ok(());
+            return Ok(Read::Abandoned);
         }
     }
     if !pending.is_empty() {
@@ -216,7 +229,7 @@ fn stream_batches(
         )));
     }
     let _ = events.send(Event::End(trailer));
-    Ok(())
+    Ok(Read::Whole)
 }
 
 #[pyclass(name = "RemoteConnection", module = "warren._warren")]

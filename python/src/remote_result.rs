@@ -1,8 +1,11 @@
 //! `warren._warren.RemoteResult`: a server's answer behind the same native methods as
 //! `QueryResult`, so that the Python `QueryResult` (cursor, pandas, Arrow, polars, networkx)
 //! serves both. Batches are pulled from the reader thread only when the cursor or a conversion
-//! needs them, with the GIL released while waiting; the batches pulled stay until the result is
-//! closed (as Kùzu keeps every row), so `reset_iterator` and the conversions need no new run.
+//! needs them, with the GIL released while waiting. The batches pulled stay until the result is
+//! closed (as Kùzu keeps every row), so `reset_iterator` and the conversions need no new run,
+//! up to [`RETAINED_BYTES_MAX`]: past it, the batches the cursor has left are dropped, so that
+//! iterating a result of any size holds a bounded amount, and `reset_iterator` and the
+//! whole-result conversions then raise (re-running the query could repeat a write).
 
 use std::collections::BTreeSet;
 use std::sync::mpsc::Receiver;
@@ -23,11 +26,21 @@ use crate::to_python::{to_python, Lookup};
 use crate::type_tree::{type_tree_with, TablesSeen};
 use crate::wire_values::{logical_type, value_at, WireGraph};
 
+/// Bytes of batches a result keeps behind its cursor (see the module's documentation).
+pub const RETAINED_BYTES_MAX: usize = 32 << 20;
+
+fn batch_bytes(batch: &ColumnBatch) -> usize {
+    batch.columns.iter().map(|c| c.bytes()).sum()
+}
+
 struct Inner {
     columns: Vec<String>,
     types: Vec<LogicalType>,
-    /// Every batch received so far.
+    /// Every batch received so far (those dropped behind the cursor are left empty).
     batches: Vec<ColumnBatch>,
+    retained_bytes: usize,
+    /// Rows of the batches dropped behind the cursor.
+    dropped_rows: usize,
     /// The reader thread's events, until the answer ended or failed.
     events: Option<Receiver<Event>>,
     trailer: Option<Trailer>,
@@ -51,6 +64,7 @@ impl Inner {
         match event {
             Ok(Event::Batch(wire)) => {
                 self.graph.merge(wire.graph);
+                self.retained_bytes += batch_bytes(&wire.batch);
                 self.batches.push(wire.batch);
                 return Ok(true);
             }
@@ -77,6 +91,12 @@ impl Inner {
         Ok(())
     }
 
+    /// Reads the rest of the answer for a conversion that needs every row.
+    fn whole(&mut self, what: &str) -> Result<(), Failure> {
+        self.check_whole(what)?;
+        self.pull_all()
+    }
+
     /// Whether the cursor's row is in a received batch (moving to the next batch as needed).
     fn row_ready(&mut self) -> bool {
         while let Some(batch) = self.batches.get(self.batch_index) {
@@ -85,8 +105,35 @@ impl Inner {
             }
             self.batch_index += 1;
             self.row_in_batch = 0;
+            if self.retained_bytes > RETAINED_BYTES_MAX {
+                self.drop_behind_cursor();
+            }
         }
         false
+    }
+
+    /// Drops the batches the cursor has left.
+    fn drop_behind_cursor(&mut self) {
+        let columns = self.types.len();
+        for batch in &mut self.batches[..self.batch_index] {
+            if batch.columns.len() == columns && !batch.is_empty() {
+                self.retained_bytes -= batch_bytes(batch);
+                self.dropped_rows += batch.len();
+                *batch = ColumnBatch::new(Vec::new(), 0);
+            }
+        }
+    }
+
+    /// Fails when rows were dropped behind the cursor: `what` needs them.
+    fn check_whole(&self, what: &str) -> Result<(), Failure> {
+        if self.dropped_rows == 0 {
+            return Ok(());
+        }
+        Err(Failure::Runtime(format!(
+            "Runtime exception: {what} needs the rows this remote result dropped behind its \
+             cursor (it keeps at most {} MiB of rows read); run the query again.",
+            RETAINED_BYTES_MAX >> 20
+        )))
     }
 
     fn has_next(&mut self) -> Result<bool, Failure> {
@@ -108,6 +155,10 @@ impl Inner {
     }
 
     fn rows(&self) -> usize {
+        self.dropped_rows + self.retained_rows()
+    }
+
+    fn retained_rows(&self) -> usize {
         self.batches.iter().map(ColumnBatch::len).sum()
     }
 
@@ -138,6 +189,8 @@ impl PyRemoteResult {
             columns: header.columns.iter().map(|c| c.name.clone()).collect(),
             types: header.columns.iter().map(|c| logical_type(&c.ty)).collect(),
             batches: Vec::new(),
+            retained_bytes: 0,
+            dropped_rows: 0,
             events: Some(events),
             trailer: None,
             failure: None,
@@ -167,8 +220,8 @@ impl PyRemoteResult {
 
     /// Reads the whole answer, then fetches the schemas of the node and rel tables it carried
     /// (for their NULL properties), so that values convert as the embedded API converts them.
-    fn whole(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_inner(py, Inner::pull_all)?;
+    fn whole(&self, py: Python<'_>, what: &str) -> PyResult<()> {
+        self.with_inner(py, |inner| inner.whole(what))?;
         self.fetch_schemas(py)
     }
 
@@ -334,7 +387,7 @@ impl PyRemoteResult {
         tagged_unions: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         self.check_index(index)?;
-        self.whole(py)?;
+        self.whole(py, "converting a column")?;
         let inner = self.lock();
         let graph = Lookup {
             graph: &inner.graph,
@@ -350,7 +403,7 @@ impl PyRemoteResult {
     /// The type of column `index` as a nested tuple, for building Arrow types.
     fn column_type_tree<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
         self.check_index(index)?;
-        self.whole(py)?;
+        self.whole(py, "converting a column")?;
         let inner = self.lock();
         let seen = tables_seen(inner.column(index));
         let graph = &inner.graph;
@@ -367,7 +420,7 @@ impl PyRemoteResult {
         index: usize,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.check_index(index)?;
-        self.whole(py)?;
+        self.whole(py, "converting a column")?;
         let inner = self.lock();
         let values: Vec<Value> = inner.column(index).collect();
         let refs: Vec<&Value> = values.iter().collect();
@@ -388,7 +441,7 @@ impl PyRemoteResult {
     ) -> PyResult<Option<Vec<Vec<Bound<'py, PyAny>>>>> {
         let chunk_rows = chunk_size.filter(|&c| c > 0).unwrap_or(usize::MAX);
         let chunks = self.with_inner(py, |inner| {
-            inner.pull_all()?;
+            inner.whole("converting the result")?;
             if !inner.types.iter().all(crate::arrow_export::has_arrow_form) {
                 return Ok(None);
             }
@@ -416,7 +469,7 @@ impl PyRemoteResult {
     /// Value `column` of row `row` as Kùzu prints it.
     fn format_value(&self, py: Python<'_>, row: usize, column: usize) -> PyResult<String> {
         self.check_index(column)?;
-        self.whole(py)?;
+        self.whole(py, "formatting a value")?;
         let inner = self.lock();
         let value = inner
             .column(column)
@@ -430,10 +483,20 @@ impl PyRemoteResult {
         self.lock().rows()
     }
 
-    fn reset_iterator(&self) {
+    /// The bytes of the batches kept.
+    fn retained_bytes(&self) -> usize {
+        self.lock().retained_bytes
+    }
+
+    /// Moves the cursor back to the first row; an error when rows behind it were dropped.
+    fn reset_iterator(&self) -> PyResult<()> {
         let mut inner = self.lock();
+        inner
+            .check_whole("reset_iterator")
+            .map_err(Failure::into_py_err)?;
         inner.batch_index = 0;
         inner.row_in_batch = 0;
+        Ok(())
     }
 
     fn get_column_names(&self) -> Vec<String> {

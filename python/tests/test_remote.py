@@ -280,13 +280,24 @@ def test_a_stopped_server_raises_a_connection_error(db_path: Path, embedded: war
 
 
 def test_a_large_result_streams(remote: warren.RemoteConnection) -> None:
-    rows = 2_000_000
+    rows = 3_000_000
     result = remote.execute(f"UNWIND range(1, {rows}) AS i RETURN i, 'v' + cast(i, 'STRING')")
     assert result.get_next() == [1, "v1"]
-    # Only the batches read ahead have been received yet, not the whole result.
-    assert result._query_result.received_rows() <= 16 * 2048
-    total = 1 + sum(len(chunk) for chunk in iter(lambda: result.get_n(100_000), []))
+    native = result._query_result
+    # Only the first batch has been taken from the reader thread, not the whole result.
+    assert native.received_rows() <= 2048
+    total, retained_max = 1, 0
+    for chunk in iter(lambda: result.get_n(50_000), []):
+        total += len(chunk)
+        retained_max = max(retained_max, native.retained_bytes())
     assert total == rows
+    # Iterating keeps at most 32 MiB of rows behind the cursor (plus the batch being read).
+    assert retained_max <= (32 << 20) + (1 << 20)
+    with pytest.raises(RuntimeError, match="dropped behind its cursor"):
+        result.reset_iterator()
+    with pytest.raises(RuntimeError, match="dropped behind its cursor"):
+        result.get_as_arrow()
+    assert result.get_num_tuples() == rows
     table = remote.execute(f"UNWIND range(1, {rows}) AS i RETURN i, i * 2 AS j").get_as_arrow()
     assert table.num_rows == rows
     assert table.column("j")[rows - 1].as_py() == 2 * rows
