@@ -5,9 +5,10 @@
 //! result's first rows are readable at once. Clients (kept-alive HTTP connections) are reused
 //! through a small pool, so that several results can stream at the same time.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -23,6 +24,11 @@ use crate::wire_values::{column_batch, logical_type, WireGraph};
 pub const READ_AHEAD_BATCHES: usize = 4;
 /// Idle clients (connections) a remote connection keeps for the next queries.
 const IDLE_CLIENTS_MAX: usize = 4;
+/// An idle client is reused only within this time: `warren serve` closes a connection that
+/// sends no request for 10 s (`warren_server::HEADER_READ_TIMEOUT`), and a request sent on a
+/// connection the server is closing may fail after the server has run it, so it cannot be
+/// retried safely.
+const IDLE_REUSE_MAX: Duration = Duration::from_secs(5);
 
 /// One batch of rows as it leaves the reader thread, with the nodes and rels it carried.
 #[derive(Debug)]
@@ -46,24 +52,31 @@ pub struct Endpoint {
     url: String,
     token: Option<String>,
     timeout: Option<Duration>,
-    idle: Mutex<Vec<Client>>,
+    /// Idle clients with the time each was given back.
+    idle: Mutex<Vec<(Client, Instant)>>,
+    closed: AtomicBool,
 }
 
 impl Endpoint {
-    /// An idle client, or a new connection.
+    /// A recently used idle client, or a new connection.
     fn client(&self) -> Result<Client, ClientError> {
-        if let Some(client) = self.idle.lock().expect("client pool lock").pop() {
+        let reusable = {
+            let mut idle = self.idle.lock().expect("client pool lock");
+            idle.retain(|(_, since)| since.elapsed() < IDLE_REUSE_MAX);
+            idle.pop()
+        };
+        if let Some((client, _)) = reusable {
             return Ok(client);
         }
         Client::connect_with_timeout(&self.url, self.token.as_deref(), self.timeout)
     }
 
     /// Keeps `client` for a later query (a client whose last answer was not read to its end
-    /// opens a new connection by itself when used).
+    /// opens a new connection by itself when used); after `close`, drops it.
     fn give_back(&self, client: Client) {
         let mut idle = self.idle.lock().expect("client pool lock");
-        if idle.len() < IDLE_CLIENTS_MAX {
-            idle.push(client);
+        if idle.len() < IDLE_CLIENTS_MAX && !self.closed.load(Ordering::Relaxed) {
+            idle.push((client, Instant::now()));
         }
     }
 
@@ -263,6 +276,7 @@ impl PyRemoteConnection {
             token,
             timeout,
             idle: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
         });
         let client = py
             .detach(|| {
@@ -306,8 +320,9 @@ impl PyRemoteConnection {
         }
     }
 
-    /// Drops the idle connections.
+    /// Drops the idle connections, and those of results still being read when they end.
     fn close(&self) {
+        self.endpoint.closed.store(true, Ordering::Relaxed);
         self.endpoint.idle.lock().expect("client pool lock").clear();
     }
 

@@ -11,6 +11,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -348,3 +349,12 @@ def test_writes_and_several_statements(tmp_path: Path) -> None:
             conn.execute("RETURN 1")
     finally:
         server.stop()
+
+
+def test_a_connection_idle_past_the_servers_keep_alive_still_works(server: Server) -> None:
+    # The server closes a connection that sends no request for 10 s; an idle client older than
+    # 5 s is not reused (a request on a connection being closed cannot be retried safely).
+    conn = warren.connect(server.url)
+    assert conn.execute("RETURN 1").get_next() == [1]
+    time.sleep(11)
+    assert conn.execute("RETURN 2").get_next() == [2]
