@@ -7,9 +7,12 @@ mod connection;
 mod database;
 mod from_python;
 mod query_result;
+mod remote;
+mod remote_result;
 mod to_python;
 mod type_tree;
 mod user_function;
+mod wire_values;
 
 use pyo3::prelude::*;
 
@@ -31,6 +34,8 @@ fn _warren(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyDatabase>()?;
     module.add_class::<PyConnection>()?;
     module.add_class::<PyQueryResult>()?;
+    module.add_class::<remote::PyRemoteConnection>()?;
+    module.add_class::<remote_result::PyRemoteResult>()?;
     module.add_function(wrap_pyfunction!(table_sources, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("storage_version", STORAGE_VERSION)?;

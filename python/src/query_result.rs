@@ -309,17 +309,17 @@ impl Inner {
 
 /// Fills Arrow chunks of `chunk_rows` rows from column batches. A full chunk is kept open
 /// until the next one fills, so that a last partial chunk joins it (as Kùzu's chunks do).
-struct ChunkBuilder<'a> {
+pub(crate) struct ChunkBuilder<'a> {
     types: &'a [LogicalType],
     chunk_rows: usize,
     done: Vec<Vec<ColumnAccumulator>>,
     full: Option<Vec<ColumnAccumulator>>,
     current: Vec<ColumnAccumulator>,
-    rows: usize,
+    pub(crate) rows: usize,
 }
 
 impl<'a> ChunkBuilder<'a> {
-    fn new(types: &'a [LogicalType], chunk_rows: usize) -> Self {
+    pub(crate) fn new(types: &'a [LogicalType], chunk_rows: usize) -> Self {
         assert!(chunk_rows > 0);
         Self {
             types,
@@ -339,7 +339,7 @@ impl<'a> ChunkBuilder<'a> {
         self.current.first().map_or(0, ColumnAccumulator::len)
     }
 
-    fn push(&mut self, batch: &ColumnBatch) {
+    pub(crate) fn push(&mut self, batch: &ColumnBatch) {
         let mut start = 0;
         while start < batch.len() {
             if self.current_len() == self.chunk_rows {
@@ -359,7 +359,7 @@ impl<'a> ChunkBuilder<'a> {
         }
     }
 
-    fn finish(mut self) -> Option<Vec<Vec<arrow_array::ArrayRef>>> {
+    pub(crate) fn finish(mut self) -> Option<Vec<Vec<arrow_array::ArrayRef>>> {
         let last_rows = self.current_len();
         let mut last = self.current;
         if let Some(mut full) = self.full.take() {

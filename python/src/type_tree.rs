@@ -83,7 +83,23 @@ pub fn type_tree<'py>(
     seen: &TablesSeen,
     snapshot: &Snapshot,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let tree = |t: &LogicalType| type_tree(py, t, seen, snapshot);
+    type_tree_with(py, ty, seen, &|tables, rels| {
+        properties(snapshot, tables, rels)
+    })
+}
+
+/// The properties of the node (or, with `rels`, rel) tables named, in first-seen order.
+pub type PropertiesOf<'a> = dyn Fn(&BTreeSet<TableId>, bool) -> Vec<Field> + 'a;
+
+/// [`type_tree`] with the tables' properties from `properties_of` (a remote result knows them
+/// from the server's `table_info`).
+pub fn type_tree_with<'py>(
+    py: Python<'py>,
+    ty: &LogicalType,
+    seen: &TablesSeen,
+    properties_of: &PropertiesOf<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let tree = |t: &LogicalType| type_tree_with(py, t, seen, properties_of);
     let fields = |fs: &[Field]| -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
         fs.iter()
             .map(|f| Ok((f.name.clone(), tree(&f.ty)?)))
@@ -109,11 +125,11 @@ pub fn type_tree<'py>(
         LogicalType::Union(fs) => tuple(vec![name("UNION")?, fields(fs)?.into_bound_py_any(py)?]),
         LogicalType::Map(key, value) => tuple(vec![name("MAP")?, tree(key)?, tree(value)?]),
         LogicalType::Node => {
-            let props = properties(snapshot, &seen.nodes, false);
+            let props = properties_of(&seen.nodes, false);
             tuple(vec![name("NODE")?, fields(&props)?.into_bound_py_any(py)?])
         }
         LogicalType::Rel => {
-            let props = properties(snapshot, &seen.rels, true);
+            let props = properties_of(&seen.rels, true);
             tuple(vec![name("REL")?, fields(&props)?.into_bound_py_any(py)?])
         }
         LogicalType::RecursiveRel => tuple(vec![

@@ -2,7 +2,8 @@
 //! `Content-Length` or chunked body, read incrementally.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
 
 use crate::ClientError;
 
@@ -18,9 +19,16 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub(crate) fn open(host: &str) -> Result<Connection, ClientError> {
-        let stream = TcpStream::connect(host)?;
+    /// Connects to `host` (`name:port`); with a `timeout`, connecting and each read and write
+    /// on the connection fail with `TimedOut`/`WouldBlock` after it.
+    pub(crate) fn open(host: &str, timeout: Option<Duration>) -> Result<Connection, ClientError> {
+        let stream = match timeout {
+            None => TcpStream::connect(host)?,
+            Some(timeout) => connect_timeout(host, timeout)?,
+        };
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(timeout)?;
+        stream.set_write_timeout(timeout)?;
         Ok(Connection {
             reader: BufReader::with_capacity(64 * 1024, stream),
             idle: true,
@@ -127,6 +135,21 @@ impl Connection {
             },
         })
     }
+}
+
+/// Tries each address `host` resolves to, each for at most `timeout`.
+fn connect_timeout(host: &str, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{host} resolves to nothing"),
+    );
+    for address in host.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = error,
+        }
+    }
+    Err(last)
 }
 
 #[derive(Debug)]

@@ -13,6 +13,7 @@ mod http;
 
 use std::fmt;
 use std::io::{self, Read};
+use std::time::Duration;
 
 use warren_wire::{Chunk, Header, Message, Trailer};
 
@@ -69,12 +70,30 @@ pub struct Answer {
 pub struct Client {
     host: String,
     token: Option<String>,
+    /// The limit on connecting and on each read and write; `None` waits for ever.
+    timeout: Option<Duration>,
     connection: Option<http::Connection>,
 }
 
 impl Client {
     /// Parses `http://host:port` and connects.
     pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+        Client::connect_with_timeout(url, token, None)
+    }
+
+    /// As [`Client::connect`], with a limit on connecting and on each read and write (a
+    /// query's answer must start, and then keep coming, within it).
+    pub fn connect_with_timeout(
+        url: &str,
+        token: Option<&str>,
+        timeout: Option<Duration>,
+    ) -> Result<Client, ClientError> {
+        if timeout == Some(Duration::ZERO) {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a timeout must be longer than zero",
+            )));
+        }
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| ClientError::Url(url.to_string()))?;
@@ -85,9 +104,10 @@ impl Client {
         let mut client = Client {
             host: host.to_string(),
             token: token.map(str::to_string),
+            timeout,
             connection: None,
         };
-        client.connection = Some(http::Connection::open(&client.host)?);
+        client.connection = Some(http::Connection::open(&client.host, timeout)?);
         Ok(client)
     }
 
@@ -110,7 +130,7 @@ impl Client {
             .as_ref()
             .is_some_and(http::Connection::reusable);
         if !reusable {
-            self.connection = Some(http::Connection::open(&self.host)?);
+            self.connection = Some(http::Connection::open(&self.host, self.timeout)?);
         }
         let connection = self
             .connection
@@ -121,7 +141,7 @@ impl Client {
             .is_err()
         {
             // The server may have closed a kept-alive connection: one fresh try.
-            *connection = http::Connection::open(&self.host)?;
+            *connection = http::Connection::open(&self.host, self.timeout)?;
             connection.send(method, &self.host, path, &all, body)?;
         }
         connection.response()
@@ -257,4 +277,41 @@ pub fn json_string(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        // Accepts and reads nothing, answers nothing; the connection stays open until the end.
+        let holder = std::thread::spawn(move || listener.accept().map(|(stream, _)| stream));
+        let timeout = Some(Duration::from_millis(200));
+        let mut client = Client::connect_with_timeout(&url, None, timeout).unwrap();
+        let started = std::time::Instant::now();
+        let error = client.query("RETURN 1", "{}").unwrap_err();
+        let ClientError::Io(error) = error else {
+            panic!("expected an IO error, got {error:?}")
+        };
+        assert!(
+            matches!(
+                error.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+            "{error:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        drop(holder.join().unwrap());
+    }
+
+    #[test]
+    fn a_zero_timeout_is_refused() {
+        let error = Client::connect_with_timeout("http://127.0.0.1:1", None, Some(Duration::ZERO))
+            .unwrap_err();
+        assert!(error.to_string().contains("longer than zero"), "{error}");
+    }
 }

@@ -5,6 +5,9 @@
 >>> conn = warren.Connection(db)
 >>> conn.execute("RETURN 1 + 1 AS two").get_next()
 [2]
+
+``warren.connect("http://127.0.0.1:7878")`` gives a connection to a server (``warren serve``)
+with the same ``execute`` and ``QueryResult``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from .connection import Connection
 from .database import Database
 from .prepared_statement import PreparedStatement
 from .query_result import QueryResult
+from .remote import RemoteConnection, connect
 from .types import Type
 
 version = __version__
@@ -26,8 +30,10 @@ __all__ = [
     "Database",
     "PreparedStatement",
     "QueryResult",
+    "RemoteConnection",
     "Type",
     "__version__",
+    "connect",
     "constants",
     "storage_version",
     "version",
