@@ -263,6 +263,11 @@ impl DatabaseDir {
         }
     }
 
+    /// The file system every file of this database goes through.
+    pub fn file_system(&self) -> Arc<dyn FileSystem> {
+        self.fs.clone()
+    }
+
     /// Whether this process opened the database without the writer lock.
     pub fn is_read_only(&self) -> bool {
         self.read_only

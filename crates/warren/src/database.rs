@@ -18,7 +18,7 @@ use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
 use warren_storage::io::{FileSystem, RealFileSystem};
 use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
-use warren_storage::wal::{RecoveredFrame, Wal};
+use warren_storage::wal::{LogMark, RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
 use crate::connection::Connection;
@@ -107,6 +107,10 @@ pub(crate) struct Inner {
     /// the writer slot: a checkpoint takes the slot while holding this lock.
     checkpoint_lock: Mutex<()>,
     next_transaction: AtomicU64,
+    /// In a process that reads a database another process writes: where the log stood when
+    /// the published snapshot was read (`None`: there was no log). `None` here for a database
+    /// this process writes (or in memory).
+    reader_mark: Option<Mutex<Option<LogMark>>>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -204,7 +208,10 @@ impl Database {
             (false, false) => OpenMode::Write,
         };
         let (mut dir, snapshot) = DatabaseDir::open_on(fs.clone(), path, mode)?;
+        let mut reader_mark = None;
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
+            // The mark before the read: a commit that lands during it shows as a change later.
+            reader_mark = Some(Wal::mark(fs.as_ref(), &dir.path().join(WAL))?);
             let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
             (None, snapshot, lsn, Vec::new())
         } else {
@@ -231,6 +238,7 @@ impl Database {
             read_only,
             read_only_reason,
             options,
+            reader_mark,
         ))
     }
 
@@ -245,6 +253,7 @@ impl Database {
             false,
             None,
             DatabaseOptions::default(),
+            None,
         )
     }
 
@@ -258,6 +267,7 @@ impl Database {
         read_only: bool,
         read_only_reason: Option<String>,
         options: DatabaseOptions,
+        reader_mark: Option<Option<LogMark>>,
     ) -> Self {
         let snapshot = Arc::new(snapshot);
         let inner = Arc::new(Inner {
@@ -286,6 +296,7 @@ impl Database {
             background: Mutex::new(None),
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
+            reader_mark: reader_mark.map(Mutex::new),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -299,8 +310,13 @@ impl Database {
         Connection::new(self.clone())
     }
 
-    /// The published snapshot: every acknowledged commit, nothing that is not yet durable.
+    /// The published snapshot: every acknowledged commit, nothing that is not yet durable. In a
+    /// process that reads a database another process writes, it first takes in what was
+    /// committed since (each statement sees the database as of its start).
     pub fn snapshot(&self) -> Arc<Snapshot> {
+        if self.inner.reader_mark.is_some() {
+            self.refresh_reader();
+        }
         self.inner
             .published
             .read()
@@ -508,6 +524,58 @@ impl Database {
             *failure = Some(error.to_string());
         }
         error
+    }
+
+    /// A reading process: when the log's mark moved, replays the frames committed since the
+    /// published snapshot (or, after a checkpoint replaced the log, reads the new manifest and
+    /// its log) and publishes the result. A failed refresh keeps the published snapshot, which
+    /// stays consistent, only older; the next statement tries again.
+    fn refresh_reader(&self) {
+        let (Some(marks), Some(dir)) = (&self.inner.reader_mark, &self.inner.dir) else {
+            return;
+        };
+        let mut seen = marks.lock().expect("reader mark");
+        let mut dir = dir.lock().expect("directory lock");
+        let fs = dir.file_system();
+        let log = dir.path().join(WAL);
+        let Ok(mark) = Wal::mark(fs.as_ref(), &log) else {
+            return;
+        };
+        if mark == *seen {
+            return;
+        }
+        let (published, lsn) = {
+            let published = self.inner.published.read().expect("published snapshot");
+            (published.snapshot.clone(), published.lsn)
+        };
+        let same_log =
+            matches!((mark, *seen), (Some(now), Some(then)) if now.base_lsn == then.base_lsn);
+        let refreshed = if same_log {
+            Wal::read(fs.as_ref(), &log, dir.database_id()).and_then(|recovered| {
+                replay(
+                    (*published).clone(),
+                    lsn,
+                    logged(recovered.frames),
+                    &mut dir,
+                    &log,
+                )
+                .map(|(snapshot, lsn, _)| (snapshot, lsn))
+            })
+        } else {
+            dir.reload()
+                .and_then(|snapshot| read_committed(&mut dir, snapshot, &fs))
+        };
+        if let Ok((snapshot, lsn)) = refreshed {
+            *seen = mark;
+            self.publish_read(Arc::new(snapshot), lsn);
+        }
+    }
+
+    /// Publishes what a reading process read (a checkpoint's manifest may carry an LSN equal
+    /// to the published one with a different layout: the newer read wins).
+    fn publish_read(&self, snapshot: Arc<Snapshot>, lsn: u64) {
+        let mut published = self.inner.published.write().expect("published snapshot");
+        *published = Published { snapshot, lsn };
     }
 
     /// Makes `snapshot` (containing every change up to `lsn`) visible, unless a later one is.

@@ -37,6 +37,13 @@ pub use format::{
 };
 use scan::{scan, Scan, Tail};
 
+/// A log's base LSN and length: equal marks mean nothing was committed in between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogMark {
+    pub base_lsn: u64,
+    pub length: u64,
+}
+
 /// One committed frame, as recovery returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecoveredFrame {
@@ -235,6 +242,25 @@ impl Wal {
             header.checksums,
         );
         Ok((Self::from_state(fs, path, database_id, state), recovered))
+    }
+
+    /// Where the log at `path` stands, for a reading process to tell cheaply whether anything
+    /// was committed since it last read (`None` when there is no log). Appends change the
+    /// length; a checkpoint replaces the log by one with a higher base LSN.
+    pub fn mark(fs: &dyn FileSystem, path: &Path) -> Result<Option<LogMark>> {
+        let file = match fs.open(path, OpenMode::Read) {
+            Ok(file) => file,
+            Err(_) if !fs.exists(path)? => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let length = file.len()?;
+        let mut header = [0u8; HEADER_BYTES];
+        let read = file.read_at(0, &mut header)?;
+        let header = decode_header(&header[..read], &path.display().to_string())?;
+        Ok(Some(LogMark {
+            base_lsn: header.base_lsn,
+            length,
+        }))
     }
 
     /// Reads the committed frames of the log at `path` without changing the file. A torn tail
