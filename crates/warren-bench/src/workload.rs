@@ -155,6 +155,8 @@ pub struct BenchOptions {
     pub sweep: bool,
     /// serve: the overload run (the mix at twice the knee, between two steps at half of it).
     pub overload: bool,
+    /// writes: only these scenarios (all when empty).
+    pub scenarios: Vec<String>,
     /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
     pub vectors: crate::vectors::VectorOptions,
 }
@@ -179,6 +181,7 @@ impl BenchOptions {
             rate: None,
             sweep: false,
             overload: false,
+            scenarios: Vec::new(),
             vectors: crate::vectors::VectorOptions::default(),
         }
     }

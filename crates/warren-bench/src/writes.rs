@@ -142,6 +142,17 @@ fn record(histogram: &mut Histogram<u64>, elapsed: Duration) {
 }
 
 pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Option<String>)> {
+    if let Some(unknown) = options
+        .scenarios
+        .iter()
+        .find(|name| !Scenario::ALL.iter().any(|s| &s.name() == *name))
+    {
+        let known: Vec<String> = Scenario::ALL.iter().map(|s| s.name()).collect();
+        return Err(BenchError::Result(format!(
+            "writes: unknown scenario {unknown} (known: {})",
+            known.join(", ")
+        )));
+    }
     let source = &options.databases[0];
     // Loaded in place first when it is new (as the other workloads do), then copied.
     let dataset = crate::dataset::open(source, options.dataset_dirs.first().map(PathBuf::as_path))?;
@@ -152,6 +163,9 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     let mut runs = Vec::new();
     let mut problems = Vec::new();
     for scenario in Scenario::ALL {
+        if !options.scenarios.is_empty() && !options.scenarios.contains(&scenario.name()) {
+            continue;
+        }
         let mut samples = Vec::with_capacity(options.repeat);
         for repeat in 0..options.repeat {
             let sample = scenario.run(&work, options, info.nodes, repeat as u64)?;

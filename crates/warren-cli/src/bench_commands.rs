@@ -71,6 +71,9 @@ pub struct BenchArgs {
     /// again, with 503s, latency and memory per phase (the knee: --rate, else a sweep of the mix).
     #[arg(long)]
     pub overload: bool,
+    /// writes: run only these scenarios (comma-separated, e.g. commit-1,commit-8).
+    #[arg(long, value_delimiter = ',', value_name = "SCENARIO,...")]
+    pub scenarios: Option<Vec<String>>,
     /// vectors: rows of the generated dataset (default 1,000,000; --quick: 3,000).
     #[arg(long)]
     pub rows: Option<usize>,
@@ -149,6 +152,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.rate = args.rate;
     options.sweep = args.sweep;
     options.overload = args.overload;
+    options.scenarios = args.scenarios.unwrap_or_default();
     let mut vectors = if args.quick {
         warren_bench::vectors::VectorOptions::quick()
     } else {

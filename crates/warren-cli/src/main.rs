@@ -96,7 +96,7 @@ enum Command {
     },
     /// Run a benchmark workload (sp64, sp1, allsp, varlen, spread, ksweep, load, writes, wire,
     /// serve, vectors), check its answer and write a JSON report.
-    Bench(bench_commands::BenchArgs),
+    Bench(Box<bench_commands::BenchArgs>),
     /// Compare two bench reports: medians, deltas and noise-aware verdicts.
     Compare(bench_commands::CompareArgs),
     /// Verify a database: every section's checksum, every table's invariants, and the
@@ -284,7 +284,7 @@ fn run(command: Command) -> warren::Result<()> {
             );
             Ok(())
         }
-        Command::Bench(args) => bench_commands::run_bench(args),
+        Command::Bench(args) => bench_commands::run_bench(*args),
         Command::Compare(args) => bench_commands::run_compare(&args),
         Command::Check { db } => check(&db),
         Command::Serve(args) => serve(args),

@@ -1,16 +1,24 @@
 //! Group commit: committers queue their encoded frames; one of them, the leader, takes every
 //! frame queued so far, appends them with one write and makes them durable with one
 //! `sync_data`, while the others wait. Frames that queue during that sync form the next batch.
+//! A leader that finds fewer frames queued than its predecessor wrote waits up to
+//! [`GATHER_WAIT_MAX`] for as many (the committers of the last batch are likely about to queue
+//! again), so that batches do not alternate between one frame and the rest; a lone committer
+//! (last batch of one frame) never waits.
 //! A failed write or sync is never retried (after `EIO` the kernel may have dropped the data):
 //! the queue enters a failed state and refuses every later commit.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use warren_common::{Error, Result};
 
 use super::format::{encode_frame, FrameHeader, BATCH_FRAMES_MAX, PAYLOAD_BYTES_MAX};
 use crate::io::{write_all_at, FileHandle};
+
+/// The longest a leader waits for the committers of the last batch to queue again.
+pub const GATHER_WAIT_MAX: Duration = Duration::from_micros(150);
 
 /// Counts of the work a log has done since it was opened.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,6 +48,10 @@ pub(super) struct QueueState {
     pending: Vec<u8>,
     pending_frames: u32,
     leader_active: bool,
+    /// A leader is waiting for frames: appends wake it.
+    gathering: bool,
+    /// Frames in the last batch written (what the next leader waits for, up to a limit).
+    last_batch_frames: u32,
     /// Set once a write or sync fails; every later commit returns it.
     pub failure: Option<Error>,
     pub stats: WalStats,
@@ -64,6 +76,8 @@ impl QueueState {
             pending: Vec::new(),
             pending_frames: 0,
             leader_active: false,
+            gathering: false,
+            last_batch_frames: 0,
             failure: None,
             stats: WalStats::default(),
         }
@@ -101,6 +115,8 @@ impl QueueState {
 pub(super) struct CommitQueue {
     state: Mutex<QueueState>,
     changed: Condvar,
+    /// What a gathering leader waits on (only it: appends do not wake every waiter).
+    queued: Condvar,
     path: PathBuf,
 }
 
@@ -128,6 +144,7 @@ impl CommitQueue {
         Self {
             state: Mutex::new(state),
             changed: Condvar::new(),
+            queued: Condvar::new(),
             path,
         }
     }
@@ -179,7 +196,11 @@ impl CommitQueue {
             state = self.wait(state);
         }
         state.check_failure()?;
-        Ok(state.enqueue(txn_id, payload))
+        let lsn = state.enqueue(txn_id, payload);
+        if state.gathering {
+            self.queued.notify_one();
+        }
+        Ok(lsn)
     }
 
     /// Returns once every frame up to `lsn` is durable, leading a batch write and sync if no
@@ -200,10 +221,31 @@ impl CommitQueue {
         }
     }
 
+    /// Waits (up to [`GATHER_WAIT_MAX`]) until as many frames are queued as the last batch held.
+    fn gather<'a>(&'a self, mut state: MutexGuard<'a, QueueState>) -> MutexGuard<'a, QueueState> {
+        let wanted = state.last_batch_frames.min(BATCH_FRAMES_MAX);
+        let deadline = Instant::now() + GATHER_WAIT_MAX;
+        while state.pending_frames < wanted {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            state.gathering = true;
+            state = self
+                .queued
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+        state.gathering = false;
+        state
+    }
+
     /// Writes and syncs every queued frame as one batch, with the lock released meanwhile.
     fn lead<'a>(&'a self, mut state: MutexGuard<'a, QueueState>) -> MutexGuard<'a, QueueState> {
         assert!(!state.leader_active && state.pending_frames > 0);
         state.leader_active = true;
+        state = self.gather(state);
         let batch = std::mem::take(&mut state.pending);
         let frames = std::mem::take(&mut state.pending_frames);
         let last_lsn = state.next_lsn - 1;
@@ -221,6 +263,7 @@ impl CommitQueue {
             Ok(()) => {
                 assert_eq!(state.durable_lsn + u64::from(frames), last_lsn);
                 state.durable_lsn = last_lsn;
+                state.last_batch_frames = frames;
                 state.end_bytes += batch.len() as u64;
                 state.stats.frames += u64::from(frames);
                 state.stats.syncs += 1;
