@@ -202,6 +202,7 @@ impl Connection {
             Interrupt::new(deadline, self.interrupt.clone()),
         )
         .with_warnings(self.warning_sink())
+        .with_vector_indexes(self.db.vector_indexes())
     }
 
     /// Where the statement running now records its warnings.
@@ -378,6 +379,27 @@ impl Connection {
             BoundStatement::ClearWarnings => {
                 self.warnings.clear();
                 Ok(QueryResult::empty(snapshot))
+            }
+            BoundStatement::CreateVectorIndex(index) => {
+                let name = index.name.clone();
+                let mut editor = Editor::new(snapshot);
+                editor.create_vector_index(index)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Index {name} has been created."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::DropVectorIndex { table, name } => {
+                let mut editor = Editor::new(snapshot);
+                editor.drop_vector_index(&table, &name)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Index {name} has been dropped."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
             }
             BoundStatement::Explain(inner) => {
                 let text = match &*inner {
@@ -676,7 +698,9 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::DropTable { .. }
         | BoundStatement::AlterTable { .. }
         | BoundStatement::CopyFromQuery { .. }
-        | BoundStatement::Copy { .. } => true,
+        | BoundStatement::Copy { .. }
+        | BoundStatement::CreateVectorIndex(_)
+        | BoundStatement::DropVectorIndex { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)
         | BoundStatement::ClearWarnings

@@ -107,6 +107,8 @@ pub(crate) struct Inner {
     /// the writer slot: a checkpoint takes the slot while holding this lock.
     checkpoint_lock: Mutex<()>,
     next_transaction: AtomicU64,
+    /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
+    vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -286,6 +288,7 @@ impl Database {
             background: Mutex::new(None),
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
+            vector_indexes: Arc::default(),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -307,6 +310,11 @@ impl Database {
             .expect("published snapshot")
             .snapshot
             .clone()
+    }
+
+    /// The vector index graphs queries of this database share.
+    pub(crate) fn vector_indexes(&self) -> Arc<warren_exec::vector_index::VectorIndexCache> {
+        self.inner.vector_indexes.clone()
     }
 
     pub fn is_read_only(&self) -> bool {
