@@ -1,11 +1,16 @@
 //! The built vector indexes of one database, in memory. The catalog holds an index's definition
 //! ([`VectorIndexSchema`]); the HNSW graph is built from the indexed column the first time a
 //! query needs it and kept for that version of the node table. A table version is one
-//! `Arc<NodeTable>`: any committed change to the table (insert, delete, update, COPY, a
-//! checkpoint folding its delta) makes a new one, and the next query rebuilds the graph
-//! (O(rows · efc · log rows) distance computations, on the query's threads). The cache holds the
-//! table version weakly, so it never keeps an old version alive; entries of versions no
-//! snapshot holds any more are dropped on the next lookup.
+//! `Arc<NodeTable>`: a committed change to the table (insert, delete, update, COPY, a
+//! checkpoint folding its delta) makes a new one. The next query then brings the graph up to
+//! date from the version it was built for: node offsets are stable across versions (a delete
+//! leaves a tombstone, an insert appends, a checkpoint keeps offsets), so it compares each
+//! indexed row's vector with the table's (one pass over the column, O(rows · n)), tombstones the
+//! rows deleted, set to NULL or changed, and inserts the changed and new rows one by one. It
+//! builds anew, on the query's threads, when there is no earlier graph (after open), when the
+//! tombstones would pass `REBUILD_DELETED_FRACTION`, or when the rows to insert times the
+//! threads pass the rows in the graph (a parallel build is then cheaper). The cache holds the
+//! table version weakly, so it never keeps an old version alive.
 
 use std::sync::{Arc, Mutex, Weak};
 
@@ -15,6 +20,9 @@ use warren_storage::{NodeTable, VectorIndexSchema};
 use warren_vector::distance::Metric;
 use warren_vector::hnsw::{HnswIndex, HnswParams};
 
+/// `row_of` entry of an offset with no live row in the graph.
+const NO_ROW: u32 = u32::MAX;
+
 /// An HNSW graph over the live, non-NULL vectors of one table version.
 pub struct BuiltIndex {
     pub hnsw: HnswIndex,
@@ -22,6 +30,8 @@ pub struct BuiltIndex {
     /// (`DOUBLE[n]` values converted to `f32`).
     pub vectors: Vec<f32>,
     pub offsets: Vec<u64>,
+    /// Table offset -> its live index row, [`NO_ROW`] when none.
+    row_of: Vec<u32>,
 }
 
 impl std::fmt::Debug for BuiltIndex {
@@ -62,7 +72,7 @@ pub fn params_of(schema: &VectorIndexSchema) -> Result<HnswParams> {
 
 impl VectorIndexCache {
     /// The graph of `schema` over `table` (property column `column` of `dimension` values),
-    /// built on `threads` threads when this table version has none yet.
+    /// brought up to date or built on `threads` threads when this table version has none yet.
     pub fn get_or_build(
         &self,
         schema: &VectorIndexSchema,
@@ -71,12 +81,31 @@ impl VectorIndexCache {
         dimension: usize,
         threads: usize,
     ) -> Result<Arc<BuiltIndex>> {
-        if let Some(built) = self.lookup(schema, table) {
-            return Ok(built);
-        }
-        // Built without the lock: other indexes stay usable meanwhile. Two queries may both
-        // build the same graph; the later insert replaces the earlier, both are correct.
-        let built = Arc::new(build(schema, table, column, dimension, threads)?);
+        let previous = {
+            let mut entries = self.entries.lock().expect("vector index cache lock");
+            let same_index = |e: &CachedIndex| {
+                e.schema.table == schema.table && e.schema.name.eq_ignore_ascii_case(&schema.name)
+            };
+            match entries.iter().position(same_index) {
+                Some(at) if entries[at].schema != *schema => {
+                    entries.remove(at);
+                    None
+                }
+                Some(at) if std::ptr::eq(entries[at].table.as_ptr(), Arc::as_ptr(table)) => {
+                    return Ok(entries[at].built.clone());
+                }
+                Some(at) => Some(entries.remove(at).built),
+                None => None,
+            }
+        };
+        // Updated or built without the lock: other indexes stay usable meanwhile. Two queries
+        // may both do it; the later insert replaces the earlier, both are correct.
+        let reader = ColumnReader::new(table, column, dimension);
+        let built = match previous.and_then(owned) {
+            Some(graph) => update(graph, &reader, threads, schema)?,
+            None => build(schema, &reader, threads)?,
+        };
+        let built = Arc::new(built);
         let mut entries = self.entries.lock().expect("vector index cache lock");
         entries.retain(|e| {
             !(e.schema.table == schema.table && e.schema.name.eq_ignore_ascii_case(&schema.name))
@@ -89,20 +118,7 @@ impl VectorIndexCache {
         Ok(built)
     }
 
-    fn lookup(
-        &self,
-        schema: &VectorIndexSchema,
-        table: &Arc<NodeTable>,
-    ) -> Option<Arc<BuiltIndex>> {
-        let mut entries = self.entries.lock().expect("vector index cache lock");
-        entries.retain(|e| e.table.strong_count() > 0);
-        entries
-            .iter()
-            .find(|e| e.schema == *schema && std::ptr::eq(e.table.as_ptr(), Arc::as_ptr(table)))
-            .map(|e| e.built.clone())
-    }
-
-    /// How many graphs are cached (for tests).
+    /// How many graphs are cached.
     pub fn len(&self) -> usize {
         self.entries.lock().expect("vector index cache lock").len()
     }
@@ -112,59 +128,178 @@ impl VectorIndexCache {
     }
 }
 
+/// The graph itself when no query holds it any more, else a copy (through its serialized
+/// form, O(graph)); `None` if the copy fails, which only a bug would cause.
+fn owned(built: Arc<BuiltIndex>) -> Option<BuiltIndex> {
+    match Arc::try_unwrap(built) {
+        Ok(built) => Some(built),
+        Err(shared) => Some(BuiltIndex {
+            hnsw: HnswIndex::from_bytes(&shared.hnsw.to_bytes()).ok()?,
+            vectors: shared.vectors.clone(),
+            offsets: shared.offsets.clone(),
+            row_of: shared.row_of.clone(),
+        }),
+    }
+}
+
+/// Reads one table version's vectors: in place from the contiguous column where the row is
+/// stored and not updated, from the row's value otherwise (`DOUBLE[n]` converted to `f32`).
+struct ColumnReader<'a> {
+    table: &'a NodeTable,
+    column: usize,
+    dimension: usize,
+    narrow: Option<&'a [f32]>,
+    wide: Option<&'a [f64]>,
+}
+
+impl<'a> ColumnReader<'a> {
+    fn new(table: &'a NodeTable, column: usize, dimension: usize) -> Self {
+        assert!(dimension > 0, "a vector column has a positive length");
+        let stored = table.column(column);
+        Self {
+            table,
+            column,
+            dimension,
+            narrow: stored.vector_f32().map(|(values, _)| values),
+            wide: stored.vector_f64().map(|(values, _)| values),
+        }
+    }
+
+    /// Every offset ever used, deleted ones included.
+    fn offsets(&self) -> u64 {
+        self.table.num_rows()
+    }
+
+    /// Appends the vector of live row `offset` to `out`; false (nothing appended) when the row
+    /// is deleted or its vector is NULL.
+    fn read(&self, offset: u64, out: &mut Vec<f32>) -> Result<bool> {
+        if offset >= self.table.num_rows() || self.table.is_deleted(offset) {
+            return Ok(false);
+        }
+        let updates = &self.table.delta().updates;
+        let in_place = offset < self.table.num_stored_rows()
+            && (updates.is_empty() || !updates.contains_key(&(offset, self.column as u32)));
+        let (row, n) = (offset as usize, self.dimension);
+        if in_place && (self.narrow.is_some() || self.wide.is_some()) {
+            if self.table.column(self.column).is_null(row) {
+                return Ok(false);
+            }
+            match (self.narrow, self.wide) {
+                (Some(values), _) => out.extend_from_slice(&values[row * n..(row + 1) * n]),
+                (_, Some(values)) => {
+                    out.extend(values[row * n..(row + 1) * n].iter().map(|&x| x as f32));
+                }
+                (None, None) => unreachable!("checked above"),
+            }
+            return Ok(true);
+        }
+        match self.table.value(offset, self.column) {
+            Value::Null => Ok(false),
+            value => {
+                let elements = crate::eval::array_functions::elements(&value, n)?;
+                out.extend(elements.into_iter().map(|x| x as f32));
+                Ok(true)
+            }
+        }
+    }
+}
+
+fn hnsw_error(schema: &VectorIndexSchema) -> impl Fn(warren_vector::hnsw::HnswError) -> Error + '_ {
+    move |e| Error::runtime(format!("vector index {}: {e}", schema.name))
+}
+
+/// Brings `graph`, built for another version of the table, up to date with `reader`'s version;
+/// builds anew when that is cheaper (see the module's documentation).
+fn update(
+    mut graph: BuiltIndex,
+    reader: &ColumnReader<'_>,
+    threads: usize,
+    schema: &VectorIndexSchema,
+) -> Result<BuiltIndex> {
+    let n = reader.dimension;
+    let offsets = reader.offsets();
+    let mut current = Vec::with_capacity(n);
+    let mut stale = Vec::new();
+    for (offset, &row) in graph.row_of.iter().enumerate() {
+        if row == NO_ROW {
+            continue;
+        }
+        current.clear();
+        let live = reader.read(offset as u64, &mut current)?;
+        let held = &graph.vectors[row as usize * n..(row as usize + 1) * n];
+        if !live || current.as_slice() != held {
+            stale.push((offset, row, live));
+        }
+    }
+    let mut fresh = Vec::new();
+    for offset in 0..offsets {
+        let indexed = graph
+            .row_of
+            .get(offset as usize)
+            .is_some_and(|&row| row != NO_ROW);
+        current.clear();
+        if !indexed && reader.read(offset, &mut current)? {
+            fresh.push(offset);
+        }
+    }
+    let changed = stale.iter().filter(|&&(_, _, live)| live).count();
+    let inserts = fresh.len() + changed;
+    let tombstones = graph.hnsw.rows() - graph.hnsw.live_rows() + stale.len();
+    let rows_after = graph.hnsw.rows() + inserts;
+    let too_many_tombstones =
+        tombstones as f64 > warren_vector::hnsw::REBUILD_DELETED_FRACTION * rows_after as f64;
+    if too_many_tombstones || inserts * threads.max(1) > graph.hnsw.live_rows() {
+        return build(schema, reader, threads);
+    }
+    for &(offset, row, _) in &stale {
+        graph.hnsw.delete(row).map_err(hnsw_error(schema))?;
+        graph.row_of[offset] = NO_ROW;
+    }
+    graph.row_of.resize(offsets as usize, NO_ROW);
+    let changed = stale.iter().filter(|&&(_, _, live)| live);
+    fresh.extend(changed.map(|&(offset, ..)| offset as u64));
+    fresh.sort_unstable();
+    for offset in fresh {
+        let read = reader.read(offset, &mut graph.vectors)?;
+        assert!(read, "a row to insert is live and not NULL");
+        let row = u32::try_from(graph.offsets.len()).expect("an index holds fewer than 2^32 rows");
+        graph.offsets.push(offset);
+        graph.row_of[offset as usize] = row;
+        graph
+            .hnsw
+            .insert(&graph.vectors, row)
+            .map_err(hnsw_error(schema))?;
+    }
+    Ok(graph)
+}
+
 /// Copies the live, non-NULL vectors of the column into one block and builds the graph.
 fn build(
     schema: &VectorIndexSchema,
-    table: &NodeTable,
-    column: usize,
-    dimension: usize,
+    reader: &ColumnReader<'_>,
     threads: usize,
 ) -> Result<BuiltIndex> {
-    assert!(dimension > 0, "a vector column has a positive length");
-    let stored = table.column(column);
     let mut vectors = Vec::new();
     let mut offsets = Vec::new();
-    let block = (!table.has_delta()).then(|| stored.vector_f32()).flatten();
-    let wide = (!table.has_delta()).then(|| stored.vector_f64()).flatten();
-    for offset in 0..table.num_rows() {
-        if table.is_deleted(offset) {
-            continue;
+    let mut row_of = vec![NO_ROW; reader.offsets() as usize];
+    for offset in 0..reader.offsets() {
+        if reader.read(offset, &mut vectors)? {
+            row_of[offset as usize] =
+                u32::try_from(offsets.len()).expect("an index holds fewer than 2^32 rows");
+            offsets.push(offset);
         }
-        let row = offset as usize;
-        match (block, wide) {
-            (Some((values, _)), _) if !stored.is_null(row) => {
-                vectors.extend_from_slice(&values[row * dimension..(row + 1) * dimension]);
-            }
-            (_, Some((values, _))) if !stored.is_null(row) => vectors.extend(
-                values[row * dimension..(row + 1) * dimension]
-                    .iter()
-                    .map(|&x| x as f32),
-            ),
-            (Some(_), _) | (_, Some(_)) => continue,
-            (None, None) => match table.value(offset, column) {
-                Value::Null => continue,
-                value => push_value(&mut vectors, &value, dimension)?,
-            },
-        }
-        offsets.push(offset);
     }
     let params = params_of(schema)?;
     let hnsw = if offsets.is_empty() {
-        HnswIndex::empty(dimension, params)
+        HnswIndex::empty(reader.dimension, params)
     } else {
-        HnswIndex::build(&vectors, dimension, params, threads)
+        HnswIndex::build(&vectors, reader.dimension, params, threads)
     }
-    .map_err(|e| Error::runtime(format!("vector index {}: {e}", schema.name)))?;
+    .map_err(hnsw_error(schema))?;
     Ok(BuiltIndex {
         hnsw,
         vectors,
         offsets,
+        row_of,
     })
-}
-
-/// Appends one `FLOAT[n]`/`DOUBLE[n]` value (NULL elements as 0, as the column stores them).
-fn push_value(vectors: &mut Vec<f32>, value: &Value, dimension: usize) -> Result<()> {
-    let elements = crate::eval::array_functions::elements(value, dimension)?;
-    vectors.extend(elements.into_iter().map(|x| x as f32));
-    Ok(())
 }

@@ -201,6 +201,69 @@ fn inserted_rows_are_found_and_deleted_ones_never_returned() {
     assert_eq!(all.len(), ROWS - 5 + 1);
 }
 
+/// Rounds of deletes, inserts and vector updates, each followed by queries: the graph is
+/// brought up to date incrementally (or rebuilt), keeps its recall, and never returns a
+/// deleted node or a node by its old vector.
+#[test]
+fn the_graph_follows_rounds_of_writes() {
+    let db = Database::in_memory();
+    let mut rng = TestRng::new(31);
+    let mut conn = load(&db, &mut rng);
+    conn.query("CALL CREATE_VECTOR_INDEX('T', 'idx', 'e')")
+        .unwrap();
+    let mut deleted = HashSet::new();
+    let mut next_id = ROWS as i64;
+    for round in 0..6 {
+        for i in 0..20 {
+            let id = (round * 97 + i * 13) as i64 % ROWS as i64;
+            if deleted.insert(id) {
+                conn.query(&format!("MATCH (n:T) WHERE n.id = {id} DELETE n"))
+                    .unwrap();
+            }
+            conn.query(&format!(
+                "CREATE (:T {{id: {next_id}, grp: 1, e: {}}})",
+                literal(&rng.vector(DIM))
+            ))
+            .unwrap();
+            next_id += 1;
+            let moved = (round * 31 + i * 7 + 5) as i64 % ROWS as i64;
+            conn.query(&format!(
+                "MATCH (n:T) WHERE n.id = {moved} SET n.e = {}",
+                literal(&rng.vector(DIM))
+            ))
+            .unwrap();
+        }
+        let cosine = recall(
+            &mut conn,
+            &mut rng,
+            "idx",
+            "array_cosine_similarity(n.e, $q) DESC",
+            5,
+        );
+        assert!(cosine >= 0.95, "round {round}: recall {cosine}");
+        let target = rng.vector(DIM);
+        let moved = 1 + round as i64;
+        conn.query(&format!(
+            "MATCH (n:T) WHERE n.id = {moved} SET n.e = {}",
+            literal(&target)
+        ))
+        .unwrap();
+        let found = ids(
+            &mut conn,
+            "CALL QUERY_VECTOR_INDEX('T', 'idx', $q, 50) RETURN node.id",
+            &query_parameters(&target),
+        );
+        assert_eq!(
+            found[0], moved,
+            "round {round}: the updated node is nearest its new vector"
+        );
+        assert!(
+            found.iter().all(|id| !deleted.contains(id)),
+            "round {round}: {found:?}"
+        );
+    }
+}
+
 #[test]
 fn the_query_runs_per_input_row_and_filters_after_the_call() {
     let db = Database::in_memory();
@@ -405,4 +468,68 @@ fn the_definition_survives_a_reopen_and_the_graph_is_rebuilt() {
         let after = reopen_and_query(&path, options.clone(), &query);
         assert_eq!(before, after, "checkpoint on close: {checkpoint}");
     }
+}
+
+/// Timings of the Cypher path (not an assertion): the first query of a table version builds the
+/// graph, later ones reuse it; the exact ORDER BY ... LIMIT scan beside it. Run with
+/// `cargo test --profile ci -p warren --test vector_index -- --ignored --nocapture`; the row
+/// count and threads come from `VINDEX_ROWS` (default 20,000) and `VINDEX_THREADS` (default 2).
+#[test]
+#[ignore]
+fn timings() {
+    let count: usize = std::env::var("VINDEX_ROWS").map_or(20_000, |v| v.parse().unwrap());
+    let threads: usize = std::env::var("VINDEX_THREADS").map_or(2, |v| v.parse().unwrap());
+    let dim = 64;
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    let mut rng = TestRng::new(29);
+    conn.query(&format!(
+        "CREATE NODE TABLE V(id INT64, e FLOAT[{dim}], PRIMARY KEY(id))"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.csv");
+    let mut csv = String::new();
+    for id in 0..count {
+        csv.push_str(&format!("{id},\"{}\"\n", literal(&rng.vector(dim))));
+    }
+    std::fs::write(&path, csv).unwrap();
+    conn.query(&format!("COPY V FROM '{}' (HEADER=false)", path.display()))
+        .unwrap();
+    conn.query(&format!("CALL THREADS={threads}")).unwrap();
+    conn.query("CALL CREATE_VECTOR_INDEX('V', 'idx', 'e')")
+        .unwrap();
+    let indexed = "CALL QUERY_VECTOR_INDEX('V', 'idx', $q, 10) RETURN node.id";
+    let exact = "MATCH (n:V) RETURN n.id ORDER BY array_cosine_similarity(n.e, $q) DESC LIMIT 10";
+    let time = |conn: &mut Connection, query: &str, rng: &mut TestRng| {
+        let parameters = query_parameters(&rng.vector(dim));
+        let started = std::time::Instant::now();
+        rows(conn, query, &parameters);
+        started.elapsed().as_secs_f64() * 1000.0
+    };
+    let build = time(&mut conn, indexed, &mut rng);
+    let (mut cached, mut scanned) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        cached.push(time(&mut conn, indexed, &mut rng));
+        scanned.push(time(&mut conn, exact, &mut rng));
+    }
+    // One insert and one delete make a new table version: the next query updates the graph.
+    conn.query(&format!(
+        "CREATE (:V {{id: {count}, e: {}}})",
+        literal(&rng.vector(dim))
+    ))
+    .unwrap();
+    conn.query("MATCH (n:V) WHERE n.id = 7 DELETE n").unwrap();
+    let updated = time(&mut conn, indexed, &mut rng);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "rows {count} dim {dim} threads {threads}: first query (builds) {build:.1} ms; \
+         later queries median {:.3} ms; exact ORDER BY LIMIT median {:.3} ms; \
+         first query after an insert and a delete (updates) {updated:.1} ms",
+        median(&mut cached),
+        median(&mut scanned)
+    );
 }
