@@ -42,6 +42,16 @@ pub struct QueryVectorIndex {
     pub column: usize,
     /// The vector length of the indexed `FLOAT[n]`/`DOUBLE[n]` property.
     pub dimension: usize,
+    /// Called on a projected graph with a predicate on its node table: only nodes passing it
+    /// are returned, `k` of them when `k` pass (Kùzu's filtered search).
+    pub filter: Option<NodeFilter>,
+}
+
+/// A predicate over one node, bound to the variable in row slot `slot`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeFilter {
+    pub slot: usize,
+    pub predicate: Expr,
 }
 
 impl QueryVectorIndex {

@@ -293,6 +293,61 @@ fn the_query_runs_per_input_row_and_filters_after_the_call() {
     assert!(!filtered.is_empty() && filtered.iter().all(|&g| g == 1));
 }
 
+/// Kùzu's filtered search: on a projected graph with a predicate on its node table, the
+/// search returns the `k` nearest nodes that pass it, nearest first, equal to the exact answer
+/// with a WHERE.
+#[test]
+fn a_projected_graph_filters_the_search() {
+    let db = Database::in_memory();
+    let mut rng = TestRng::new(37);
+    let mut conn = load(&db, &mut rng);
+    conn.query("CALL CREATE_VECTOR_INDEX('T', 'idx', 'e')")
+        .unwrap();
+    conn.query("CALL PROJECT_GRAPH('ones', {'T': 'n.grp = 1 AND n.id < 1500'}, [])")
+        .unwrap();
+    conn.query("CALL PROJECT_GRAPH('all', ['T'], [])").unwrap();
+    let mut found = 0;
+    for _ in 0..10 {
+        let parameters = query_parameters(&rng.vector(DIM));
+        let answer = ids(
+            &mut conn,
+            &format!("CALL QUERY_VECTOR_INDEX('ones', 'idx', $q, {K}) RETURN node.id"),
+            &parameters,
+        );
+        assert_eq!(answer.len(), K);
+        assert!(
+            answer.iter().all(|id| id % 3 == 1 && *id < 1500),
+            "{answer:?}"
+        );
+        let truth: HashSet<i64> = ids(
+            &mut conn,
+            &format!(
+                "MATCH (n:T) WHERE n.grp = 1 AND n.id < 1500 RETURN n.id \
+                 ORDER BY array_cosine_similarity(n.e, $q) DESC LIMIT {K}"
+            ),
+            &parameters,
+        )
+        .into_iter()
+        .collect();
+        found += answer.iter().filter(|id| truth.contains(id)).count();
+        let unfiltered = ids(
+            &mut conn,
+            &format!("CALL QUERY_VECTOR_INDEX('all', 'idx', $q, {K}) RETURN node.id"),
+            &parameters,
+        );
+        assert_eq!(unfiltered.len(), K);
+    }
+    let recall = found as f64 / (10 * K) as f64;
+    assert!(recall >= 0.95, "filtered recall {recall}");
+    conn.query("CALL PROJECT_GRAPH_CYPHER('c', 'MATCH (n:T) RETURN n')")
+        .unwrap();
+    let message = error(
+        &mut conn,
+        "CALL QUERY_VECTOR_INDEX('c', 'idx', [1.0], 3) RETURN node",
+    );
+    assert!(message.contains("PROJECT_GRAPH_CYPHER"), "{message}");
+}
+
 #[test]
 fn arguments_are_checked_with_clear_errors() {
     let db = Database::in_memory();

@@ -6,11 +6,13 @@
 
 use warren_common::value::{NodeValue, Value};
 use warren_common::{Error, InternalId, Result};
-use warren_planner::procedure::QueryVectorIndex;
-use warren_vector::hnsw::SearchScratch;
+use warren_planner::procedure::{NodeFilter, QueryVectorIndex};
+use warren_vector::hnsw::{RowMask, SearchScratch};
 
 use super::GraphProcedure;
 use crate::context::ExecContext;
+use crate::eval::Evaluator;
+use crate::vector_index::BuiltIndex;
 
 pub struct QueryVectorIndexProcedure {
     spec: QueryVectorIndex,
@@ -29,6 +31,37 @@ fn count(value: &Value, name: &str) -> Result<usize> {
         _ => Err(Error::runtime(format!(
             "QUERY_VECTOR_INDEX: {name} must be a positive integer, got {value:?}"
         ))),
+    }
+}
+
+impl QueryVectorIndexProcedure {
+    /// The index rows whose node passes the projected graph's predicate (evaluated per live
+    /// row, on this thread: O(rows) per call).
+    fn passing(
+        &self,
+        filter: &NodeFilter,
+        built: &BuiltIndex,
+        ctx: &ExecContext,
+    ) -> Result<RowMask> {
+        let snapshot = ctx.snapshot();
+        let evaluator = Evaluator::new(&snapshot, ctx);
+        let mut row = vec![Value::Null; filter.slot + 1];
+        let mut passes = vec![false; built.offsets.len()];
+        for (index_row, &offset) in built.offsets.iter().enumerate() {
+            if built.hnsw.is_deleted(index_row as u32) {
+                continue;
+            }
+            ctx.tick()?;
+            row[filter.slot] = Value::Node(NodeValue {
+                id: InternalId {
+                    table: self.spec.index.table,
+                    offset,
+                },
+                projection: None,
+            });
+            passes[index_row] = evaluator.test(&filter.predicate, &row)?;
+        }
+        Ok(RowMask::from_fn(passes.len(), |r| passes[r as usize]))
     }
 }
 
@@ -59,10 +92,22 @@ impl GraphProcedure for QueryVectorIndexProcedure {
             ctx.threads(),
         )?;
         let mut scratch = SearchScratch::new();
-        let found = built
-            .hnsw
-            .search(&built.vectors, &query, k, efs.max(k), &mut scratch)
-            .map_err(|e| Error::runtime(format!("QUERY_VECTOR_INDEX: {e}")))?;
+        let mask = match &self.spec.filter {
+            Some(filter) => Some(self.passing(filter, &built, ctx)?),
+            None => None,
+        };
+        let efs = efs.max(k);
+        let found = match &mask {
+            Some(mask) => {
+                built
+                    .hnsw
+                    .search_filtered(&built.vectors, &query, k, efs, mask, &mut scratch)
+            }
+            None => built
+                .hnsw
+                .search(&built.vectors, &query, k, efs, &mut scratch),
+        }
+        .map_err(|e| Error::runtime(format!("QUERY_VECTOR_INDEX: {e}")))?;
         Ok(found
             .into_iter()
             .map(|n| {

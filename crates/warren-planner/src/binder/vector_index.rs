@@ -14,10 +14,11 @@ use warren_vector::distance::Metric;
 use warren_vector::hnsw::{HnswParams, EFS_DEFAULT};
 
 use super::procedure::{at, split_arguments};
-use super::scope::Scope;
+use super::projected_graph::ProjectedGraph;
+use super::scope::{Scope, Variable, VariableKind};
 use super::{Binder, BoundStatement};
 use crate::expr::Expr;
-use crate::procedure::{ProcedureCall, ProcedureKind, QueryVectorIndex};
+use crate::procedure::{NodeFilter, ProcedureCall, ProcedureKind, QueryVectorIndex};
 
 /// Whether `name` is a vector index procedure that only a statement of its own may call.
 pub(crate) fn is_vector_index_ddl(name: &str) -> bool {
@@ -182,7 +183,15 @@ impl Binder<'_> {
                 at(call.span)
             )));
         };
-        let table = self.vector_index_table(table)?;
+        let table_name = self.constant_text(table, "the table name")?;
+        let graph = match self.catalog.node_table(&table_name) {
+            Some(_) => None,
+            None => self.session.projected_graphs().get(&table_name).cloned(),
+        };
+        let (table, filter) = match graph {
+            Some(graph) => self.filtered_table(&graph)?,
+            None => (self.vector_index_table(table)?, None),
+        };
         let name = self.constant_text(name, "the index name")?;
         let index = self
             .catalog
@@ -217,6 +226,7 @@ impl Binder<'_> {
                 index,
                 column,
                 dimension,
+                filter,
             }),
             arguments: vec![query, k, efs],
             columns: vec![
@@ -224,6 +234,59 @@ impl Binder<'_> {
                 ("distance".into(), LogicalType::Double),
             ],
         })
+    }
+}
+
+impl Binder<'_> {
+    /// The node table of a projected graph `QUERY_VECTOR_INDEX` searches, and its predicate
+    /// bound over a node variable of its own.
+    fn filtered_table(
+        &mut self,
+        graph: &ProjectedGraph,
+    ) -> Result<(NodeTableSchema, Option<NodeFilter>)> {
+        let ProjectedGraph::Native { name, nodes, .. } = graph else {
+            return Err(Error::binder(format!(
+                "QUERY_VECTOR_INDEX searches a projected graph of PROJECT_GRAPH; {} is one of PROJECT_GRAPH_CYPHER.",
+                graph.name()
+            )));
+        };
+        let [entry] = nodes.as_slice() else {
+            return Err(Error::binder(format!(
+                "QUERY_VECTOR_INDEX needs a projected graph with exactly one node table; {name} has {}.",
+                nodes.len()
+            )));
+        };
+        let table = self
+            .catalog
+            .node_table(&entry.name)
+            .ok_or_else(|| Error::binder(format!("Table {} does not exist.", entry.name)))?
+            .clone();
+        if entry.predicate.is_empty() {
+            return Ok((table, None));
+        }
+        let text = format!(
+            "MATCH (n:`{}`) WHERE {} RETURN n",
+            table.name, entry.predicate
+        );
+        let statement = warren_cypher::parse_statement(&text)?;
+        let ast::Statement::Query(query) = &statement else {
+            unreachable!("a MATCH ... RETURN text parses as a query")
+        };
+        let Some(ast::Clause::Match(clause)) = query.parts[0].clauses.first() else {
+            unreachable!("the query starts with its MATCH")
+        };
+        let predicate = clause.where_clause.as_ref().expect("the MATCH has a WHERE");
+        let slot = self.new_slot();
+        let mut scope = Scope::default();
+        scope.insert(Variable {
+            name: "n".into(),
+            slot,
+            kind: VariableKind::Node {
+                tables: vec![table.id],
+            },
+        });
+        let (predicate, _) = self.bind_expr(predicate, &scope)?;
+        Ok((table, Some(NodeFilter { slot, predicate })))
     }
 }
 
