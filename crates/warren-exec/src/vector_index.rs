@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use warren_common::value::Value;
-use warren_common::{Error, Result};
+use warren_common::{Error, Result, TableId};
 use warren_storage::{NodeTable, VectorIndexSchema};
 use warren_vector::distance::Metric;
 use warren_vector::hnsw::{HnswIndex, HnswParams};
@@ -116,6 +116,15 @@ impl VectorIndexCache {
             built: built.clone(),
         });
         Ok(built)
+    }
+
+    /// Drops the graphs of index `name` of `table` (every index of it when `None`): after
+    /// `DROP_VECTOR_INDEX` or `DROP TABLE`, so their memory is not kept.
+    pub fn forget(&self, table: TableId, name: Option<&str>) {
+        let mut entries = self.entries.lock().expect("vector index cache lock");
+        entries.retain(|e| {
+            e.schema.table != table || name.is_some_and(|n| !e.schema.name.eq_ignore_ascii_case(n))
+        });
     }
 
     /// How many graphs are cached.
@@ -302,4 +311,105 @@ fn build(
         offsets,
         row_of,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use warren_common::types::LogicalType;
+    use warren_storage::{NodeTableSchema, Property};
+
+    use super::*;
+
+    fn schema() -> NodeTableSchema {
+        let property = |name: &str, ty: LogicalType| Property {
+            name: name.into(),
+            ty,
+            default: None,
+        };
+        NodeTableSchema {
+            id: 0,
+            name: "T".into(),
+            properties: vec![
+                property("id", LogicalType::Int64),
+                property("v", LogicalType::Array(LogicalType::Float.into(), 2)),
+            ],
+            primary_key: 0,
+        }
+    }
+
+    fn index() -> VectorIndexSchema {
+        VectorIndexSchema {
+            table: 0,
+            name: "i".into(),
+            property: "v".into(),
+            metric: "l2".into(),
+            mu: 4,
+            ml: 8,
+            pu: 0.5,
+            efc: 16,
+        }
+    }
+
+    /// `table` with one row per `(x, y)` appended; `None` is a NULL vector.
+    fn with_rows(table: &NodeTable, rows: &[Option<(f64, f64)>]) -> Arc<NodeTable> {
+        Arc::new(table.with_delta(|delta, _, stored| {
+            for point in rows {
+                let id = Value::Int64((stored as usize + delta.appended.len()) as i64);
+                let vector = match point {
+                    Some((x, y)) => {
+                        Value::List(vec![Value::Float(*x as f32), Value::Float(*y as f32)].into())
+                    }
+                    None => Value::Null,
+                };
+                delta.appended.push_back(Arc::from(vec![id, vector]));
+            }
+        }))
+    }
+
+    fn nearest(built: &BuiltIndex, query: [f32; 2], k: usize) -> Vec<u64> {
+        let mut scratch = warren_vector::hnsw::SearchScratch::new();
+        let found = built
+            .hnsw
+            .search(&built.vectors, &query, k, 64, &mut scratch)
+            .unwrap();
+        found
+            .iter()
+            .map(|n| built.offsets[n.row as usize])
+            .collect()
+    }
+
+    #[test]
+    fn a_version_reuses_its_graph_and_a_new_one_is_brought_up_to_date() {
+        let cache = VectorIndexCache::default();
+        let points: Vec<_> = (0..40).map(|i| Some((f64::from(i), 0.0))).collect();
+        let first = with_rows(&NodeTable::empty(&schema()), &points);
+        let built = cache.get_or_build(&index(), &first, 1, 2, 2).unwrap();
+        assert_eq!(nearest(&built, [10.2, 0.0], 2), [10, 11]);
+        let again = cache.get_or_build(&index(), &first, 1, 2, 2).unwrap();
+        assert!(
+            Arc::ptr_eq(&built, &again),
+            "the same version reuses its graph"
+        );
+        // Delete row 10, append a NULL vector and a point near 10 (while a query still holds
+        // the old graph, so it is copied): the new graph has neither the deleted row nor the
+        // NULL one.
+        let second = Arc::new(with_rows(&first, &[None, Some((10.1, 0.0))]).with_delta(
+            |delta, _, _| {
+                delta.deleted.insert(10);
+            },
+        ));
+        drop(again);
+        let updated = cache.get_or_build(&index(), &second, 1, 2, 2).unwrap();
+        assert_eq!(nearest(&updated, [10.2, 0.0], 2), [41, 11]);
+        assert_eq!(
+            updated.hnsw.live_rows(),
+            40,
+            "39 kept, one appended, no NULL"
+        );
+        assert_eq!(cache.len(), 1);
+        cache.forget(0, Some("other"));
+        assert_eq!(cache.len(), 1);
+        cache.forget(0, Some("I"));
+        assert!(cache.is_empty());
+    }
 }

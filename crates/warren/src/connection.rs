@@ -317,9 +317,13 @@ impl Connection {
                         started.elapsed(),
                     ));
                 }
+                let node_table = snapshot.catalog().node_table(&name).map(|t| t.id);
                 let mut editor = Editor::new(snapshot);
                 editor.drop_table(&name)?;
                 self.commit_editor(editor)?;
+                if let Some(id) = node_table {
+                    self.db.vector_indexes().forget(id, None);
+                }
                 Ok(QueryResult::message(
                     format!("Table {name} has been dropped."),
                     self.current_snapshot(),
@@ -392,9 +396,13 @@ impl Connection {
                 ))
             }
             BoundStatement::DropVectorIndex { table, name } => {
+                let table_id = snapshot.catalog().node_table(&table).map(|t| t.id);
                 let mut editor = Editor::new(snapshot);
                 editor.drop_vector_index(&table, &name)?;
                 self.commit_editor(editor)?;
+                if let Some(id) = table_id {
+                    self.db.vector_indexes().forget(id, Some(&name));
+                }
                 Ok(QueryResult::message(
                     format!("Index {name} has been dropped."),
                     self.current_snapshot(),
