@@ -165,6 +165,8 @@ pub struct ExecContext {
     /// Where the rows LOAD FROM skips with `IGNORE_ERRORS` are recorded; `None` outside a
     /// connection (the rows are still skipped).
     pub warnings: Option<crate::warnings::WarningSink>,
+    /// The database's built vector index graphs (a private, empty cache outside a database).
+    pub vector_indexes: Arc<crate::vector_index::VectorIndexCache>,
 }
 
 impl ExecContext {
@@ -180,7 +182,18 @@ impl ExecContext {
             traversals: Arc::default(),
             regex_cache: crate::eval::RegexCache::default(),
             warnings: None,
+            vector_indexes: Arc::default(),
         }
+    }
+
+    /// The context, using the database's vector index graphs.
+    #[must_use]
+    pub fn with_vector_indexes(
+        mut self,
+        cache: Arc<crate::vector_index::VectorIndexCache>,
+    ) -> Self {
+        self.vector_indexes = cache;
+        self
     }
 
     /// The context, recording its statement's warnings in `sink`.

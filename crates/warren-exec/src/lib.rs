@@ -8,6 +8,7 @@ pub mod eval;
 pub mod operators;
 pub mod procedures;
 pub mod recursive;
+pub mod vector_index;
 pub mod warnings;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};

@@ -8,6 +8,7 @@
 
 use warren_common::types::LogicalType;
 use warren_common::TableId;
+use warren_storage::VectorIndexSchema;
 
 use crate::expr::Expr;
 use crate::plan::Step;
@@ -28,6 +29,33 @@ pub struct ProcedureCall {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProcedureKind {
     SpreadActivation(SpreadActivation),
+    QueryVectorIndex(QueryVectorIndex),
+}
+
+/// `QUERY_VECTOR_INDEX(table, index, query, k, efs :=)`. Its per-row arguments are, in order:
+/// query, k, efs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryVectorIndex {
+    /// The index's definition as the statement was bound (its options key the built graph).
+    pub index: VectorIndexSchema,
+    /// The indexed property's column in the node table.
+    pub column: usize,
+    /// The vector length of the indexed `FLOAT[n]`/`DOUBLE[n]` property.
+    pub dimension: usize,
+    /// Called on a projected graph with a predicate on its node table: only nodes passing it
+    /// are returned, `k` of them when `k` pass (Kùzu's filtered search).
+    pub filter: Option<NodeFilter>,
+}
+
+/// A predicate over one node, bound to the variable in row slot `slot`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeFilter {
+    pub slot: usize,
+    pub predicate: Expr,
+}
+
+impl QueryVectorIndex {
+    pub const ARGUMENTS: [&'static str; 3] = ["query", "k", "efs"];
 }
 
 /// `spread_activation(rel_table, seeds, decay :=, threshold :=, max_hops :=, weight :=,

@@ -1,7 +1,10 @@
 //! The catalog: node tables and rel tables with their properties. Table ids come from one
 //! counter in creation order, as Kùzu assigns them: a node table takes one id; a rel table takes
 //! one id per FROM/TO pair (the id printed in a rel's `_ID`) and then one for itself.
-//! Names of tables and properties compare case-insensitively.
+//! Names of tables and properties compare case-insensitively. Vector indexes
+//! (`CREATE_VECTOR_INDEX`) are catalog entries too: their definitions persist and are logged
+//! with the catalog; the index graph itself is built in memory from the column (see
+//! `docs/VECTORS.md`).
 
 use serde::{Deserialize, Serialize};
 use warren_common::types::LogicalType;
@@ -53,11 +56,29 @@ pub enum TableRef<'a> {
     Rel(&'a RelTableSchema),
 }
 
+/// A vector index on a node table's `FLOAT[n]`/`DOUBLE[n]` property, with Kùzu's options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorIndexSchema {
+    /// The node table's id.
+    pub table: TableId,
+    pub name: String,
+    pub property: String,
+    /// Kùzu's metric name: `cosine`, `l2`, `l2sq` or `dotproduct`.
+    pub metric: String,
+    pub mu: u64,
+    pub ml: u64,
+    pub pu: f64,
+    pub efc: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
     next_id: TableId,
     node_tables: Vec<NodeTableSchema>,
     rel_tables: Vec<RelTableSchema>,
+    /// Absent from catalogs written before vector indexes existed.
+    #[serde(default)]
+    vector_indexes: Vec<VectorIndexSchema>,
 }
 
 fn find_property(properties: &[Property], name: &str) -> Option<usize> {
@@ -89,6 +110,61 @@ impl Catalog {
 
     pub fn rel_tables(&self) -> &[RelTableSchema] {
         &self.rel_tables
+    }
+
+    pub fn vector_indexes(&self) -> &[VectorIndexSchema] {
+        &self.vector_indexes
+    }
+
+    /// The vector index `name` of table `table` (names compare case-insensitively).
+    pub fn vector_index(&self, table: TableId, name: &str) -> Option<&VectorIndexSchema> {
+        self.vector_indexes
+            .iter()
+            .find(|i| i.table == table && i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Adds a vector index; the caller checked the table and property.
+    pub fn create_vector_index(&mut self, index: VectorIndexSchema) -> Result<()> {
+        let table = self
+            .node_table_by_id(index.table)
+            .ok_or_else(|| Error::binder(format!("Table {} does not exist.", index.table)))?;
+        assert!(
+            table.property(&index.property).is_some(),
+            "a vector index names a property of its table"
+        );
+        if self.vector_index(index.table, &index.name).is_some() {
+            return Err(Error::binder(format!(
+                "Index {} already exists in table {}.",
+                index.name, table.name
+            )));
+        }
+        self.vector_indexes.push(index);
+        Ok(())
+    }
+
+    /// Removes the vector index `name` of node table `table`.
+    pub fn drop_vector_index(&mut self, table: &str, name: &str) -> Result<()> {
+        let schema = self
+            .node_table(table)
+            .ok_or_else(|| Error::binder(format!("Table {table} does not exist.")))?;
+        let id = schema.id;
+        let display = schema.name.clone();
+        let before = self.vector_indexes.len();
+        self.vector_indexes
+            .retain(|i| !(i.table == id && i.name.eq_ignore_ascii_case(name)));
+        if self.vector_indexes.len() == before {
+            return Err(Error::binder(format!(
+                "Table {display} doesn't have an index with name {name}."
+            )));
+        }
+        Ok(())
+    }
+
+    /// The vector index on property `property` of `table`, if any.
+    fn index_on(&self, table: TableId, property: &str) -> Option<&VectorIndexSchema> {
+        self.vector_indexes
+            .iter()
+            .find(|i| i.table == table && i.property.eq_ignore_ascii_case(property))
     }
 
     pub fn node_table(&self, name: &str) -> Option<&NodeTableSchema> {
@@ -284,6 +360,14 @@ impl Catalog {
 
     /// Removes a property; returns its former index.
     pub fn drop_property(&mut self, table: &str, name: &str) -> Result<usize> {
+        if let Some(node) = self.node_table(table) {
+            if let Some(index) = self.index_on(node.id, name) {
+                return Err(Error::binder(format!(
+                    "Cannot drop property {name} in table {} because it is used in index {}.",
+                    node.name, index.name
+                )));
+            }
+        }
         let (properties, primary_key, display) = self.properties_mut(table)?;
         let index = find_property(properties, name).ok_or_else(|| {
             Error::runtime(format!("{display} table does not have property {name}."))
@@ -313,6 +397,13 @@ impl Catalog {
             Error::runtime(format!("{display} table does not have property {from}."))
         })?;
         properties[index].name = to.to_string();
+        if let Some(id) = self.node_table(table).map(|t| t.id) {
+            for vector_index in &mut self.vector_indexes {
+                if vector_index.table == id && vector_index.property.eq_ignore_ascii_case(from) {
+                    vector_index.property = to.to_string();
+                }
+            }
+        }
         Ok(())
     }
 
@@ -359,6 +450,7 @@ impl Catalog {
                 )));
             }
             self.node_tables.remove(index);
+            self.vector_indexes.retain(|i| i.table != id);
             return Ok(vec![id]);
         }
         if let Some(index) = self
@@ -425,5 +517,51 @@ mod tests {
         assert!(catalog.drop_table("A").is_err());
         assert_eq!(catalog.drop_table("R").unwrap(), vec![1]);
         assert_eq!(catalog.drop_table("A").unwrap(), vec![0]);
+    }
+
+    fn vector_index(name: &str) -> VectorIndexSchema {
+        VectorIndexSchema {
+            table: 0,
+            name: name.into(),
+            property: "v".into(),
+            metric: "cosine".into(),
+            mu: 30,
+            ml: 60,
+            pu: 0.05,
+            efc: 200,
+        }
+    }
+
+    #[test]
+    fn vector_indexes_follow_their_table_and_property() {
+        let mut catalog = Catalog::default();
+        let ty = LogicalType::Array(LogicalType::Float.into(), 3);
+        catalog
+            .create_node_table(
+                "A",
+                vec![property("ID", LogicalType::Int64), property("v", ty)],
+                "ID",
+            )
+            .unwrap();
+        catalog.create_vector_index(vector_index("i")).unwrap();
+        let duplicate = catalog.create_vector_index(vector_index("I")).unwrap_err();
+        assert!(duplicate
+            .to_string()
+            .contains("Index I already exists in table A."));
+        assert!(catalog.drop_property("A", "v").is_err());
+        catalog.rename_property("A", "v", "w").unwrap();
+        assert_eq!(catalog.vector_index(0, "i").unwrap().property, "w");
+        let json = serde_json::to_string(&catalog).unwrap();
+        assert_eq!(serde_json::from_str::<Catalog>(&json).unwrap(), catalog);
+        assert!(catalog.drop_vector_index("A", "j").is_err());
+        catalog.drop_vector_index("A", "i").unwrap();
+        assert!(catalog.vector_indexes().is_empty());
+        let renamed = VectorIndexSchema {
+            property: "w".into(),
+            ..vector_index("i")
+        };
+        catalog.create_vector_index(renamed).unwrap();
+        catalog.drop_table("A").unwrap();
+        assert!(catalog.vector_indexes().is_empty());
     }
 }

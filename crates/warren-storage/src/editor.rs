@@ -255,6 +255,18 @@ impl Editor {
         self.catalog.rename_property(table, from, to)
     }
 
+    /// `CALL CREATE_VECTOR_INDEX(...)`: a catalog entry; the index graph is built on use.
+    pub fn create_vector_index(&mut self, index: crate::VectorIndexSchema) -> Result<()> {
+        self.structural = true;
+        self.catalog.create_vector_index(index)
+    }
+
+    /// `CALL DROP_VECTOR_INDEX(table, name)`.
+    pub fn drop_vector_index(&mut self, table: &str, name: &str) -> Result<()> {
+        self.structural = true;
+        self.catalog.drop_vector_index(table, name)
+    }
+
     pub fn rename_table(&mut self, table: &str, to: &str) -> Result<()> {
         self.structural = true;
         self.catalog.rename_table(table, to)

@@ -23,7 +23,9 @@ pub mod table_files;
 pub mod value_codec;
 pub mod wal;
 
-pub use catalog::{Catalog, NodeTableSchema, Property, RelPairSchema, RelTableSchema};
+pub use catalog::{
+    Catalog, NodeTableSchema, Property, RelPairSchema, RelTableSchema, VectorIndexSchema,
+};
 pub use database_dir::DatabaseDir;
 pub use editor::Editor;
 pub use node_table::NodeTable;

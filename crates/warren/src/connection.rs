@@ -202,6 +202,7 @@ impl Connection {
             Interrupt::new(deadline, self.interrupt.clone()),
         )
         .with_warnings(self.warning_sink())
+        .with_vector_indexes(self.db.vector_indexes())
     }
 
     /// Where the statement running now records its warnings.
@@ -316,9 +317,13 @@ impl Connection {
                         started.elapsed(),
                     ));
                 }
+                let node_table = snapshot.catalog().node_table(&name).map(|t| t.id);
                 let mut editor = Editor::new(snapshot);
                 editor.drop_table(&name)?;
                 self.commit_editor(editor)?;
+                if let Some(id) = node_table {
+                    self.db.vector_indexes().forget(id, None);
+                }
                 Ok(QueryResult::message(
                     format!("Table {name} has been dropped."),
                     self.current_snapshot(),
@@ -378,6 +383,31 @@ impl Connection {
             BoundStatement::ClearWarnings => {
                 self.warnings.clear();
                 Ok(QueryResult::empty(snapshot))
+            }
+            BoundStatement::CreateVectorIndex(index) => {
+                let name = index.name.clone();
+                let mut editor = Editor::new(snapshot);
+                editor.create_vector_index(index)?;
+                self.commit_editor(editor)?;
+                Ok(QueryResult::message(
+                    format!("Index {name} has been created."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::DropVectorIndex { table, name } => {
+                let table_id = snapshot.catalog().node_table(&table).map(|t| t.id);
+                let mut editor = Editor::new(snapshot);
+                editor.drop_vector_index(&table, &name)?;
+                self.commit_editor(editor)?;
+                if let Some(id) = table_id {
+                    self.db.vector_indexes().forget(id, Some(&name));
+                }
+                Ok(QueryResult::message(
+                    format!("Index {name} has been dropped."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
             }
             BoundStatement::Explain(inner) => {
                 let text = match &*inner {
@@ -676,7 +706,9 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::DropTable { .. }
         | BoundStatement::AlterTable { .. }
         | BoundStatement::CopyFromQuery { .. }
-        | BoundStatement::Copy { .. } => true,
+        | BoundStatement::Copy { .. }
+        | BoundStatement::CreateVectorIndex(_)
+        | BoundStatement::DropVectorIndex { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)
         | BoundStatement::ClearWarnings

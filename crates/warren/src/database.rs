@@ -111,6 +111,8 @@ pub(crate) struct Inner {
     /// the published snapshot was read (`None`: there was no log). `None` here for a database
     /// this process writes (or in memory).
     reader_mark: Option<Mutex<Option<LogMark>>>,
+    /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
+    vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -297,6 +299,7 @@ impl Database {
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
             reader_mark: reader_mark.map(Mutex::new),
+            vector_indexes: Arc::default(),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -323,6 +326,11 @@ impl Database {
             .expect("published snapshot")
             .snapshot
             .clone()
+    }
+
+    /// The vector index graphs queries of this database share.
+    pub(crate) fn vector_indexes(&self) -> Arc<warren_exec::vector_index::VectorIndexCache> {
+        self.inner.vector_indexes.clone()
     }
 
     pub fn is_read_only(&self) -> bool {

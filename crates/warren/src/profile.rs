@@ -177,6 +177,8 @@ pub(crate) fn statement_kind(statement: &BoundStatement) -> &'static str {
         BoundStatement::Setting { .. } => "CALL (a setting)",
         BoundStatement::ProjectedGraph(_) => "CALL (a projected graph)",
         BoundStatement::ClearWarnings => "CALL clear_warnings()",
+        BoundStatement::CreateVectorIndex(_) => "CALL CREATE_VECTOR_INDEX",
+        BoundStatement::DropVectorIndex { .. } => "CALL DROP_VECTOR_INDEX",
         BoundStatement::Explain(_) => "EXPLAIN",
         BoundStatement::Profile(_) => "PROFILE",
         BoundStatement::Transaction(_) => "a transaction command",

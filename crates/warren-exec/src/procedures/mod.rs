@@ -1,8 +1,9 @@
 //! Graph procedures at run time: a [`GraphProcedure`] turns one input row's evaluated
 //! arguments into rows (`CALL spread_activation(...)`). The binder fixed everything constant in
-//! a [`ProcedureKind`]; [`procedure_for`] picks the implementation. A new procedure (e.g. a
-//! vector-index query) adds a variant there and an implementation here.
+//! a [`ProcedureKind`]; [`procedure_for`] picks the implementation. A new procedure adds a
+//! variant there and an implementation here.
 
+mod query_vector_index;
 mod spread_activation;
 
 use warren_common::value::Value;
@@ -21,6 +22,9 @@ pub fn procedure_for(kind: &ProcedureKind) -> Box<dyn GraphProcedure> {
     match kind {
         ProcedureKind::SpreadActivation(spec) => Box::new(
             spread_activation::SpreadActivationProcedure::new(spec.clone()),
+        ),
+        ProcedureKind::QueryVectorIndex(spec) => Box::new(
+            query_vector_index::QueryVectorIndexProcedure::new(spec.clone()),
         ),
     }
 }

@@ -14,6 +14,7 @@ pub mod scope;
 pub mod session;
 mod table_function;
 mod update;
+mod vector_index;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -103,6 +104,13 @@ pub enum BoundStatement {
     ProjectedGraph(ProjectedGraphCommand),
     /// A standalone `CALL clear_warnings()`: empties the connection's warnings.
     ClearWarnings,
+    /// A standalone `CALL CREATE_VECTOR_INDEX(...)`, checked against the catalog.
+    CreateVectorIndex(warren_storage::VectorIndexSchema),
+    /// A standalone `CALL DROP_VECTOR_INDEX(table, name)` of an index that exists.
+    DropVectorIndex {
+        table: String,
+        name: String,
+    },
     Explain(Box<BoundStatement>),
     Profile(Box<BoundStatement>),
     Transaction(ast::TransactionCommand),
@@ -183,6 +191,9 @@ impl<'a> Binder<'a> {
                     let arguments = self.constant_arguments(&call.args)?;
                     projected_graph::check_argument_count(&call.name, &arguments, &[])?;
                     BoundStatement::ClearWarnings
+                }
+                Some(call) if vector_index::is_vector_index_ddl(&call.name) => {
+                    self.bind_vector_index_ddl(call)?
                 }
                 Some(call) => self.bind_projected_graph_call(call)?,
                 None => BoundStatement::Query(self.bind_query(query)?),

@@ -20,20 +20,21 @@ use crate::procedure::{ProcedureCall, ProcedureKind, SpreadActivation};
 /// Whether `name` is a graph procedure.
 pub(crate) fn is_procedure(name: &str) -> bool {
     name.eq_ignore_ascii_case("spread_activation")
+        || name.eq_ignore_ascii_case("query_vector_index")
 }
 
 /// " (line L, column C)" for an argument's position in the query.
-fn at(span: ast::Span) -> String {
+pub(crate) fn at(span: ast::Span) -> String {
     format!(" (line {}, column {})", span.line, span.column)
 }
 
 /// A call's arguments split into positional ones and `name := value` ones.
-struct CallArguments<'a> {
-    positional: Vec<&'a ast::Expr>,
-    named: Vec<(&'a str, &'a ast::Expr, ast::Span)>,
+pub(crate) struct CallArguments<'a> {
+    pub(crate) positional: Vec<&'a ast::Expr>,
+    pub(crate) named: Vec<(&'a str, &'a ast::Expr, ast::Span)>,
 }
 
-fn split_arguments(call: &ast::CallClause) -> Result<CallArguments<'_>> {
+pub(crate) fn split_arguments(call: &ast::CallClause) -> Result<CallArguments<'_>> {
     let mut arguments = CallArguments {
         positional: Vec::new(),
         named: Vec::new(),
@@ -84,7 +85,11 @@ impl Binder<'_> {
         call: &ast::CallClause,
         scope: &mut Scope,
     ) -> Result<Plan> {
-        let bound = self.bind_spread_activation(call, scope)?;
+        let bound = if call.name.eq_ignore_ascii_case("query_vector_index") {
+            self.bind_query_vector_index(call, scope)?
+        } else {
+            self.bind_spread_activation(call, scope)?
+        };
         let names = super::table_function::yield_names(&bound.columns, &call.yields)?;
         let mut columns = Vec::with_capacity(names.len());
         for (name, (_, ty)) in names.into_iter().zip(&bound.columns) {
@@ -98,6 +103,9 @@ impl Binder<'_> {
                         tables: spread.node_tables.clone(),
                     }
                 }
+                (LogicalType::Node, ProcedureKind::QueryVectorIndex(query)) => VariableKind::Node {
+                    tables: vec![query.index.table],
+                },
                 _ => super::expression::kind_of(ty),
             };
             scope.insert(Variable { name, slot, kind });
@@ -216,7 +224,7 @@ impl Binder<'_> {
     }
 
     /// A constant string argument (a literal or a parameter).
-    fn constant_text(&mut self, expr: &ast::Expr, what: &str) -> Result<String> {
+    pub(crate) fn constant_text(&mut self, expr: &ast::Expr, what: &str) -> Result<String> {
         let (bound, _) = self.bind_expr(expr, &Scope::default()).map_err(|_| {
             Error::binder(format!(
                 "{what} must be a constant string{}.",
@@ -258,7 +266,7 @@ impl Binder<'_> {
     }
 
     /// A numeric option; `integer` when it must be an integer.
-    fn bind_number(
+    pub(crate) fn bind_number(
         &mut self,
         expr: &ast::Expr,
         scope: &Scope,

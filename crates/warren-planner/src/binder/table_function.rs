@@ -32,6 +32,7 @@ enum TableFunction {
     ShowProjectedGraphs,
     ProjectedGraphInfo,
     ShowWarnings,
+    ShowIndexes,
 }
 
 /// A table function's result: named, typed columns and their rows.
@@ -72,6 +73,7 @@ impl TableFunction {
             "show_projected_graphs" => TableFunction::ShowProjectedGraphs,
             "projected_graph_info" => TableFunction::ProjectedGraphInfo,
             "show_warnings" => TableFunction::ShowWarnings,
+            "show_indexes" => TableFunction::ShowIndexes,
             _ => return None,
         })
     }
@@ -81,7 +83,8 @@ impl TableFunction {
         match self {
             TableFunction::ShowTables
             | TableFunction::ShowProjectedGraphs
-            | TableFunction::ShowWarnings => &[],
+            | TableFunction::ShowWarnings
+            | TableFunction::ShowIndexes => &[],
             _ => &["STRING"],
         }
     }
@@ -106,7 +109,7 @@ pub(crate) fn is_clear_warnings(name: &str) -> bool {
 
 /// Whether only a statement of its own may call function `name`.
 fn is_standalone_function(name: &str) -> bool {
-    is_standalone(name) || is_clear_warnings(name)
+    is_standalone(name) || is_clear_warnings(name) || super::vector_index::is_vector_index_ddl(name)
 }
 
 /// The single `CALL` of a statement that is nothing but a call to a standalone function
@@ -212,6 +215,7 @@ impl Binder<'_> {
             }
             TableFunction::ShowProjectedGraphs => Ok(self.show_projected_graphs()),
             TableFunction::ShowWarnings => Ok(self.show_warnings()),
+            TableFunction::ShowIndexes => Ok(show_indexes(self.catalog)),
             TableFunction::ProjectedGraphInfo => {
                 let name = argument();
                 let graph = self
@@ -314,6 +318,38 @@ fn show_tables(catalog: &Catalog) -> TableOutput {
             Value::string(kind),
             Value::string(LOCAL_DATABASE_NAME),
             Value::string(""),
+        ]);
+    }
+    output
+}
+
+/// `show_indexes()`: every index with Kùzu's columns; `index definition` is the call that
+/// recreates it, with every option spelled out.
+fn show_indexes(catalog: &Catalog) -> TableOutput {
+    let mut output = TableOutput::new(&[
+        ("table name", LogicalType::String),
+        ("index name", LogicalType::String),
+        ("index type", LogicalType::String),
+        (
+            "property names",
+            LogicalType::List(LogicalType::String.into()),
+        ),
+        ("extension loaded", LogicalType::Bool),
+        ("index definition", LogicalType::String),
+    ]);
+    for index in catalog.vector_indexes() {
+        let table = catalog.label(index.table);
+        let definition = format!(
+            "CALL CREATE_VECTOR_INDEX('{table}', '{}', '{}', metric := '{}', mu := {}, ml := {}, pu := {}, efc := {});",
+            index.name, index.property, index.metric, index.mu, index.ml, index.pu, index.efc
+        );
+        output.push(vec![
+            Value::string(table),
+            Value::string(index.name.as_str()),
+            Value::string("HNSW"),
+            Value::List(vec![Value::string(index.property.as_str())].into()),
+            Value::Bool(true),
+            Value::string(definition),
         ]);
     }
     output
