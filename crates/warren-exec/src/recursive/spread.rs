@@ -340,28 +340,11 @@ fn push_level(
         run.interrupt,
         |range| {
             let mut local = Vec::new();
-            for view in &graph.push {
-                for i in range.clone() {
-                    if run.prefetch_distance > 0 {
-                        prefetch_adjacency(view, frontier, i, run.prefetch_distance);
-                    }
-                    let u = frontier[i];
-                    let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
-                    let (targets, rels) = entries(view, u);
-                    for (&v, &rel) in targets.iter().zip(rels) {
-                        let weight = graph.weights.get(rel);
-                        if weight.is_nan() {
-                            continue;
-                        }
-                        if weight < 0.0 {
-                            return Err(negative_weight(weight));
-                        }
-                        if add_arrival(&state.next[v as usize], sent * weight * decay) {
-                            local.push(v);
-                        }
-                    }
+            send_range(graph, state, frontier, range, decay, run, |v, x| {
+                if add_arrival(&state.next[v as usize], x) {
+                    local.push(v);
                 }
-            }
+            })?;
             Ok(local)
         },
         |local| touched.extend(local),
@@ -417,6 +400,25 @@ fn push_private(
     run: &SpreadRun<'_>,
     sums: &mut [f64],
 ) -> Result<()> {
+    send_range(graph, state, frontier, range, decay, run, |v, x| {
+        let slot = &mut sums[v as usize];
+        *slot = if slot.is_nan() { x } else { *slot + x };
+    })
+}
+
+/// Calls `deliver(v, arrival * weight * decay)` for every entry `u -> v` of every node `u` of
+/// `frontier[range]` (rels with a NULL weight skipped; a negative weight is an error): the
+/// loop both push strategies share, each with its own way of adding what arrives.
+#[inline(always)]
+fn send_range(
+    graph: &SpreadGraph<'_>,
+    state: &State,
+    frontier: &[u32],
+    range: std::ops::Range<usize>,
+    decay: f64,
+    run: &SpreadRun<'_>,
+    mut deliver: impl FnMut(u32, f64),
+) -> Result<()> {
     for view in &graph.push {
         for i in range.clone() {
             if run.prefetch_distance > 0 {
@@ -433,9 +435,7 @@ fn push_private(
                 if weight < 0.0 {
                     return Err(negative_weight(weight));
                 }
-                let slot = &mut sums[v as usize];
-                let x = sent * weight * decay;
-                *slot = if slot.is_nan() { x } else { *slot + x };
+                deliver(v, sent * weight * decay);
             }
         }
     }
