@@ -8,34 +8,8 @@
 use std::time::Instant;
 use warren_vector::distance::Metric;
 use warren_vector::hnsw::{exact_top_k_parallel, HnswIndex, HnswParams, SearchScratch};
+use warren_vector::sample::clustered;
 
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut value = self.0;
-        value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        value ^ (value >> 31)
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-}
-fn clustered(rows: usize, queries: usize, dim: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
-    let clusters = (rows / 1_000).clamp(10, 1_000);
-    let mut random = SplitMix(seed);
-    let centres: Vec<f32> = (0..clusters * dim).map(|_| random.unit()).collect();
-    let mut all = Vec::with_capacity((rows + queries) * dim);
-    for _ in 0..rows + queries {
-        let centre = (random.next() % clusters as u64) as usize;
-        for value in &centres[centre * dim..(centre + 1) * dim] {
-            all.push(value + (random.unit() + random.unit() + random.unit()) * 0.15);
-        }
-    }
-    let queries = all.split_off(rows * dim);
-    (all, queries)
-}
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)

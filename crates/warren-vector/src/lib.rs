@@ -4,4 +4,5 @@
 
 pub mod distance;
 pub mod hnsw;
+pub mod sample;
 pub mod topk;
