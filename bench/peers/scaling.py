@@ -107,6 +107,26 @@ def outcome_of(cell: dict[str, Any], timeout_s: float) -> Outcome:
     return Outcome(status)
 
 
+def merge_by_scale(runs: list[ScaleRun]) -> list[ScaleRun]:
+    """One run per scale: a later results file adds its cells to (or replaces those of) an
+    earlier one of the same scale, e.g. a second `run.sh` with only some systems or workloads."""
+    merged: dict[int, ScaleRun] = {}
+    for run in runs:
+        into = merged.get(run.scale)
+        if into is None:
+            merged[run.scale] = run
+            continue
+        if into.edges != run.edges:
+            raise ValueError(
+                f"two runs of scale {run.scale} loaded different edge counts "
+                f"({into.edges} and {run.edges}): not the same dataset"
+            )
+        for workload, cells in run.outcomes.items():
+            into.outcomes.setdefault(workload, {}).update(cells)
+        into.load_average = into.load_average or run.load_average
+    return sorted(merged.values(), key=lambda r: r.scale)
+
+
 def workloads_of(runs: list[ScaleRun]) -> list[str]:
     names: list[str] = []
     for run in runs:
@@ -298,7 +318,11 @@ def draw_linear(axis: Any, runs: list[ScaleRun], workload: str) -> None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="+", help="results.json files or run.sh --out folders")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help="results.json files or run.sh --out folders; several of one scale are merged",
+    )
     parser.add_argument("--svg", help="write the figure here")
     parser.add_argument("--table", help="also write the table here")
     parser.add_argument("--growth", default="18,22", help="the scales to judge growth between")
@@ -307,7 +331,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    runs = [read_run(path) for path in args.results]
+    runs = merge_by_scale([read_run(path) for path in args.results])
     pair = tuple(int(s) for s in args.growth.split(","))
     if len(pair) != 2:
         raise SystemExit("--growth takes two scales, e.g. 18,22")

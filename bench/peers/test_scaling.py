@@ -98,6 +98,25 @@ class ScaleTableTest(unittest.TestCase):
             self.assertIn("<svg", f.read(1000))
         self.assertGreater(os.path.getsize(os.path.join(self.folder, "scaling.png")), 1000)
 
+    def test_runs_of_one_scale_are_merged(self) -> None:
+        extra = results(
+            os.path.join(self.folder, "more"),
+            22,
+            16_000,
+            {"igraph": {"status": "ok", "median_s": 0.4}, "kuzu": {"status": "ok", "median_s": 150.0}},
+        )
+        runs = scaling.merge_by_scale(
+            [scaling.read_run(p) for p in (self.large, self.small, extra)]
+        )
+        self.assertEqual([run.scale for run in runs], [18, 22])
+        cells = runs[1].outcomes["sp64"]
+        self.assertEqual(cells["igraph"].seconds, 0.4)
+        self.assertEqual(cells["kuzu"].status, "ok", "the later file's cell replaces")
+        self.assertEqual(cells["warren"].seconds, 0.2, "cells only in the earlier file stay")
+        other = results(os.path.join(self.folder, "other"), 22, 9, {})
+        with self.assertRaisesRegex(ValueError, "different edge counts"):
+            scaling.merge_by_scale([scaling.read_run(self.large), scaling.read_run(other)])
+
     def test_an_unknown_scale_is_a_clear_error(self) -> None:
         with self.assertRaisesRegex(ValueError, "cannot tell the scale"):
             scaling.scale_of("/data/graph")
