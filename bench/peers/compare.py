@@ -46,6 +46,7 @@ class Plan:
     threads: int
     repeat: int
     timeout_s: float
+    load_timeout_s: float
     setup_timeout_s: float
     memory_limit_bytes: int
     systems: list[str]
@@ -55,6 +56,10 @@ class Plan:
     @property
     def warren_bench(self) -> bool:
         return self.warren_help is not None
+
+    def timeout_for(self, work: Workload) -> float:
+        """Seconds one timed run of `work` may take."""
+        return self.load_timeout_s if work.kind == "load" else self.timeout_s
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.out, *parts)
@@ -69,6 +74,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--out", help="output folder (default bench/out/peers-sS)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per timed run")
+    parser.add_argument(
+        "--load-timeout",
+        type=float,
+        help="seconds per timed run of the load workload (default: --timeout); large scales "
+        "need more for the slower loaders",
+    )
     parser.add_argument(
         "--setup-timeout",
         type=float,
@@ -85,8 +96,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--dataset", help="use this dataset folder instead of generating one")
     parser.add_argument("--warren", default=os.path.join(ROOT, "target", "release", "warren"))
     args = parser.parse_args()
-    if not 1 <= args.scale <= 30 or args.threads < 1 or args.repeat < 1 or args.timeout <= 0:
-        parser.error("need 1 <= --scale <= 30, --threads >= 1, --repeat >= 1, --timeout > 0")
+    if not 1 <= args.scale <= 30 or args.threads < 1 or args.repeat < 1 or args.timeout <= 0 \
+        or (args.load_timeout is not None and args.load_timeout <= 0):
+        parser.error(
+            "need 1 <= --scale <= 30, --threads >= 1, --repeat >= 1, --timeout > 0, "
+            "--load-timeout > 0"
+        )
     unknown = set(args.systems.split(",")) - set(SYSTEMS)
     if unknown:
         parser.error(f"unknown systems {sorted(unknown)}; known: {', '.join(SYSTEMS)}")
@@ -120,6 +135,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         threads=args.threads,
         repeat=args.repeat,
         timeout_s=args.timeout,
+        load_timeout_s=args.load_timeout or args.timeout,
         setup_timeout_s=args.setup_timeout,
         memory_limit_bytes=int(args.memory_limit * 2**30),
         systems=[s for s in SYSTEMS if s in args.systems.split(",")],
@@ -177,7 +193,7 @@ def run_peer(plan: Plan, system: str, work: Workload) -> Cell:
     outcome = child.run_child(
         command,
         log,
-        plan.timeout_s,
+        plan.timeout_for(work),
         plan.setup_timeout_s,
         cwd=HERE,
         memory_limit_bytes=plan.memory_limit_bytes,
@@ -227,11 +243,12 @@ def run_warren(plan: Plan, work: Workload) -> Cell:
         plan.warren_help or "",
     )
     # Warren prints no markers: it gets its setup time plus the warm-up and the timed runs.
-    total_s = plan.setup_timeout_s + (plan.repeat + 1) * plan.timeout_s
+    timeout_s = plan.timeout_for(work)
+    total_s = plan.setup_timeout_s + (plan.repeat + 1) * timeout_s
     outcome = child.run_child(
         command,
         log,
-        plan.timeout_s,
+        timeout_s,
         plan.setup_timeout_s,
         total_s,
         memory_limit_bytes=plan.memory_limit_bytes,
@@ -248,7 +265,7 @@ def run_warren(plan: Plan, work: Workload) -> Cell:
         method="warren bench",
     )
     if outcome.status == "ok":
-        fill_from_warren(cell, output, work, plan.timeout_s)
+        fill_from_warren(cell, output, work, timeout_s)
     elif outcome.status == "error":
         cell.detail = f"{outcome.detail}; see {log}"
     return cell
@@ -309,11 +326,13 @@ def run_workload(plan: Plan, work: Workload, failures: dict[str, str]) -> report
             cells[system] = run_warren(plan, work)
         else:
             cells[system] = run_peer(plan, system, work)
-        progress(f"  {work.name:8} {TITLES[system]:9} {describe(cells[system], plan.timeout_s)}")
+        progress(
+            f"  {work.name:8} {TITLES[system]:9} {describe(cells[system], plan.timeout_for(work))}"
+        )
     mismatches = check_answers(cells)
     for line in mismatches:
         progress(f"  !!! MISMATCH on {work.name}: {line}")
-    return report.Row(work, cells, plan.timeout_s, mismatches)
+    return report.Row(work, cells, plan.timeout_for(work), mismatches)
 
 
 def describe(cell: Cell, timeout_s: float) -> str:
@@ -333,7 +352,12 @@ def notes(plan: Plan, rows: list[report.Row], load_average: list[float]) -> list
                 versions[TITLES[cell.system]] = cell.version
     lines = [
         f"Dataset: {plan.dataset}; threads: {plan.threads}; repeats: {plan.repeat}; "
-        f"timeout: {plan.timeout_s:g} s per timed run.",
+        f"timeout: {plan.timeout_s:g} s per timed run"
+        + (
+            f" ({plan.load_timeout_s:g} s for the load)."
+            if plan.load_timeout_s != plan.timeout_s
+            else "."
+        ),
         "Cells: median seconds over the repeats, then the peak RSS of that system's process "
         "(ru_maxrss from wait4: for the Python peers it includes the interpreter, and for "
         "igraph and networkx the graph built in memory; loading is never in the time).",
@@ -397,6 +421,7 @@ def write_outputs(
             "threads": plan.threads,
             "repeat": plan.repeat,
             "timeout_s": plan.timeout_s,
+            "load_timeout_s": plan.load_timeout_s,
             "setup_timeout_s": plan.setup_timeout_s,
             "memory_limit_bytes": plan.memory_limit_bytes,
             "systems": plan.systems,

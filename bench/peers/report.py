@@ -181,5 +181,6 @@ def row_json(row: Row) -> dict[str, Any]:
             for goal in row.work.goals
         ],
         "met": row.verdict(),
+        "timeout_s": row.timeout_s,
         "mismatches": row.mismatches,
     }

@@ -2,7 +2,7 @@
 # Runs the benchmark workloads on Warren and its peers (Kùzu, DuckDB, igraph, networkx) side by
 # side and prints one table of times, memory, Warren's speedups and the project's goals.
 #
-#   bench/peers/run.sh [--scale 18] [--threads 2] [--repeat 3] [--timeout 120]
+#   bench/peers/run.sh [--scale 18] [--threads 2] [--repeat 3] [--timeout 120] [--load-timeout T]
 #                      [--workloads sp64,sp1,allsp,varlen3,varlen5,load] [--out DIR]
 #                      [--systems warren,kuzu,duckdb,igraph,networkx] [--no-build]
 #

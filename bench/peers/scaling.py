@@ -64,8 +64,8 @@ def read_run(path: str) -> ScaleRun:
         load_average=summary.get("load_average_start", []),
         threads=summary["config"]["threads"],
     )
-    timeout = summary["config"]["timeout_s"]
     for row in summary["rows"]:
+        timeout = row.get("timeout_s", summary["config"]["timeout_s"])
         run.outcomes[row["workload"]] = {
             system: outcome_of(cell, timeout) for system, cell in row["cells"].items()
         }
