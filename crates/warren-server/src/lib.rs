@@ -7,6 +7,7 @@
 //! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
 
 mod body;
+pub mod cancel;
 pub mod config;
 pub mod guard;
 mod http;
@@ -117,6 +118,7 @@ impl Server {
             metrics: metrics.clone(),
             token: config.token.clone(),
             body_bytes_max: config.body_bytes_max,
+            cancels: Arc::new(cancel::Cancels::default()),
         });
         let (stop, stopped) = watch::channel(false);
         let handle = runtime.handle().clone();
