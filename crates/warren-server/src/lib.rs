@@ -2,7 +2,9 @@
 //!
 //! `POST /query` takes `{"query": "...", "parameters": {...}}` and answers JSON, or the binary
 //! wire format (`docs/format/wire.md`) when the request says
-//! `Accept: application/x-warren-bincode`. `GET /health` answers `ok`; `GET /metrics` the
+//! `Accept: application/x-warren-bincode`; a binary body (`warren_wire::QueryRequest`) carries
+//! typed parameters and may ask for every statement's result. `POST /cancel` stops a query in
+//! flight by the id its request carried. `GET /health` answers `ok`; `GET /metrics` the
 //! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
 //! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
 
