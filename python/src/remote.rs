@@ -135,9 +135,9 @@ impl Endpoint {
     }
 
     fn read_answer(&self, request: &QueryRequest, events: &SyncSender<Event>) {
-        let read = self.client().and_then(|mut client| {
+        let read = self.client().map(|mut client| {
             let read = stream_results(&mut client, request, events);
-            Ok((client, read))
+            (client, read)
         });
         self.running_ids().remove(&request.query_id);
         match read {
