@@ -174,7 +174,9 @@ fn closed_error() -> PyErr {
 }
 
 /// The parameters dict as Warren values; Kùzu's errors for a non-dict or a non-string name.
-fn convert_parameters(parameters: Option<&Bound<'_, PyAny>>) -> PyResult<HashMap<String, Value>> {
+pub(crate) fn convert_parameters(
+    parameters: Option<&Bound<'_, PyAny>>,
+) -> PyResult<HashMap<String, Value>> {
     let Some(parameters) = parameters.filter(|p| !p.is_none()) else {
         return Ok(HashMap::new());
     };

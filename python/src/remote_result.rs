@@ -43,6 +43,8 @@ struct Inner {
     dropped_rows: usize,
     /// The reader thread's events, until the answer ended or failed.
     events: Option<Receiver<Event>>,
+    /// An event received before the result was made (`execute` waits for the first).
+    first: Option<Event>,
     trailer: Option<Trailer>,
     failure: Option<Failure>,
     graph: WireGraph,
@@ -60,7 +62,10 @@ impl Inner {
         let Some(events) = &self.events else {
             return Ok(false);
         };
-        let event = events.recv();
+        let event = match self.first.take() {
+            Some(event) => Ok(event),
+            None => events.recv(),
+        };
         match event {
             Ok(Event::Batch(wire)) => {
                 self.graph.merge(wire.graph);
@@ -70,8 +75,10 @@ impl Inner {
             }
             Ok(Event::End(trailer)) => self.trailer = Some(trailer),
             Ok(Event::Failed(failure)) => self.failure = Some(failure),
-            Ok(Event::Header(_)) => {
-                self.failure = Some(Failure::Runtime("a second header in an answer".into()));
+            Ok(Event::Header(_) | Event::Results(_)) => {
+                self.failure = Some(Failure::Runtime(
+                    "a second header in a remote result".into(),
+                ));
             }
             Err(_) => {
                 self.failure = Some(Failure::Runtime(
@@ -184,7 +191,13 @@ pub struct PyRemoteResult {
 }
 
 impl PyRemoteResult {
-    pub fn new(header: &Header, events: Receiver<Event>, endpoint: Arc<Endpoint>) -> Self {
+    /// A result whose header arrived; `first` is an event already taken from `events`.
+    pub fn new(
+        header: &Header,
+        events: Receiver<Event>,
+        first: Option<Event>,
+        endpoint: Arc<Endpoint>,
+    ) -> Self {
         let inner = Inner {
             columns: header.columns.iter().map(|c| c.name.clone()).collect(),
             types: header.columns.iter().map(|c| logical_type(&c.ty)).collect(),
@@ -192,6 +205,7 @@ impl PyRemoteResult {
             retained_bytes: 0,
             dropped_rows: 0,
             events: Some(events),
+            first,
             trailer: None,
             failure: None,
             graph: WireGraph::default(),

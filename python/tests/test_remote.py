@@ -6,12 +6,14 @@ on 127.0.0.1:0 and stops it afterwards."""
 from __future__ import annotations
 
 import datetime
+import decimal
 import os
 import queue
 import shutil
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -232,10 +234,155 @@ def test_parameters(embedded: warren.Connection, remote: warren.RemoteConnection
     assert remote.execute(query, parameters).get_all() == embedded.execute(query, parameters).get_all()
     got = remote.execute("MATCH (a:P) WHERE a.ID < $n RETURN count(*)", {"n": 10}).get_next()
     assert got == [10]
-    with pytest.raises(RuntimeError, match="Parameter d: a value of type date cannot be sent"):
-        remote.execute("RETURN $d", {"d": datetime.date(2020, 1, 1)})
-    with pytest.raises(RuntimeError, match="NaN or infinity"):
-        remote.execute("RETURN $x", {"x": float("nan")})
+    nan = remote.execute("RETURN $x", {"x": float("nan")}).get_next()[0]
+    assert nan != nan  # noqa: PLR0124 (NaN travels typed, unlike JSON)
+    with pytest.raises(RuntimeError) as got_error:
+        remote.execute("RETURN $x", {"x": object()})
+    with pytest.raises(RuntimeError) as expected_error:
+        embedded.execute("RETURN $x", {"x": object()})
+    assert str(got_error.value) == str(expected_error.value)
+
+
+TYPED = {
+    "d": datetime.date(2024, 2, 29),
+    "ts": datetime.datetime(2024, 1, 2, 3, 4, 5, 123456),
+    "tz": datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+    "iv": datetime.timedelta(days=3, seconds=7, microseconds=11),
+    "u": uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12"),
+    "dec": decimal.Decimal("12.25"),
+    "by": b"\x00\xaa\xff",
+    "ba": bytearray(b"xy"),
+    "ld": [datetime.date(2020, 1, 1), None],
+    "lu": [uuid.UUID(int=1), uuid.UUID(int=2)],
+    "st": {"when": datetime.datetime(2020, 5, 6, 7, 8, 9), "tags": ["a", "b"], "blob": b"\x01"},
+    "m": {"key": ["k1", "k2"], "value": [datetime.date(2021, 1, 1), datetime.date(2022, 2, 2)]},
+    "big": 2**63 + 5,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_typed_parameters_equal_the_embedded_ones(
+    embedded: warren.Connection, remote: warren.RemoteConnection, name: str
+) -> None:
+    query = f"RETURN ${name} AS v, [${name}] AS l"
+    parameters = {name: TYPED[name]}
+    expected = embedded.execute(query, parameters)
+    got = remote.execute(query, parameters)
+    assert got.get_column_data_types() == expected.get_column_data_types()
+    row = got.get_next()
+    expected_row = expected.get_next()
+    assert row == expected_row
+    assert [type(v) for v in row] == [type(v) for v in expected_row]
+    # The value round-trips with its Python type (a date is a date, bytes are bytes, ...).
+    if not isinstance(TYPED[name], (decimal.Decimal, bytearray, dict)):
+        assert row[0] == TYPED[name]
+
+
+def test_typed_parameters_filter_on_the_server(embedded: warren.Connection, remote: warren.RemoteConnection) -> None:
+    query = "MATCH (a:P) WHERE a.born >= $from AND a.born < $from + $span RETURN a.ID ORDER BY a.ID"
+    parameters = {"from": datetime.date(2020, 1, 5), "span": datetime.timedelta(days=4)}
+    assert remote.execute(query, parameters).get_all() == embedded.execute(query, parameters).get_all() == [
+        [4],
+        [5],
+        [6],
+        [7],
+    ]
+
+
+def test_several_statements_return_a_list_as_embedded(
+    embedded: warren.Connection, remote: warren.RemoteConnection
+) -> None:
+    query = "RETURN 1 AS one; MATCH (a:P) WHERE a.ID < $n RETURN a.ID ORDER BY a.ID; UNWIND [] AS x RETURN x"
+    expected = embedded.execute(query, {"n": 3})
+    got = remote.execute(query, {"n": 3})
+    assert isinstance(got, list)
+    assert isinstance(expected, list)
+    assert len(got) == len(expected) == 3
+    for g, e in zip(got, expected):
+        assert g.get_column_names() == e.get_column_names()
+        assert g.get_column_data_types() == e.get_column_data_types()
+        assert g.get_all() == e.get_all()
+    # An error in any statement raises, as embedded.
+    with pytest.raises(RuntimeError, match="Binder exception"):
+        remote.execute("RETURN 1; MATCH (x:Nope) RETURN x; RETURN 2")
+    with pytest.raises(RuntimeError, match="Binder exception"):
+        embedded.execute("RETURN 1; MATCH (x:Nope) RETURN x; RETURN 2")
+
+
+def test_prepared_statements_as_embedded(embedded: warren.Connection, remote: warren.RemoteConnection) -> None:
+    remote_statement = remote.prepare("MATCH (a:P) WHERE a.ID = $id AND a.born = $born RETURN a.name")
+    embedded_statement = embedded.prepare("MATCH (a:P) WHERE a.ID = $id AND a.born = $born RETURN a.name")
+    assert remote_statement.is_success()
+    for i in (0, 1, 5):
+        parameters = {"id": i, "born": datetime.date(2020, 1, 1) + datetime.timedelta(days=i)}
+        got = remote.execute(remote_statement, parameters).get_all()
+        assert got == embedded.execute(embedded_statement, parameters).get_all()
+        assert len(got) == 1
+    bad = remote.prepare("MATCH (a RETURN a")
+    assert not bad.is_success()
+    assert bad.get_error_message() == embedded.prepare("MATCH (a RETURN a").get_error_message()
+    with pytest.raises(RuntimeError, match="Parser exception"):
+        remote.execute(bad)
+
+
+def _complete_graph(path: Path, nodes: int) -> None:
+    db = warren.Database(str(path))
+    conn = warren.Connection(db)
+    conn.execute("CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))")
+    conn.execute("CREATE REL TABLE E(FROM N TO N)")
+    conn.execute(f"UNWIND range(0, {nodes - 1}) AS i CREATE (:N {{id: i}})")
+    conn.execute("MATCH (a:N), (b:N) WHERE a.id <> b.id CREATE (a)-[:E]->(b)")
+    conn.close()
+    db.close()
+
+
+#: On a complete graph of 60 nodes: 59^5 (7 * 10^8) walks, each enumerated (the rel variable is
+#: bound), far longer than the test waits.
+LONG_VARLEN = "MATCH (a:N {id: 0})-[e:E*1..5]->(b:N) RETURN sum(b.id)"
+
+
+def test_interrupt_stops_a_long_query_on_the_server(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    _complete_graph(path, 60)
+    embedded_error = ""
+    db = warren.Database(str(path), read_only=True)
+    conn = warren.Connection(db)
+    timer = threading.Timer(0.3, conn.interrupt)
+    timer.start()
+    with pytest.raises(RuntimeError) as caught:
+        conn.execute(LONG_VARLEN)
+    embedded_error = str(caught.value)
+    conn.close()
+    db.close()
+    server = Server(path, "--read-only")
+    try:
+        with warren.connect(server.url, timeout=20) as remote:
+            errors: list[BaseException] = []
+
+            def run() -> None:
+                try:
+                    remote.execute(LONG_VARLEN)
+                except BaseException as error:  # noqa: BLE001 (handed to the test thread)
+                    errors.append(error)
+
+            thread = threading.Thread(target=run)
+            thread.start()
+            time.sleep(0.5)
+            interrupted_at = time.monotonic()
+            remote.interrupt()
+            thread.join(timeout=15)
+            assert not thread.is_alive()
+            assert time.monotonic() - interrupted_at < 5  # the server's own timeout is 30 s
+            assert len(errors) == 1
+            assert isinstance(errors[0], RuntimeError)
+            assert str(errors[0]) == embedded_error
+            assert "Interrupted" in embedded_error
+            # The connection and the server's query thread serve the next query.
+            assert remote.execute("MATCH (a:N) RETURN count(*)").get_next() == [60]
+            remote.interrupt()  # nothing in flight: nothing happens
+            assert remote.execute("RETURN 1").get_next() == [1]
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize(
@@ -342,7 +489,8 @@ def test_writes_and_several_statements(tmp_path: Path) -> None:
     server = Server(path)
     try:
         with warren.connect(server.url) as conn:
-            result = conn.execute("CREATE (:C {name: 'z'}); MATCH (c:C) RETURN c.name ORDER BY c.name")
+            created, result = conn.execute("CREATE (:C {name: 'z'}); MATCH (c:C) RETURN c.name ORDER BY c.name")
+            assert created.get_all() == []
             assert result.get_all() == [["x"], ["y"], ["z"]]
             assert conn.execute("MATCH (c:C) RETURN count(*)").get_next() == [3]
         with pytest.raises(RuntimeError, match="Connection is closed"):

@@ -15,7 +15,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::time::Duration;
 
-use warren_wire::{Chunk, Header, Message, Trailer};
+use warren_wire::{Chunk, Encode, Header, Message, QueryRequest, Trailer};
 
 pub use http::{HttpResponse, ResponseBody};
 
@@ -158,14 +158,56 @@ impl Client {
             "{{\"query\": {}, \"parameters\": {parameters}}}",
             json_string(query)
         );
+        self.start(body.as_bytes(), "application/json", false)
+    }
+
+    /// Runs a binary request (typed parameters; with `every_statement`, one result per
+    /// statement: read each with [`ResultStream::next_chunk`], then move to the next with
+    /// [`ResultStream::next_result`]).
+    pub fn request_stream(
+        &mut self,
+        request: &QueryRequest,
+    ) -> Result<ResultStream<'_>, ClientError> {
+        self.start(
+            &request.to_bytes(),
+            warren_wire::CONTENT_TYPE,
+            request.every_statement,
+        )
+    }
+
+    /// Asks the server to stop the query in flight with id `query_id` (as sent in a
+    /// [`QueryRequest`]); `false` when no query in flight has it (it may have ended).
+    pub fn cancel(&mut self, query_id: u64) -> Result<bool, ClientError> {
+        let body = format!("{{\"query_id\": {query_id}}}");
+        let response = self.request(
+            "POST",
+            "/cancel",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )?;
+        let status = response.status;
+        let text = String::from_utf8_lossy(&response.into_bytes()?).into_owned();
+        match status {
+            200 => Ok(true),
+            404 => Ok(false),
+            _ => Err(ClientError::Status { status, text }),
+        }
+    }
+
+    fn start(
+        &mut self,
+        body: &[u8],
+        content_type: &str,
+        every_statement: bool,
+    ) -> Result<ResultStream<'_>, ClientError> {
         let response = self.request(
             "POST",
             "/query",
             &[
                 ("Accept", warren_wire::CONTENT_TYPE),
-                ("Content-Type", "application/json"),
+                ("Content-Type", content_type),
             ],
-            body.as_bytes(),
+            body,
         )?;
         if response.status != 200 {
             let status = response.status;
@@ -175,24 +217,19 @@ impl Client {
             return Err(ClientError::Status { status, text });
         }
         let mut body = response.body;
-        let header = match read_message(&mut body)? {
-            Some(Message::Header(header)) => header,
-            Some(Message::Error(error)) => {
-                return Err(ClientError::Query {
-                    kind: error.kind,
-                    message: error.message,
-                })
-            }
-            other => {
-                return Err(ClientError::Protocol(format!(
-                    "expected a header, got {other:?}"
-                )))
-            }
-        };
+        let mut results = 1;
+        if every_statement {
+            results = match read_message(&mut body)? {
+                Some(Message::Results(n)) if n > 0 => n,
+                other => return Err(unexpected("a result count", other)),
+            };
+        }
+        let header = read_header(&mut body)?;
         Ok(ResultStream {
             header,
             body,
             trailer: None,
+            results_left: results - 1,
         })
     }
 
@@ -215,6 +252,23 @@ impl Client {
     }
 }
 
+fn unexpected(expected: &str, got: Option<Message>) -> ClientError {
+    match got {
+        Some(Message::Error(error)) => ClientError::Query {
+            kind: error.kind,
+            message: error.message,
+        },
+        other => ClientError::Protocol(format!("expected {expected}, got {other:?}")),
+    }
+}
+
+fn read_header(body: &mut ResponseBody<'_>) -> Result<Header, ClientError> {
+    match read_message(body)? {
+        Some(Message::Header(header)) => Ok(header),
+        other => Err(unexpected("a header", other)),
+    }
+}
+
 fn read_message(body: &mut ResponseBody<'_>) -> Result<Option<Message>, ClientError> {
     warren_wire::read_frame(body).map_err(|e| match e.kind() {
         io::ErrorKind::InvalidData => ClientError::Protocol(e.to_string()),
@@ -228,6 +282,8 @@ pub struct ResultStream<'a> {
     pub header: Header,
     body: ResponseBody<'a>,
     trailer: Option<Trailer>,
+    /// Results that follow this one (a request for every statement's result).
+    results_left: u64,
 }
 
 impl ResultStream<'_> {
@@ -240,15 +296,19 @@ impl ResultStream<'_> {
             Some(Message::Chunk(chunk)) => Ok(Some(chunk)),
             Some(Message::End(trailer)) => {
                 self.trailer = Some(trailer);
-                // Read to the body's end so the connection can carry the next request.
-                io::copy(&mut self.body, &mut io::sink())?;
+                if self.results_left == 0 {
+                    // Read to the body's end so the connection can carry the next request.
+                    io::copy(&mut self.body, &mut io::sink())?;
+                }
                 Ok(None)
             }
             Some(Message::Error(error)) => Err(ClientError::Query {
                 kind: error.kind,
                 message: error.message,
             }),
-            Some(Message::Header(_)) => Err(ClientError::Protocol("a second header".into())),
+            Some(Message::Header(_) | Message::Results(_)) => Err(ClientError::Protocol(
+                "a header or result count inside a result".into(),
+            )),
             None => Err(ClientError::Protocol(
                 "the result ended without a trailer".into(),
             )),
@@ -257,6 +317,28 @@ impl ResultStream<'_> {
 
     pub fn trailer(&self) -> Option<&Trailer> {
         self.trailer.as_ref()
+    }
+
+    /// Results after this one.
+    pub fn results_left(&self) -> u64 {
+        self.results_left
+    }
+
+    /// Moves to the next statement's result once this one has been read to its trailer:
+    /// `false` when this was the last.
+    pub fn next_result(&mut self) -> Result<bool, ClientError> {
+        if self.trailer.is_none() {
+            return Err(ClientError::Protocol(
+                "next_result before the current result's end".into(),
+            ));
+        }
+        if self.results_left == 0 {
+            return Ok(false);
+        }
+        self.header = read_header(&mut self.body)?;
+        self.trailer = None;
+        self.results_left -= 1;
+        Ok(true)
     }
 }
 

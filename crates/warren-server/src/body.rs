@@ -55,6 +55,8 @@ enum Content {
 pub struct ResponseBody {
     content: Content,
     pub guard: Option<RequestGuard>,
+    /// The query's cancel id, held until the answer is complete.
+    pub registration: Option<crate::cancel::Registration>,
 }
 
 impl ResponseBody {
@@ -62,6 +64,7 @@ impl ResponseBody {
         Self {
             content: Content::Whole(Some(bytes.into())),
             guard: None,
+            registration: None,
         }
     }
 
@@ -72,6 +75,7 @@ impl ResponseBody {
                 ended: false,
             },
             guard: None,
+            registration: None,
         }
     }
 }

@@ -12,6 +12,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::body::{RequestGuard, ResponseBody};
+use crate::cancel::Cancels;
 use crate::metrics::Metrics;
 use crate::pool::{Format, Job, Pool, PIECES_IN_FLIGHT};
 
@@ -24,6 +25,7 @@ pub struct State {
     pub metrics: Arc<Metrics>,
     pub token: Option<String>,
     pub body_bytes_max: usize,
+    pub cancels: Arc<Cancels>,
 }
 
 pub async fn handle(
@@ -61,22 +63,23 @@ async fn route(request: Request<Incoming>, state: &State) -> Response<ResponseBo
             state.metrics.render(),
         ),
         (&Method::POST, "/query") => query(request, state).await,
-        (_, "/query" | "/metrics" | "/health") => failure(
+        (&Method::POST, "/cancel") => cancel(request, state).await,
+        (_, "/query" | "/cancel" | "/metrics" | "/health") => failure(
             StatusCode::METHOD_NOT_ALLOWED,
-            "Method not allowed: use POST /query, GET /health or GET /metrics",
+            "Method not allowed: use POST /query, POST /cancel, GET /health or GET /metrics",
         ),
         _ => failure(
             StatusCode::NOT_FOUND,
-            "Not found: the endpoints are POST /query, GET /health and GET /metrics",
+            "Not found: the endpoints are POST /query, POST /cancel, GET /health and GET /metrics",
         ),
     }
 }
 
-async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBody> {
-    let format = match request.headers().get(ACCEPT).and_then(|v| v.to_str().ok()) {
-        Some(accept) if accept.contains(WIRE_CONTENT_TYPE) => Format::Wire,
-        _ => Format::Json,
-    };
+/// The body of a request, at most `body_bytes_max` bytes, or the error answer.
+async fn read_body(
+    request: Request<Incoming>,
+    state: &State,
+) -> Result<bytes::Bytes, Response<ResponseBody>> {
     let too_large = || {
         state.metrics.error("Payload too large");
         failure(
@@ -93,25 +96,91 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > state.body_bytes_max as u64) {
-        return too_large();
+        return Err(too_large());
     }
-    let body = match Limited::new(request.into_body(), state.body_bytes_max)
+    match Limited::new(request.into_body(), state.body_bytes_max)
         .collect()
         .await
     {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => return too_large(),
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
         Err(error) => {
             state.metrics.error("Bad request");
-            return failure(StatusCode::BAD_REQUEST, &format!("Bad request: {error}"));
+            Err(failure(
+                StatusCode::BAD_REQUEST,
+                &format!("Bad request: {error}"),
+            ))
         }
+    }
+}
+
+/// A request's error as its 4xx answer.
+fn bad_request(state: &State, error: &warren::Error) -> Response<ResponseBody> {
+    state.metrics.error(error.kind());
+    failure(StatusCode::BAD_REQUEST, &crate::error_line(error))
+}
+
+/// `POST /cancel` with `{"query_id": n}`: stops the query in flight with that id (queued or
+/// running); 404 when none has it (it may have ended).
+async fn cancel(request: Request<Incoming>, state: &State) -> Response<ResponseBody> {
+    let body = match read_body(request, state).await {
+        Ok(body) => body,
+        Err(response) => return response,
     };
-    let decoded = match crate::request::decode(&body) {
+    let id = match crate::request::decode_cancel(&body) {
+        Ok(id) => id,
+        Err(error) => return bad_request(state, &error),
+    };
+    if state.cancels.cancel(id) {
+        whole(StatusCode::OK, TEXT, "cancelled\n")
+    } else {
+        failure(
+            StatusCode::NOT_FOUND,
+            &format!("Not found: no query in flight has id {id}"),
+        )
+    }
+}
+
+async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBody> {
+    let format = match request.headers().get(ACCEPT).and_then(|v| v.to_str().ok()) {
+        Some(accept) if accept.contains(WIRE_CONTENT_TYPE) => Format::Wire,
+        _ => Format::Json,
+    };
+    let wire_body = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(WIRE_CONTENT_TYPE));
+    let body = match read_body(request, state).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let decoded = if wire_body {
+        crate::request::decode_wire(&body)
+    } else {
+        crate::request::decode(&body)
+    };
+    let decoded = match decoded {
         Ok(decoded) => decoded,
-        Err(error) => {
-            state.metrics.error(error.kind());
-            return failure(StatusCode::BAD_REQUEST, &crate::error_line(&error));
-        }
+        Err(error) => return bad_request(state, &error),
+    };
+    if decoded.every_statement && format != Format::Wire {
+        let error = warren::Error::Conversion(
+            "malformed request: every statement's result needs the binary answer (Accept: application/x-warren-bincode)".into(),
+        );
+        return bad_request(state, &error);
+    }
+    let registration = match decoded.query_id {
+        0 => None,
+        id => match state.cancels.register(id) {
+            Ok(registration) => Some(registration),
+            Err(message) => {
+                return bad_request(
+                    state,
+                    &warren::Error::Conversion(format!("malformed request: {message}")),
+                )
+            }
+        },
     };
     let (started_sender, started) = oneshot::channel();
     let (body_sender, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
@@ -119,6 +188,8 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
         query: decoded.query,
         parameters: decoded.parameters,
         format,
+        every_statement: decoded.every_statement,
+        cancel: registration.as_ref().map(|r| r.cancel.clone()),
         started: started_sender,
         body: body_sender,
     };
@@ -133,6 +204,8 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
                 Format::Wire => WIRE_CONTENT_TYPE,
             };
             let mut response = Response::new(ResponseBody::stream(pieces));
+            // The id stays the request's until its answer is complete.
+            response.body_mut().registration = registration;
             response
                 .headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));

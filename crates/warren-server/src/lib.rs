@@ -2,11 +2,14 @@
 //!
 //! `POST /query` takes `{"query": "...", "parameters": {...}}` and answers JSON, or the binary
 //! wire format (`docs/format/wire.md`) when the request says
-//! `Accept: application/x-warren-bincode`. `GET /health` answers `ok`; `GET /metrics` the
+//! `Accept: application/x-warren-bincode`; a binary body (`warren_wire::QueryRequest`) carries
+//! typed parameters and may ask for every statement's result. `POST /cancel` stops a query in
+//! flight by the id its request carried. `GET /health` answers `ok`; `GET /metrics` the
 //! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
 //! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
 
 mod body;
+pub mod cancel;
 pub mod config;
 pub mod guard;
 mod http;
@@ -117,6 +120,7 @@ impl Server {
             metrics: metrics.clone(),
             token: config.token.clone(),
             body_bytes_max: config.body_bytes_max,
+            cancels: Arc::new(cancel::Cancels::default()),
         });
         let (stop, stopped) = watch::channel(false);
         let handle = runtime.handle().clone();

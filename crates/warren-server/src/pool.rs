@@ -44,6 +44,10 @@ pub struct Job {
     pub query: String,
     pub parameters: HashMap<String, Value>,
     pub format: Format,
+    /// Send `Results(n)` and every statement's result (wire format only).
+    pub every_statement: bool,
+    /// The query's cancel state, when the request gave an id `POST /cancel` can stop it by.
+    pub cancel: Option<Arc<crate::cancel::Cancel>>,
     /// Ok once the query compiled and its result streams, or the error that stopped it.
     pub started: oneshot::Sender<Result<(), Error>>,
     pub body: mpsc::Sender<Piece>,
@@ -177,15 +181,52 @@ impl Worker {
             return self.conn.query_with(&job.query, &job.parameters);
         };
         for statement in rest {
-            let mut result = self.conn.execute(statement, &job.parameters)?;
+            let mut result = self.execute_one(statement, job)?;
             while result.next_row()?.is_some() {}
         }
-        self.conn.execute(last, &job.parameters)
+        self.execute_one(last, job)
+    }
+
+    /// Binds and starts one statement; a cancel that came in the meantime still holds (the
+    /// engine clears its interrupt flag when a statement starts).
+    fn execute_one(&mut self, statement: &Statement, job: &Job) -> Result<QueryResult, Error> {
+        self.start_statement(statement, &job.parameters, job.cancel.as_deref())
+    }
+
+    fn start_statement(
+        &mut self,
+        statement: &Statement,
+        parameters: &HashMap<String, Value>,
+        cancel: Option<&crate::cancel::Cancel>,
+    ) -> Result<QueryResult, Error> {
+        let result = self.conn.execute(statement, parameters);
+        if let Some(cancel) = cancel {
+            cancel.reassert(&self.conn.interrupt_flag());
+        }
+        result
     }
 
     fn serve(&mut self, job: Job) {
         let deadline = Instant::now() + self.settings.timeout;
+        // Detached when this function returns, before the thread takes its next job.
+        let _attached = match &job.cancel {
+            Some(cancel) if cancel.requested() => {
+                let _ = job.started.send(Err(interrupted()));
+                return;
+            }
+            Some(cancel) => Some(cancel.attach(self.conn.interrupt_flag())),
+            None => None,
+        };
         let checked = crate::guard::check(&job.query, self.settings.files.as_deref());
+        if job.every_statement {
+            match checked {
+                Ok(statements) => self.serve_every_statement(&statements, job, deadline),
+                Err(error) => {
+                    let _ = job.started.send(Err(error));
+                }
+            }
+            return;
+        }
         let result = checked.and_then(|statements| self.execute(&statements, &job));
         let mut result = match result {
             Ok(result) => result,
@@ -214,21 +255,72 @@ impl Worker {
         if job.started.send(Ok(())).is_err() {
             return;
         }
-        let mut writer = PieceWriter {
-            buffer: Vec::with_capacity(PIECE_BYTES),
-            sender: job.body,
-            runtime: &self.runtime,
-            deadline,
-            failed: false,
-        };
+        let mut writer = PieceWriter::new(job.body, &self.runtime, deadline);
         let written = match first {
             FirstBatch::Columns(first) => {
                 warren::wire::write_result_from(&mut result, Ok(first), &mut writer).map(|_| ())
             }
             FirstBatch::Rows(first) => write_json(&mut result, first, &mut writer),
         };
+        self.finish(writer, written);
+    }
+
+    /// Answers `Results(n)`, then each statement's result in turn (each run to its end before
+    /// the next starts, as the embedded API runs a script). The status waits for the first
+    /// statement's first batch; a later statement's error ends the stream with an `Error`.
+    fn serve_every_statement(&mut self, statements: &[Statement], job: Job, deadline: Instant) {
+        let Some(first_statement) = statements.first() else {
+            let error = self
+                .conn
+                .query_with(&job.query, &job.parameters)
+                .err()
+                .unwrap_or_else(|| Error::runtime("Connection Exception: Query is empty."));
+            let _ = job.started.send(Err(error));
+            return;
+        };
+        let started = self
+            .execute_one(first_statement, &job)
+            .and_then(|mut result| {
+                let first = result.next_columns(warren::wire::CHUNK_ROWS)?;
+                Ok((result, first))
+            });
+        let (mut result, first) = match started {
+            Ok(started) => started,
+            Err(error) => {
+                let _ = job.started.send(Err(error));
+                return;
+            }
+        };
+        if job.started.send(Ok(())).is_err() {
+            return;
+        }
+        let runtime = self.runtime.clone();
+        let mut writer = PieceWriter::new(job.body, &runtime, deadline);
+        let count = warren_wire::Message::Results(statements.len() as u64);
+        let mut written = warren_wire::write_frame(&mut writer, &count).map_err(io_error);
+        if written.is_ok() {
+            written =
+                warren::wire::write_result_from(&mut result, Ok(first), &mut writer).map(|_| ());
+        }
+        drop(result);
+        for statement in &statements[1..] {
+            if written.is_err() {
+                break;
+            }
+            let started = self.start_statement(statement, &job.parameters, job.cancel.as_deref());
+            written = match started {
+                Ok(mut result) => warren::wire::write_result(&mut result, &mut writer).map(|_| ()),
+                Err(error) => write_error(&mut writer, error),
+            };
+        }
+        self.finish(writer, written);
+    }
+
+    /// Ends an answer: its last bytes and `End`, unless the reader went away or the deadline
+    /// passed (then the body ends cut short).
+    fn finish(&self, mut writer: PieceWriter<'_>, written: Result<(), Error>) {
         if writer.failed {
-            return; // The reader went away or the deadline passed: the body ends cut short.
+            return;
         }
         if let Err(error) = written {
             self.metrics.error(error.kind());
@@ -237,6 +329,21 @@ impl Worker {
             let _ = writer.send(Piece::End);
         }
     }
+}
+
+/// The error of a query cancelled before it started (the engine's text for an interrupt).
+fn interrupted() -> Error {
+    Error::Interrupted("the query was interrupted".into())
+}
+
+/// Sends `error` as the stream's `Error` message and returns it.
+fn write_error(out: &mut dyn Write, error: Error) -> Result<(), Error> {
+    let message = warren_wire::Message::Error(warren_wire::ErrorMessage {
+        kind: error.kind().to_string(),
+        message: error.to_string(),
+    });
+    warren_wire::write_frame(&mut *out, &message).map_err(io_error)?;
+    Err(error)
 }
 
 /// The batch pulled before answering, in the form the answer's format reads.
@@ -255,7 +362,21 @@ struct PieceWriter<'a> {
     failed: bool,
 }
 
-impl PieceWriter<'_> {
+impl<'a> PieceWriter<'a> {
+    fn new(
+        sender: mpsc::Sender<Piece>,
+        runtime: &'a tokio::runtime::Handle,
+        deadline: Instant,
+    ) -> Self {
+        PieceWriter {
+            buffer: Vec::with_capacity(PIECE_BYTES),
+            sender,
+            runtime,
+            deadline,
+            failed: false,
+        }
+    }
+
     fn send(&mut self, piece: Piece) -> io::Result<()> {
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         let sender = &self.sender;

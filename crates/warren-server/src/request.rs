@@ -1,5 +1,7 @@
-//! Decoding a `POST /query` body: `{"query": "...", "parameters": {"name": value, ...}}`.
-//! Never panics, whatever the bytes (a property test feeds it random input).
+//! Decoding a `POST /query` body: JSON, `{"query": "...", "parameters": {"name": value, ...},
+//! "query_id": n}`, or the binary `warren_wire::QueryRequest` (typed parameters, every
+//! statement's result). Never panics, whatever the bytes (property tests feed both random
+//! input).
 
 use std::collections::HashMap;
 
@@ -13,6 +15,32 @@ pub const PARAMETER_DEPTH_MAX: usize = 64;
 pub struct QueryRequest {
     pub query: String,
     pub parameters: HashMap<String, Value>,
+    /// Answer `Results(n)` and every statement's result, not the last one's only.
+    pub every_statement: bool,
+    /// The id `POST /cancel` names the query by (0: none).
+    pub query_id: u64,
+}
+
+/// Decodes a binary request body (`Content-Type: application/x-warren-bincode`).
+pub fn decode_wire(body: &[u8]) -> Result<QueryRequest, Error> {
+    let request = warren::wire_parameter::decode_request(body)?;
+    Ok(QueryRequest {
+        parameters: warren::wire_parameter::parameters(&request.parameters)?,
+        query: request.query,
+        every_statement: request.every_statement,
+        query_id: request.query_id,
+    })
+}
+
+/// Decodes a `POST /cancel` body: `{"query_id": n}`.
+pub fn decode_cancel(body: &[u8]) -> Result<u64, Error> {
+    let json: Json = serde_json::from_slice(body).map_err(malformed)?;
+    match json.get("query_id").and_then(Json::as_u64) {
+        Some(id) if id != 0 => Ok(id),
+        _ => Err(malformed(
+            "a cancel body is {\"query_id\": <a positive integer>}",
+        )),
+    }
 }
 
 fn malformed(message: impl std::fmt::Display) -> Error {
@@ -42,10 +70,21 @@ pub fn decode(body: &[u8]) -> Result<QueryRequest, Error> {
         }
         Some(_) => return Err(malformed("\"parameters\" must be an object")),
     }
+    let query_id = match fields.remove("query_id") {
+        None | Some(Json::Null) => 0,
+        Some(id) => id
+            .as_u64()
+            .ok_or_else(|| malformed("\"query_id\" must be a non-negative integer"))?,
+    };
     if let Some(name) = fields.keys().next() {
         return Err(malformed(format!("unknown field \"{name}\"")));
     }
-    Ok(QueryRequest { query, parameters })
+    Ok(QueryRequest {
+        query,
+        parameters,
+        every_statement: false,
+        query_id,
+    })
 }
 
 /// A JSON value as a Cypher value: integers as INT64 (UINT64 above its range), other numbers

@@ -1,4 +1,5 @@
-//! Random bytes and random JSON never make the request decoder panic.
+//! Random bytes, random JSON and mutated binary requests never make the request decoders
+//! panic.
 
 use proptest::prelude::*;
 
@@ -33,6 +34,30 @@ proptest! {
         let _ = warren_server::request::decode(value.to_string().as_bytes());
         let body = serde_json::json!({"query": query, "parameters": value});
         let _ = warren_server::request::decode(body.to_string().as_bytes());
+    }
+
+    #[test]
+    fn random_bytes_never_panic_the_binary_decoder(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = warren_server::request::decode_wire(&bytes);
+        let _ = warren_server::request::decode_cancel(&bytes);
+    }
+
+    #[test]
+    fn mutated_binary_requests_never_panic(at in any::<prop::sample::Index>(), byte in any::<u8>(), cut in any::<prop::sample::Index>()) {
+        let request = warren_wire::QueryRequest {
+            query: "RETURN $a, $b".into(),
+            parameters: vec![
+                warren_wire::Property { name: "a".into(), value: warren_wire::WireValue::List(vec![warren_wire::WireValue::Date(3), warren_wire::WireValue::Null]) },
+                warren_wire::Property { name: "b".into(), value: warren_wire::WireValue::Decimal(warren_wire::Decimal { value: 12, precision: 4, scale: 1 }) },
+            ],
+            every_statement: true,
+            query_id: 9,
+        };
+        let mut bytes = warren_wire::Encode::to_bytes(&request);
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        let _ = warren_server::request::decode_wire(&bytes);
+        let _ = warren_server::request::decode_wire(&bytes[..cut.index(bytes.len())]);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use crate::column::{BlobColumn, ColumnData, ListColumn, MapColumn, NullableColumn, StringColumn};
-use crate::message::{Chunk, ErrorMessage, Header, Message, Trailer, VERSION};
+use crate::message::{Chunk, ErrorMessage, Header, Message, QueryRequest, Trailer, VERSION};
 use crate::types::{Column, Field, WireType};
 use crate::value::{
     Decimal, InternalId, Interval, MapEntry, Node, Path, Property, Rel, UnionValue, WireValue,
@@ -272,5 +272,26 @@ pub fn message() -> impl Strategy<Value = Message> {
             })
         }),
         (text(), text()).prop_map(|(kind, message)| Message::Error(ErrorMessage { kind, message })),
+        any::<u64>().prop_map(Message::Results),
     ]
+}
+
+pub fn request() -> impl Strategy<Value = QueryRequest> {
+    (
+        text(),
+        vec(
+            (text(), value()).prop_map(|(name, value)| Property { name, value }),
+            0..4,
+        ),
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(query, parameters, every_statement, query_id)| QueryRequest {
+                query,
+                parameters,
+                every_statement,
+                query_id,
+            },
+        )
 }

@@ -61,6 +61,11 @@ proptest! {
     }
 
     #[test]
+    fn requests_match_bincode_and_wincode(request in arbitrary::request()) {
+        check(&request)?;
+    }
+
+    #[test]
     fn types_match_bincode_and_wincode(ty in arbitrary::wire_type()) {
         check(&ty)?;
     }

@@ -10,7 +10,9 @@ use bytemuck::{AnyBitPattern, NoUninit};
 
 use crate::column::{BlobColumn, ColumnData, ListColumn, MapColumn, NullableColumn, StringColumn};
 use crate::limits::{CHUNK_ROWS_MAX, DEPTH_MAX, MESSAGE_BYTES_MAX};
-use crate::message::{Chunk, ErrorMessage, Header, Message, Trailer, FRAME_PREFIX_BYTES, VERSION};
+use crate::message::{
+    Chunk, ErrorMessage, Header, Message, QueryRequest, Trailer, FRAME_PREFIX_BYTES, VERSION,
+};
 use crate::types::{Column, Field, WireType};
 use crate::value::{
     Decimal, InternalId, Interval, MapEntry, Node, Path, Property, Rel, UnionValue, WireValue,
@@ -687,12 +689,25 @@ impl Decode for Message {
             1 => Message::Chunk(Chunk::decode(reader)?),
             2 => Message::End(Trailer::decode(reader)?),
             3 => Message::Error(ErrorMessage::decode(reader)?),
+            4 => Message::Results(u64::decode(reader)?),
             tag => {
                 return Err(DecodeError::Tag {
                     what: "message",
                     tag,
                 })
             }
+        })
+    }
+}
+
+impl Decode for QueryRequest {
+    const MIN_BYTES: usize = 25;
+    fn decode(reader: &mut Reader<'_>) -> DecodeResult<Self> {
+        Ok(QueryRequest {
+            query: String::decode(reader)?,
+            parameters: reader.seq()?,
+            every_statement: bool::decode(reader)?,
+            query_id: u64::decode(reader)?,
         })
     }
 }

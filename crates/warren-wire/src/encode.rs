@@ -7,7 +7,7 @@ use bytemuck::NoUninit;
 
 use crate::column::{BlobColumn, ColumnData, ListColumn, MapColumn, NullableColumn, StringColumn};
 use crate::copy;
-use crate::message::{Chunk, ErrorMessage, Header, Message, Trailer};
+use crate::message::{Chunk, ErrorMessage, Header, Message, QueryRequest, Trailer};
 use crate::types::{Column, Field, WireType};
 use crate::value::{
     Decimal, InternalId, Interval, MapEntry, Node, Path, Property, Rel, UnionValue, WireValue,
@@ -582,6 +582,19 @@ impl Encode for Message {
                 put_tag(sink, 3);
                 error.encode(sink);
             }
+            Message::Results(count) => {
+                put_tag(sink, 4);
+                count.encode(sink);
+            }
         }
+    }
+}
+
+impl Encode for QueryRequest {
+    fn encode<S: Sink>(&self, sink: &mut S) {
+        self.query.encode(sink);
+        put_seq(sink, &self.parameters);
+        self.every_statement.encode(sink);
+        self.query_id.encode(sink);
     }
 }

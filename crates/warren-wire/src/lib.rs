@@ -26,7 +26,9 @@ pub mod wincode_support;
 pub use column::{BlobColumn, ColumnData, ListColumn, MapColumn, NullableColumn, StringColumn};
 pub use decode::{decode, decode_frames, read_frame, split_frame, Decode, DecodeError};
 pub use encode::{encode_frame, write_frame, Encode, Sink};
-pub use message::{Chunk, ErrorMessage, Header, Message, Trailer, CONTENT_TYPE, VERSION};
+pub use message::{
+    Chunk, ErrorMessage, Header, Message, QueryRequest, Trailer, CONTENT_TYPE, VERSION,
+};
 pub use types::{Column, Field, WireType};
 pub use value::{
     Decimal, InternalId, Interval, MapEntry, Node, Path, Property, Rel, UnionValue, WireValue,

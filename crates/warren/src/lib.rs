@@ -21,6 +21,7 @@ mod progress;
 mod result;
 mod settings;
 pub mod wire;
+pub mod wire_parameter;
 
 pub use connection::Connection;
 pub use database::{Database, DatabaseOptions};

@@ -8,8 +8,6 @@ format and is decoded in Rust (``warren-client``); see docs/PYTHON.md, "Remote c
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
 from . import _warren
@@ -20,54 +18,14 @@ from .query_result import QueryResult
 #: than the server's own 30 s query deadline, so that the server's error arrives first.
 DEFAULT_TIMEOUT_S = 60.0
 
-_SUPPORTED = "None, bool, int, float, str, and lists, tuples and dicts (with str keys) of them"
-
-
-def _json_value(value: Any, name: str) -> Any:
-    """``value`` checked to be one JSON carries as the server reads it (integers INT64, other
-    numbers DOUBLE, strings STRING, lists lists, dicts structs, None NULL)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            msg = f"Parameter {name}: {value} cannot be sent to a server (JSON has no NaN or infinity)."
-            raise RuntimeError(msg)
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json_value(v, name) for v in value]
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            msg = f"Parameter {name}: a dict sent to a server needs str keys."
-            raise RuntimeError(msg)
-        return {k: _json_value(v, name) for k, v in value.items()}
-    msg = (
-        f"Parameter {name}: a value of type {type(value).__name__} cannot be sent to a server "
-        f"(supported: {_SUPPORTED})."
-    )
-    raise RuntimeError(msg)
-
-
-def parameters_json(parameters: dict[str, Any] | None) -> str:
-    """The parameters as the JSON object of a ``POST /query`` body."""
-    if parameters is None:
-        return "{}"
-    if not isinstance(parameters, dict):
-        msg = f"Parameters must be a dict, got {type(parameters).__name__}."
-        raise RuntimeError(msg)
-    checked = {}
-    for name, value in parameters.items():
-        if not isinstance(name, str):
-            msg = f"Parameter names must be strings, got {name!r}."
-            raise RuntimeError(msg)
-        checked[name] = _json_value(value, name)
-    return json.dumps(checked)
-
 
 class RemoteConnection:
     """A connection to a Warren server; results stream as they are read.
 
-    Each ``execute`` is one request, hence one transaction on the server; a query of several
-    ``;``-separated statements returns the last statement's result (the server answers that one).
+    Each ``execute`` is one request, hence one transaction on the server. As the embedded
+    ``Connection``, a query of several ``;``-separated statements returns a list with one
+    ``QueryResult`` per statement, and parameters may be of every type the embedded one takes
+    (dates, timestamps, intervals, UUIDs, decimals, bytes, lists, dicts): they travel typed.
     """
 
     def __init__(self, url: str, token: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
@@ -91,23 +49,40 @@ class RemoteConnection:
             self.is_closed = True
             self._connection.close()
 
+    def _check_usable(self) -> None:
+        if self.is_closed:
+            msg = "Connection is closed."
+            raise RuntimeError(msg)
+
+    def prepare(self, query: str, parameters: dict[str, Any] | None = None) -> PreparedStatement:
+        """Prepares ``query`` to be run with ``execute``: parsed here (syntax errors show in
+        the statement, as on the embedded connection), bound and run on the server."""
+        del parameters
+        self._check_usable()
+        return PreparedStatement(self, query)  # type: ignore[arg-type]
+
+    def interrupt(self) -> None:
+        """Stops the queries of this connection still running on the server (call it from
+        another thread); each raises the embedded connection's interrupt error."""
+        self._connection.interrupt()
+
     def execute(
         self,
         query: str | PreparedStatement,
         parameters: dict[str, Any] | None = None,
-    ) -> QueryResult:
-        """Runs ``query`` on the server with ``parameters`` (see ``parameters_json`` for the
-        types a parameter may have) and returns its result once the server has answered."""
-        if self.is_closed:
-            msg = "Connection is closed."
-            raise RuntimeError(msg)
+    ) -> QueryResult | list[QueryResult]:
+        """Runs ``query`` (one statement or several separated by ``;``) on the server with
+        ``parameters`` and returns its result once the server has answered; a list of them when
+        the query has several statements."""
+        self._check_usable()
         if isinstance(query, PreparedStatement):
             query = query.query
         if not isinstance(query, str):
             msg = f"query must be a string or a PreparedStatement, got {type(query)}"
             raise RuntimeError(msg)
-        native = self._connection.execute(query, parameters_json(parameters))
-        return QueryResult(self, native)  # type: ignore[arg-type]
+        natives = self._connection.execute(query, parameters)
+        results = [QueryResult(self, native) for native in natives]  # type: ignore[arg-type]
+        return results[0] if len(results) == 1 else results
 
 
 def connect(url: str, token: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S) -> RemoteConnection:
