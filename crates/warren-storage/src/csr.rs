@@ -2,7 +2,7 @@
 //! neighbours are `neighbours[offsets[v]..offsets[v+1]]` and the rel ids alongside them. Within a
 //! node, entries are in rel-id order (CSV row order), which makes traversal order deterministic.
 
-use crate::buffer::Bytes;
+use crate::buffer::{Bytes, U32Words};
 
 #[derive(Clone, Debug)]
 pub struct Csr {
@@ -42,8 +42,9 @@ impl Csr {
             offsets[i + 1] += offsets[i];
         }
         let edges = offsets[num_nodes] as usize;
-        let mut neighbours = vec![0u32; edges];
-        let mut rel_ids = vec![0u32; edges];
+        let mut neighbour_words = U32Words::zeroed(edges);
+        let mut rel_words = U32Words::zeroed(edges);
+        let (neighbours, rel_ids) = (neighbour_words.as_mut_slice(), rel_words.as_mut_slice());
         let mut cursor: Vec<u64> = offsets[..num_nodes].to_vec();
         for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
             if !is_live(rel) {
@@ -56,8 +57,8 @@ impl Csr {
         }
         Self {
             offsets: Bytes::from_vec(offsets),
-            neighbours: Bytes::from_slice(&neighbours),
-            rel_ids: Bytes::from_slice(&rel_ids),
+            neighbours: neighbour_words.into_bytes(),
+            rel_ids: rel_words.into_bytes(),
         }
     }
 
