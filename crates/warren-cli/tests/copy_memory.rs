@@ -13,7 +13,9 @@ fn warren() -> Command {
     Command::new(env!("CARGO_BIN_EXE_warren"))
 }
 
-/// Runs `command` to completion; returns its peak resident set in bytes.
+/// Runs `command` to completion; returns its peak resident set in bytes. The child is reaped by
+/// `wait4` (which `Child::wait` cannot do while also returning the resource usage).
+#[allow(clippy::zombie_processes)]
 fn peak_rss(mut command: Command) -> u64 {
     let child = command.stdout(std::process::Stdio::null()).spawn().unwrap();
     let pid = child.id() as libc::pid_t;

@@ -802,6 +802,9 @@ fn copy_rel_table(
     Ok((table, rows))
 }
 
+/// Turns an input row into its (source, target) node offsets, or fails with the row's error.
+type ResolveRow<'a> = dyn Fn(&dyn InputRow) -> Result<(u32, u32)> + Sync + 'a;
+
 /// Reads a property-less rel COPY's endpoints with [`copy_threads`] workers, or returns `None`
 /// when the files cannot be cut at line breaks (they hold quotes) or hold too many lines for a
 /// rel table: then the one-reader path reads them.
@@ -811,7 +814,7 @@ fn read_endpoints_in_parallel(
     types: &[LogicalType],
     stored: &RelTable,
     progress: &mut dyn CopyProgress,
-    resolve: &(dyn Fn(&dyn InputRow) -> Result<(u32, u32)> + Sync),
+    resolve: &ResolveRow<'_>,
 ) -> Result<Option<Endpoints>> {
     let Some(split) = SplitFiles::split(files, options, types, CHUNK_BYTES)? else {
         return Ok(None);
