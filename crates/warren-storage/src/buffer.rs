@@ -8,6 +8,58 @@ use bytemuck::Pod;
 
 use crate::io::FileMap;
 
+/// A growable-once array of `u32` kept in 8-byte words, so that it becomes a [`Bytes`] without a
+/// copy (large builds, such as a CSR of a billion entries, would otherwise need twice the memory
+/// for a moment).
+#[derive(Debug, Default)]
+pub struct U32Words {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl U32Words {
+    /// `len` zeros.
+    pub fn zeroed(len: usize) -> Self {
+        Self {
+            words: vec![0; len.div_ceil(2)],
+            len,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u32] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u32] {
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+    }
+
+    /// Keeps the first `len` values (the memory is kept too).
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    pub fn into_bytes(self) -> Bytes {
+        Bytes::from_words(self.words, self.len * 4)
+    }
+}
+
+impl From<&[u32]> for U32Words {
+    fn from(values: &[u32]) -> Self {
+        let mut words = Self::zeroed(values.len());
+        words.as_mut_slice().copy_from_slice(values);
+        words
+    }
+}
+
 /// An immutable, 8-byte-aligned byte buffer.
 #[derive(Clone)]
 pub struct Bytes {

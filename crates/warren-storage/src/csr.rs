@@ -2,7 +2,7 @@
 //! neighbours are `neighbours[offsets[v]..offsets[v+1]]` and the rel ids alongside them. Within a
 //! node, entries are in rel-id order (CSV row order), which makes traversal order deterministic.
 
-use crate::buffer::Bytes;
+use crate::buffer::{Bytes, U32Words};
 
 #[derive(Clone, Debug)]
 pub struct Csr {
@@ -31,6 +31,20 @@ impl Csr {
         targets: &[u32],
         is_live: impl Fn(usize) -> bool,
     ) -> Self {
+        let shift =
+            (sources.len() >= PARTITIONED_BUILD_MIN_RELS).then(|| partition_shift(num_nodes));
+        Self::build_with(num_nodes, sources, targets, is_live, shift)
+    }
+
+    /// [`Csr::build`], placing the entries directly (`partition_shift` `None`) or in two passes
+    /// over partitions of `1 << partition_shift` nodes (see [`place_partitioned`]).
+    fn build_with(
+        num_nodes: usize,
+        sources: &[u32],
+        targets: &[u32],
+        is_live: impl Fn(usize) -> bool,
+        partition_shift: Option<u32>,
+    ) -> Self {
         assert_eq!(sources.len(), targets.len());
         let mut offsets = vec![0u64; num_nodes + 1];
         for (rel, &source) in sources.iter().enumerate() {
@@ -42,22 +56,22 @@ impl Csr {
             offsets[i + 1] += offsets[i];
         }
         let edges = offsets[num_nodes] as usize;
-        let mut neighbours = vec![0u32; edges];
-        let mut rel_ids = vec![0u32; edges];
-        let mut cursor: Vec<u64> = offsets[..num_nodes].to_vec();
-        for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
-            if !is_live(rel) {
-                continue;
+        let mut neighbour_words = U32Words::zeroed(edges);
+        let mut rel_words = U32Words::zeroed(edges);
+        let placed = Placed {
+            neighbours: neighbour_words.as_mut_slice(),
+            rel_ids: rel_words.as_mut_slice(),
+        };
+        match partition_shift {
+            Some(shift) if num_nodes > 0 => {
+                place_partitioned(&offsets, sources, targets, &is_live, placed, shift)
             }
-            let slot = &mut cursor[source as usize];
-            neighbours[*slot as usize] = target;
-            rel_ids[*slot as usize] = rel as u32;
-            *slot += 1;
+            _ => place_directly(&offsets, sources, targets, &is_live, placed),
         }
         Self {
             offsets: Bytes::from_vec(offsets),
-            neighbours: Bytes::from_slice(&neighbours),
-            rel_ids: Bytes::from_slice(&rel_ids),
+            neighbours: neighbour_words.into_bytes(),
+            rel_ids: rel_words.into_bytes(),
         }
     }
 
@@ -163,6 +177,105 @@ impl Csr {
     }
 }
 
+/// Builds with at least this many rels place their entries in two passes ([`place_partitioned`]):
+/// below it the arrays fit in the cache and one pass is faster.
+const PARTITIONED_BUILD_MIN_RELS: usize = 1 << 22;
+/// The number of partitions the two-pass placement aims for: few enough that each has a write
+/// stream that stays in the cache in the first pass, many enough that a partition's entries
+/// stay in the cache in the second.
+const PARTITIONS_TARGET: usize = 256;
+/// The largest partition: a node's offset within it is kept in a u16 between the passes.
+const PARTITION_SHIFT_MAX: u32 = 16;
+
+/// The partition size (as a shift) for `num_nodes` nodes.
+fn partition_shift(num_nodes: usize) -> u32 {
+    let nodes_per_partition = num_nodes.div_ceil(PARTITIONS_TARGET).max(1);
+    nodes_per_partition
+        .next_power_of_two()
+        .trailing_zeros()
+        .min(PARTITION_SHIFT_MAX)
+}
+
+/// The arrays a build fills.
+struct Placed<'a> {
+    neighbours: &'a mut [u32],
+    rel_ids: &'a mut [u32],
+}
+
+/// Places every live rel at its source's next free slot, in rel order: one random write per
+/// rel, which misses the cache once the arrays outgrow it.
+fn place_directly(
+    offsets: &[u64],
+    sources: &[u32],
+    targets: &[u32],
+    is_live: &impl Fn(usize) -> bool,
+    placed: Placed<'_>,
+) {
+    let mut cursor: Vec<u64> = offsets[..offsets.len() - 1].to_vec();
+    for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
+        if !is_live(rel) {
+            continue;
+        }
+        let slot = &mut cursor[source as usize];
+        placed.neighbours[*slot as usize] = target;
+        placed.rel_ids[*slot as usize] = rel as u32;
+        *slot += 1;
+    }
+}
+
+/// Places the live rels in two passes over partitions of `1 << shift` consecutive source
+/// nodes. The first appends each rel, in rel order, to its partition's range of the arrays
+/// (one sequential write stream per partition), keeping its source's offset within the
+/// partition; the second, partition by partition, moves the entries to their nodes' slots
+/// within that range, which stays in the cache. Both passes keep rel order, so the result is
+/// [`place_directly`]'s.
+fn place_partitioned(
+    offsets: &[u64],
+    sources: &[u32],
+    targets: &[u32],
+    is_live: &impl Fn(usize) -> bool,
+    placed: Placed<'_>,
+    shift: u32,
+) {
+    assert!(shift <= PARTITION_SHIFT_MAX, "partition offsets are u16");
+    let num_nodes = offsets.len() - 1;
+    let partitions = ((num_nodes - 1) >> shift) + 1;
+    let start = |partition: usize| offsets[(partition << shift).min(num_nodes)] as usize;
+    let mut local_sources = vec![0u16; placed.neighbours.len()];
+    let mut fill: Vec<usize> = (0..partitions).map(start).collect();
+    let low_bits = (1u32 << shift) - 1;
+    for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
+        if !is_live(rel) {
+            continue;
+        }
+        let at = &mut fill[(source >> shift) as usize];
+        placed.neighbours[*at] = target;
+        placed.rel_ids[*at] = rel as u32;
+        local_sources[*at] = (source & low_bits) as u16;
+        *at += 1;
+    }
+    let (mut staged_targets, mut staged_rels) = (Vec::new(), Vec::new());
+    let mut cursor = Vec::new();
+    for partition in 0..partitions {
+        let range = start(partition)..start(partition + 1);
+        let first_node = partition << shift;
+        let end_node = ((partition + 1) << shift).min(num_nodes);
+        staged_targets.clear();
+        staged_targets.extend_from_slice(&placed.neighbours[range.clone()]);
+        staged_rels.clear();
+        staged_rels.extend_from_slice(&placed.rel_ids[range.clone()]);
+        cursor.clear();
+        cursor.extend_from_slice(&offsets[first_node..end_node]);
+        let entries = staged_targets.iter().zip(&staged_rels);
+        for ((&target, &rel), &local) in entries.zip(&local_sources[range]) {
+            let slot = &mut cursor[usize::from(local)];
+            placed.neighbours[*slot as usize] = target;
+            placed.rel_ids[*slot as usize] = rel;
+            *slot += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +290,31 @@ mod tests {
         assert_eq!(csr.range(7), 0..0);
         csr.validate(3, 4).unwrap();
         assert!(csr.validate(2, 4).is_err());
+    }
+
+    #[test]
+    fn partition_shift_aims_for_256_partitions_of_at_most_65536_nodes() {
+        assert_eq!(partition_shift(1), 0);
+        assert_eq!(partition_shift(1 << 23), 15);
+        assert_eq!(partition_shift(1 << 30), 16);
+    }
+
+    proptest::proptest! {
+        /// The two-pass placement gives the one-pass placement's CSR for any partition size.
+        #[test]
+        fn partitioned_placement_equals_direct_placement(
+            num_nodes in 1usize..300,
+            rels in proptest::collection::vec((0u32..300, 0u32..300, proptest::bool::weighted(0.9)), 0..2000),
+            shift in 0u32..10,
+        ) {
+            let sources: Vec<u32> = rels.iter().map(|r| r.0 % num_nodes as u32).collect();
+            let targets: Vec<u32> = rels.iter().map(|r| r.1).collect();
+            let live = |rel: usize| rels[rel].2;
+            let direct = Csr::build_with(num_nodes, &sources, &targets, live, None);
+            let partitioned = Csr::build_with(num_nodes, &sources, &targets, live, Some(shift));
+            proptest::prop_assert_eq!(direct.offsets(), partitioned.offsets());
+            proptest::prop_assert_eq!(direct.neighbours(), partitioned.neighbours());
+            proptest::prop_assert_eq!(direct.rel_ids(), partitioned.rel_ids());
+        }
     }
 }

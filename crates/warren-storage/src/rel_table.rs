@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use warren_common::value::Value;
 
 use crate::adjacency::{AdjacencyView, DeltaEntries, PatchedCsr, GROUP_SHIFT};
-use crate::buffer::{Bitmap, Bytes};
+use crate::buffer::{Bitmap, Bytes, U32Words};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
 use crate::delta::{deleted_rows, fold_tombstones, AppendedRel, RelDelta};
@@ -86,20 +86,49 @@ impl RelTable {
         from_rows: u64,
         to_rows: u64,
     ) -> Result<Self, String> {
+        let source_words = U32Words::from(&sources[..]);
+        drop(sources);
+        let target_words = U32Words::from(&targets[..]);
+        drop(targets);
+        Self::build_from_words(
+            source_words,
+            target_words,
+            columns,
+            deleted,
+            from_rows,
+            to_rows,
+        )
+    }
+
+    /// [`RelTable::build`] from endpoint arrays that become the table's sections as they are
+    /// (no copy): COPY builds them so.
+    pub fn build_from_words(
+        sources: U32Words,
+        targets: U32Words,
+        columns: Vec<Column>,
+        deleted: Option<Bitmap>,
+        from_rows: u64,
+        to_rows: u64,
+    ) -> Result<Self, String> {
         let num_rows = sources.len();
         if targets.len() != num_rows || columns.iter().any(|c| c.len() != num_rows) {
             return Err("rel table arrays have different lengths".into());
         }
-        if sources.iter().any(|&s| u64::from(s) >= from_rows)
-            || targets.iter().any(|&t| u64::from(t) >= to_rows)
+        if sources
+            .as_slice()
+            .iter()
+            .any(|&s| u64::from(s) >= from_rows)
+            || targets.as_slice().iter().any(|&t| u64::from(t) >= to_rows)
         {
             return Err("rel endpoint out of range".into());
         }
+        let (sources, targets) = (sources.into_bytes(), targets.into_bytes());
         let live = |rel: usize| !deleted.as_ref().is_some_and(|d| d.get(rel));
         // The two directions are independent: build them on two threads.
         let (forward, backward) = std::thread::scope(|scope| {
-            let backward = scope.spawn(|| Csr::build(to_rows as usize, &targets, &sources, live));
-            let forward = Csr::build(from_rows as usize, &sources, &targets, live);
+            let (sources, targets) = (sources.cast::<u32>(), targets.cast::<u32>());
+            let backward = scope.spawn(|| Csr::build(to_rows as usize, targets, sources, live));
+            let forward = Csr::build(from_rows as usize, sources, targets, live);
             (
                 forward,
                 backward.join().expect("the backward CSR build panicked"),
@@ -107,8 +136,8 @@ impl RelTable {
         });
         Ok(Self {
             num_rows: num_rows as u64,
-            sources: Bytes::from_slice(&sources),
-            targets: Bytes::from_slice(&targets),
+            sources,
+            targets,
             columns,
             forward,
             backward,

@@ -14,12 +14,15 @@ use warren_common::types::LogicalType;
 use warren_common::value::Value;
 use warren_common::{Error, Result, TableId};
 
+use crate::buffer::U32Words;
 use crate::column::{Column, ColumnBuilder};
 use crate::editor::Editor;
 use crate::import::csv_reader::{
     for_each_row, parse_i64, read_rows_skipping_errors, CopyProgress, LineOrigin, RowReader,
+    SplitFiles, CHUNK_BYTES,
 };
 use crate::import::options::CsvOptions;
+use crate::import::parallel_rels::{copy_threads, read_endpoints, Endpoints};
 use crate::node_table::NodeTable;
 use crate::pk_index::duplicate_key_message;
 use crate::rel_table::RelTable;
@@ -733,36 +736,61 @@ fn copy_rel_table(
     let stored = editor.rel_table(pair).clone();
     let mut types = vec![from_key.clone(), to_key.clone()];
     types.extend(schema.properties.iter().map(|p| p.ty.clone()));
-    let mut sources = stored.sources().to_vec();
-    let mut targets = stored.targets().to_vec();
-    let mut builders: Vec<ColumnBuilder> = stored
-        .columns()
-        .iter()
-        .map(ColumnBuilder::from_column)
-        .collect();
-    let first_new = sources.len();
+    let first_new = stored.sources().len();
     let (from_lookup, to_lookup) = (KeyLookup::of(&from), KeyLookup::of(&to));
-    source.for_each(&types, |row| {
-        let from_node = row.endpoint(0, &from, &from_key, &from_lookup)?;
-        let to_node = row.endpoint(1, &to, &to_key, &to_lookup)?;
-        for (i, builder) in builders.iter_mut().enumerate() {
-            row.push_value(i + 2, builder)?;
+    let resolve = |row: &dyn InputRow| -> Result<(u32, u32)> {
+        Ok((
+            row.endpoint(0, &from, &from_key, &from_lookup)?,
+            row.endpoint(1, &to, &to_key, &to_lookup)?,
+        ))
+    };
+    let parallel = match source {
+        CopySource::Files {
+            files,
+            options,
+            progress,
+        } if schema.properties.is_empty() => {
+            read_endpoints_in_parallel(files, options, &types, &stored, &mut **progress, &resolve)?
         }
-        if sources.len() as u64 >= u64::from(u32::MAX) {
-            return Err(row.error("the rel table would exceed 4294967295 rows".into()));
+        _ => None,
+    };
+    let (sources, targets, columns) = match parallel {
+        Some(endpoints) => (endpoints.sources, endpoints.targets, Vec::new()),
+        None => {
+            let mut sources = stored.sources().to_vec();
+            let mut targets = stored.targets().to_vec();
+            let mut builders: Vec<ColumnBuilder> = stored
+                .columns()
+                .iter()
+                .map(ColumnBuilder::from_column)
+                .collect();
+            source.for_each(&types, |row| {
+                let (from_node, to_node) = resolve(row)?;
+                for (i, builder) in builders.iter_mut().enumerate() {
+                    row.push_value(i + 2, builder)?;
+                }
+                if sources.len() as u64 >= u64::from(u32::MAX) {
+                    return Err(row.error("the rel table would exceed 4294967295 rows".into()));
+                }
+                sources.push(from_node);
+                targets.push(to_node);
+                Ok(())
+            })?;
+            let columns = builders.into_iter().map(ColumnBuilder::finish).collect();
+            let source_words = U32Words::from(&sources[..]);
+            drop(sources);
+            let target_words = U32Words::from(&targets[..]);
+            drop(targets);
+            (source_words, target_words, columns)
         }
-        sources.push(from_node);
-        targets.push(to_node);
-        Ok(())
-    })?;
+    };
     let rows = (sources.len() - first_new) as u64;
-    let columns = builders.into_iter().map(ColumnBuilder::finish).collect();
     let deleted = stored.deleted().map(|d| {
         let mut bits = d.to_bits();
         bits.resize(sources.len(), false);
         crate::buffer::Bitmap::from_bits(&bits)
     });
-    let table = RelTable::build(
+    let table = RelTable::build_from_words(
         sources,
         targets,
         columns,
@@ -772,4 +800,40 @@ fn copy_rel_table(
     )
     .map_err(Error::internal)?;
     Ok((table, rows))
+}
+
+/// Turns an input row into its (source, target) node offsets, or fails with the row's error.
+type ResolveRow<'a> = dyn Fn(&dyn InputRow) -> Result<(u32, u32)> + Sync + 'a;
+
+/// Reads a property-less rel COPY's endpoints with [`copy_threads`] workers, or returns `None`
+/// when the files cannot be cut at line breaks (they hold quotes) or hold too many lines for a
+/// rel table: then the one-reader path reads them.
+fn read_endpoints_in_parallel(
+    files: &[PathBuf],
+    options: &CsvOptions,
+    types: &[LogicalType],
+    stored: &RelTable,
+    progress: &mut dyn CopyProgress,
+    resolve: &ResolveRow<'_>,
+) -> Result<Option<Endpoints>> {
+    let Some(split) = SplitFiles::split(files, options, types, CHUNK_BYTES)? else {
+        return Ok(None);
+    };
+    let lines: usize = split.chunks().iter().map(|c| c.rows_max).sum();
+    if (stored.sources().len() + lines) as u64 >= u64::from(u32::MAX) {
+        return Ok(None);
+    }
+    let width = types.len();
+    let resolve_csv = |row: &RowReader<'_>| {
+        row.check_width(width)?;
+        resolve(&CsvRow { row })
+    };
+    let endpoints = read_endpoints(
+        &split,
+        (stored.sources(), stored.targets()),
+        copy_threads(),
+        progress,
+        &resolve_csv,
+    )?;
+    Ok(Some(endpoints))
 }

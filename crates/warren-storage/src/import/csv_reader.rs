@@ -63,6 +63,23 @@ impl InputFile {
     fn bytes(&self) -> &[u8] {
         self.bytes.as_deref().unwrap_or(&[])
     }
+
+    /// Drops the whole pages inside `range` from this process's memory; reading them again
+    /// reads them back from the page cache or the file.
+    fn release(&self, range: std::ops::Range<usize>) {
+        const PAGE: usize = 4096;
+        let Some(map) = &self.bytes else { return };
+        let start = range.start.div_ceil(PAGE) * PAGE;
+        let end = range.end / PAGE * PAGE;
+        if start < end {
+            // SAFETY: the mapping is a read-only private mapping of a file; after DONTNEED its
+            // pages read as the file's contents again, so every slice of it stays valid.
+            let advised = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+            };
+            debug_assert!(advised.is_ok(), "madvise failed: {advised:?}");
+        }
+    }
 }
 
 /// Skips `lines` lines; returns the rest and the number of the first remaining line.
@@ -269,6 +286,116 @@ fn read_file(
     }
     progress.advance(body.len() as u64 - reported.min(body.len() as u64));
     Ok(())
+}
+
+/// The bytes of one piece of the files that a parallel COPY hands to one worker. Chunks end at a
+/// line break, so no row is split between two of them.
+pub(crate) const CHUNK_BYTES: usize = 16 << 20;
+
+/// A piece of one file's rows: whole lines, read by one worker.
+#[derive(Clone, Debug)]
+pub(crate) struct Chunk {
+    /// The position of the file among the files read.
+    pub(crate) file: u32,
+    /// The chunk's byte range in the file's mapping.
+    pub(crate) range: std::ops::Range<usize>,
+    /// The line number of the chunk's first line.
+    pub(crate) first_line: u64,
+    /// An upper bound on the chunk's rows: its line breaks, plus one for a last line without
+    /// one (blank lines are no rows, so there may be fewer).
+    pub(crate) rows_max: usize,
+}
+
+/// Mapped input files cut into [`Chunk`]s of about `chunk_bytes` ([`CHUNK_BYTES`] for COPY),
+/// for workers that read them at the same time.
+pub(crate) struct SplitFiles {
+    inputs: Vec<InputFile>,
+    dialects: Vec<Dialect>,
+    chunks: Vec<Chunk>,
+}
+
+impl SplitFiles {
+    /// Maps `files` and cuts them at line breaks, or returns `None` when a file contains the
+    /// dialect's quote or escape byte: a quoted field may hold a line break, so such files are
+    /// read from start to end by one reader.
+    pub(crate) fn split(
+        files: &[PathBuf],
+        options: &CsvOptions,
+        types: &[LogicalType],
+        chunk_bytes: usize,
+    ) -> Result<Option<Self>> {
+        assert!(chunk_bytes > 0, "chunks hold at least one byte");
+        let mut split = Self {
+            inputs: Vec::with_capacity(files.len()),
+            dialects: Vec::with_capacity(files.len()),
+            chunks: Vec::new(),
+        };
+        for (file, path) in files.iter().enumerate() {
+            let input = InputFile::open(path)?;
+            let bytes = input.bytes();
+            let (body, mut first_line) = skip_lines(bytes, options.skip);
+            let mut dialect = detect_dialect(&body[..body.len().min(SAMPLE_BYTES)], options, types);
+            if memchr::memchr2(dialect.quote, dialect.escape, body).is_some() {
+                return Ok(None);
+            }
+            let mut start = bytes.len() - body.len();
+            if std::mem::take(&mut dialect.header) {
+                start = memchr::memchr(b'\n', &bytes[start..])
+                    .map_or(bytes.len(), |end| start + end + 1);
+                first_line += 1;
+            }
+            while start < bytes.len() {
+                let cut = (start + chunk_bytes).min(bytes.len());
+                let end = match memchr::memchr(b'\n', &bytes[cut..]) {
+                    Some(at) if cut < bytes.len() => cut + at + 1,
+                    _ => bytes.len(),
+                };
+                let breaks = memchr::memchr_iter(b'\n', &bytes[start..end]).count();
+                split.chunks.push(Chunk {
+                    file: file as u32,
+                    range: start..end,
+                    first_line,
+                    rows_max: breaks + usize::from(bytes[end - 1] != b'\n'),
+                });
+                first_line += breaks as u64;
+                start = end;
+            }
+            split.inputs.push(input);
+            split.dialects.push(dialect);
+        }
+        Ok(Some(split))
+    }
+
+    pub(crate) fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    pub(crate) fn total_bytes(&self) -> u64 {
+        self.chunks.iter().map(|c| c.range.len() as u64).sum()
+    }
+
+    /// Reads the rows of `chunk`, calling `row` for each, then lets the kernel drop the chunk's
+    /// pages from this process (they stay in the page cache), so that a COPY's resident memory
+    /// does not grow with the size of its input files.
+    pub(crate) fn read_chunk(
+        &self,
+        chunk: &Chunk,
+        mut row: impl FnMut(&RowReader<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let input = &self.inputs[chunk.file as usize];
+        let body = &input.bytes()[chunk.range.clone()];
+        let dialect = &self.dialects[chunk.file as usize];
+        read_file(
+            (input, chunk.file),
+            body,
+            chunk.first_line,
+            dialect,
+            &mut (),
+            &mut row,
+        )?;
+        input.release(chunk.range.clone());
+        Ok(())
+    }
 }
 
 /// The columns of a file for LOAD FROM: names from the header row (or `column0`, `column1`, ...)
