@@ -589,7 +589,7 @@ fn timings() {
     conn.query("CHECKPOINT").unwrap();
     drop(conn);
     drop(db);
-    let mut first_after_open = |remove_graph: bool, rng: &mut TestRng| {
+    let first_after_open = |remove_graph: bool, rng: &mut TestRng| {
         if remove_graph {
             std::fs::remove_file(graph_files(&db_path).remove(0)).unwrap();
         }
@@ -756,7 +756,8 @@ fn writes_and_a_checkpoint_persist_the_updated_graph() {
 
 #[test]
 fn a_damaged_graph_file_is_detected_and_the_graph_rebuilt() {
-    let damages: [(&str, fn(&mut Vec<u8>)); 3] = [
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 3] = [
         ("bit flip", |bytes| {
             let at = bytes.len() / 3;
             bytes[at] ^= 0x10;
