@@ -22,6 +22,7 @@ pub mod report;
 pub mod serve;
 pub mod stats;
 pub mod vectors;
+pub mod vectors_hybrid;
 pub mod wire;
 pub mod workload;
 pub mod writes;

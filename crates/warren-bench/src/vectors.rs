@@ -6,10 +6,13 @@
 //!   contiguous block, as GB/s and as a share of the read bandwidth;
 //! * `index build`: the HNSW index over every row (Kùzu's default parameters);
 //! * `index query efs=N`: queries per second (queries split over the threads) and recall@10
-//!   against the brute-force answers, at each `efs`.
+//!   against the brute-force answers, at each `efs`;
+//! * `hybrid ...` (unless `--no-hybrid`): vector search then spreading activation over a
+//!   Graph500 graph on the same nodes, through Cypher (`crate::vectors_hybrid`): the index
+//!   build by `CREATE_VECTOR_INDEX`, and per query the spread seeded by the index's top-10 and
+//!   by the exact top-10, timed, with the recall of the first's activation ranking.
 //!
-//! Measured through `warren_vector`'s API: the Cypher path (`CALL CREATE_VECTOR_INDEX`, ...)
-//! is not wired to it yet. `--vectors-out DIR` writes the rows, queries and brute-force answers
+//! The first four are measured through `warren_vector`'s API. `--vectors-out DIR` writes the rows, queries and brute-force answers
 //! as `.npy` files for `bench/peers/vectors.py`, which runs hnswlib, faiss and Kùzu on them.
 //!
 //! The answer check: the parallel scan's top-10 equals a single-threaded scan's on the first
@@ -51,6 +54,10 @@ pub struct VectorOptions {
     /// Also time every query round without the prefetch of neighbour vectors, alternating
     /// with the prefetching rounds (an A/B in one run).
     pub ab_prefetch: bool,
+    /// Run the hybrid part (vector search then spreading activation, through Cypher).
+    pub hybrid: bool,
+    /// Queries of the hybrid part (the first ones of the workload's).
+    pub hybrid_queries: usize,
 }
 
 impl Default for VectorOptions {
@@ -62,6 +69,8 @@ impl Default for VectorOptions {
             efs_values: vec![16, 32, 64, 128, 200],
             dataset_out: None,
             ab_prefetch: false,
+            hybrid: true,
+            hybrid_queries: 50,
         }
     }
 }
@@ -76,6 +85,8 @@ impl VectorOptions {
             efs_values: vec![16, 64],
             dataset_out: None,
             ab_prefetch: false,
+            hybrid: true,
+            hybrid_queries: 10,
         }
     }
 
@@ -327,6 +338,9 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
             ));
         }
     }
+    if plan.hybrid {
+        runs.extend(hybrid_runs(&vectors, &queries, plan, threads)?);
+    }
     if let Some(dir) = &plan.dataset_out {
         write_dataset(dir, &vectors, &queries, &exact.answers, plan, threads)?;
     }
@@ -367,6 +381,54 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     );
     report.runs = runs;
     Ok((report, mismatch))
+}
+
+/// The hybrid part's rows: the Cypher index build, then the spread seeded by the index (at the
+/// widest beam) and by the exact top-10.
+fn hybrid_runs(
+    vectors: &[f32],
+    queries: &[f32],
+    plan: &VectorOptions,
+    threads: usize,
+) -> BenchResult<Vec<Run>> {
+    let count = plan.hybrid_queries.min(plan.queries);
+    let efs = plan.efs_values.iter().copied().max().unwrap_or(TOP_K);
+    let hybrid = crate::vectors_hybrid::measure(
+        vectors,
+        &queries[..count * plan.dim],
+        plan.dim,
+        threads,
+        efs,
+        SEED,
+    )?;
+    let graph = serde_json::json!({
+        "graph500_scale": hybrid.scale, "edges": hybrid.edges,
+        "edge_factor": crate::vectors_hybrid::EDGE_FACTOR, "hops": crate::vectors_hybrid::HOPS,
+    });
+    Ok(vec![
+        run_of(
+            "hybrid index build (Cypher)",
+            graph,
+            Figures {
+                time_s: Some(Summary::of(&[hybrid.build_s])),
+                ops_per_s: Some(Summary::of(&[plan.rows as f64 / hybrid.build_s])),
+                ..Figures::default()
+            },
+        ),
+        run_of(
+            &format!("hybrid index+spread efs={efs}"),
+            serde_json::json!({
+                "efs": efs, "queries": count,
+                "recall_at_10": hybrid.recall_at_10, "recall_at_100": hybrid.recall_at_100,
+            }),
+            crate::vectors_hybrid::figures(&hybrid.index_times_s),
+        ),
+        run_of(
+            "hybrid exact+spread",
+            serde_json::json!({ "queries": count, "ranked_nodes": hybrid.activated }),
+            crate::vectors_hybrid::figures(&hybrid.exact_times_s),
+        ),
+    ])
 }
 
 fn distinct_rows(rows: &[u32]) -> bool {
@@ -430,11 +492,17 @@ fn write_dataset(
 }
 
 /// A `.npy` version 1.0 header for a C-order 2-D array, padded to 64 bytes.
-fn npy_header(descr: &str, shape: [usize; 2]) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}, {}), }}",
-        shape[0], shape[1]
-    );
+pub(crate) fn npy_header(descr: &str, shape: [usize; 2]) -> Vec<u8> {
+    npy_header_of(descr, &format!("({}, {})", shape[0], shape[1]))
+}
+
+/// A `.npy` version 1.0 header for a 1-D array, padded to 64 bytes.
+pub(crate) fn npy_header_1d(descr: &str, len: usize) -> Vec<u8> {
+    npy_header_of(descr, &format!("({len},)"))
+}
+
+fn npy_header_of(descr: &str, shape: &str) -> Vec<u8> {
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     let unpadded = 10 + dict.len() + 1;
     let padding = unpadded.next_multiple_of(64) - unpadded;
     let header_len = (dict.len() + padding + 1) as u16;
@@ -473,6 +541,24 @@ pub fn table(report: &Report) -> String {
                 run.answer["pu"],
                 run.answer["efc"]
             ),
+            "hybrid index build (Cypher)" => format!(
+                "hybrid index build (Cypher) {:>8.2} s  (Graph500 scale {}, {} edges)",
+                median(&figures.time_s),
+                run.answer["graph500_scale"],
+                run.answer["edges"]
+            ),
+            name if name.starts_with("hybrid index+spread") => format!(
+                "{name:<26} {:>9.3} ms/query  recall@10 {:.4}  recall@100 {:.4}  ({} queries, {} hops)",
+                median(&figures.time_s) * 1e3,
+                run.answer["recall_at_10"].as_f64().unwrap_or(f64::NAN),
+                run.answer["recall_at_100"].as_f64().unwrap_or(f64::NAN),
+                run.answer["queries"],
+                crate::vectors_hybrid::HOPS
+            ),
+            "hybrid exact+spread" => format!(
+                "hybrid exact+spread        {:>9.3} ms/query  (seeds: exact top-10 by a Cypher scan)",
+                median(&figures.time_s) * 1e3
+            ),
             name => format!(
                 "{name:<26} {:>9.0} queries/s  recall@10 {:.4}",
                 median(&figures.ops_per_s),
@@ -508,7 +594,18 @@ mod tests {
         assert!(outcome.mismatch.is_none());
         let text = crate::print::report_text(&outcome.report);
         assert!(text.contains("index query efs=64"), "{text}");
-        let best = outcome.report.runs.last().unwrap();
+        assert!(text.contains("hybrid index+spread efs=64"), "{text}");
+        let hybrid = &outcome.report.runs[outcome.report.runs.len() - 2];
+        assert!(
+            hybrid.answer["recall_at_10"].as_f64().unwrap() >= 0.9,
+            "{text}"
+        );
+        let best = outcome
+            .report
+            .runs
+            .iter()
+            .rfind(|run| run.dataset.starts_with("index query"))
+            .unwrap();
         assert!(
             best.answer["recall_at_10"].as_f64().unwrap() >= 0.9,
             "{text}"

@@ -93,6 +93,9 @@ pub struct BenchArgs {
     /// vectors: also time each query round without prefetching neighbour vectors, alternating.
     #[arg(long = "ab-prefetch")]
     pub ab_prefetch: bool,
+    /// vectors: skip the hybrid part (vector search then spreading activation, in Cypher).
+    #[arg(long = "no-hybrid")]
+    pub no_hybrid: bool,
 }
 
 /// The flags of `warren compare`.
@@ -164,6 +167,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     vectors.efs_values = args.efs.unwrap_or(vectors.efs_values);
     vectors.dataset_out = args.vectors_out;
     vectors.ab_prefetch = args.ab_prefetch;
+    vectors.hybrid = !args.no_hybrid;
     options.vectors = vectors;
     if options
         .rate

@@ -9,6 +9,7 @@ pub mod operators;
 pub mod procedures;
 pub mod recursive;
 pub mod vector_index;
+pub mod vector_index_file;
 pub mod warnings;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};

@@ -11,12 +11,21 @@
 //! tombstones would pass `REBUILD_DELETED_FRACTION`, or when the rows to insert times the
 //! threads pass the rows in the graph (a parallel build is then cheaper). The cache holds the
 //! table version weakly, so it never keeps an old version alive.
+//!
+//! After a database is opened, the first query of an index reads its graph from the file the
+//! manifest names ([`PersistedGraphs`], format in `crate::vector_index_file`) instead of
+//! building it: the file's checksum and structure are checked then, and the graph is brought
+//! up to date with the table like any older graph, so a file from another table version costs
+//! an update, never a wrong answer. A file that is missing, torn or corrupt is reported (on
+//! standard error and in [`VectorIndexStats::discarded`]) and the graph is built instead.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use warren_common::value::Value;
 use warren_common::{Error, Result, TableId};
-use warren_storage::{NodeTable, VectorIndexSchema};
+use warren_storage::io::{self, FileSystem};
+use warren_storage::{Catalog, NodeTable, VectorIndexSchema};
 use warren_vector::distance::Metric;
 use warren_vector::hnsw::{HnswIndex, HnswParams};
 
@@ -32,6 +41,57 @@ pub struct BuiltIndex {
     pub offsets: Vec<u64>,
     /// Table offset -> its live index row, [`NO_ROW`] when none.
     row_of: Vec<u32>,
+}
+
+impl BuiltIndex {
+    /// A graph read back from its parts: `offsets[row]` is the table offset of index row `row`,
+    /// `table_offsets` the table's offsets when it was written. Checks that every offset is in
+    /// range and that no offset has two live rows.
+    pub fn from_parts(
+        hnsw: HnswIndex,
+        vectors: Vec<f32>,
+        offsets: Vec<u64>,
+        table_offsets: u64,
+    ) -> std::result::Result<Self, String> {
+        if offsets.len() != hnsw.rows() || vectors.len() != offsets.len() * hnsw.dim() {
+            return Err("offsets, vectors and graph rows differ in number".into());
+        }
+        let table_offsets = usize::try_from(table_offsets)
+            .ok()
+            .filter(|&n| n < u32::MAX as usize)
+            .ok_or("too many table offsets")?;
+        let mut row_of = vec![NO_ROW; table_offsets];
+        for (row, &offset) in offsets.iter().enumerate() {
+            let slot = usize::try_from(offset)
+                .ok()
+                .and_then(|o| row_of.get_mut(o))
+                .ok_or_else(|| format!("offset {offset} is beyond the table's {table_offsets}"))?;
+            if hnsw.is_deleted(row as u32) {
+                continue;
+            }
+            if *slot != NO_ROW {
+                return Err(format!("offset {offset} has two live rows"));
+            }
+            *slot = row as u32;
+        }
+        Ok(Self {
+            hnsw,
+            vectors,
+            offsets,
+            row_of,
+        })
+    }
+
+    /// The table's offsets (deleted ones included) when the graph was last brought up to date.
+    pub fn table_offsets(&self) -> usize {
+        self.row_of.len()
+    }
+
+    /// The live index row of table offset `offset`.
+    pub fn row_of_offset(&self, offset: u64) -> Option<u32> {
+        let row = *self.row_of.get(usize::try_from(offset).ok()?)?;
+        (row != NO_ROW).then_some(row)
+    }
 }
 
 impl std::fmt::Debug for BuiltIndex {
@@ -54,6 +114,58 @@ struct CachedIndex {
 #[derive(Debug, Default)]
 pub struct VectorIndexCache {
     entries: Mutex<Vec<CachedIndex>>,
+    persisted: Mutex<Option<PersistedGraphs>>,
+    stats: Mutex<VectorIndexStats>,
+}
+
+/// The graph files a database's manifest names, read at an index's first use.
+#[derive(Debug, Clone)]
+pub struct PersistedGraphs {
+    pub fs: Arc<dyn FileSystem>,
+    /// `(table, index name, path)` of each file.
+    pub files: Vec<(TableId, String, PathBuf)>,
+}
+
+impl PersistedGraphs {
+    fn path_of(&self, schema: &VectorIndexSchema) -> Option<&PathBuf> {
+        self.files
+            .iter()
+            .find(|(table, name, _)| {
+                *table == schema.table && name.eq_ignore_ascii_case(&schema.name)
+            })
+            .map(|(_, _, path)| path)
+    }
+
+    fn read(&self, path: &std::path::Path) -> Result<Vec<u8>> {
+        let file = self.fs.open(path, io::OpenMode::Read)?;
+        io::read_all(file.as_ref())
+    }
+}
+
+/// What the cache did since the database opened: graphs built from the column, read from
+/// their file, brought up to date from an older version, and files found unusable.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct VectorIndexStats {
+    pub built: u64,
+    pub loaded: u64,
+    pub updated: u64,
+    /// One line per graph file that could not be used (the graph was built instead).
+    pub discarded: Vec<String>,
+}
+
+/// The property column of index `schema` and its vector length.
+pub fn column_of(catalog: &Catalog, schema: &VectorIndexSchema) -> Result<(usize, usize)> {
+    let table = catalog
+        .node_tables()
+        .iter()
+        .find(|t| t.id == schema.table)
+        .ok_or_else(|| Error::internal(format!("index {} has no table", schema.name)))?;
+    let column = table
+        .property(&schema.property)
+        .ok_or_else(|| Error::internal(format!("index {} has no property", schema.name)))?;
+    let (_, dimension) = warren_storage::column::vector_layout(&table.properties[column].ty)
+        .ok_or_else(|| Error::internal(format!("index {} is not on a vector", schema.name)))?;
+    Ok((column, dimension))
 }
 
 /// The HNSW parameters of a catalog definition.
@@ -101,9 +213,19 @@ impl VectorIndexCache {
         // Updated or built without the lock: other indexes stay usable meanwhile. Two queries
         // may both do it; the later insert replaces the earlier, both are correct.
         let reader = ColumnReader::new(table, column, dimension);
-        let built = match previous.and_then(owned) {
-            Some(graph) => update(graph, &reader, threads, schema)?,
-            None => build(schema, &reader, threads)?,
+        let previous = match previous.and_then(owned) {
+            Some(graph) => Some(graph),
+            None => self.read_persisted(schema, dimension),
+        };
+        let built = match previous {
+            Some(graph) => {
+                self.stats().updated += 1;
+                update(graph, &reader, threads, schema)?
+            }
+            None => {
+                self.stats().built += 1;
+                build(schema, &reader, threads)?
+            }
         };
         let built = Arc::new(built);
         let mut entries = self.entries.lock().expect("vector index cache lock");
@@ -116,6 +238,73 @@ impl VectorIndexCache {
             built: built.clone(),
         });
         Ok(built)
+    }
+
+    /// The graph of `schema` brought up to date with `table`, when one is held in memory or
+    /// persisted; `None` (nothing is built) otherwise. A checkpoint writes what this returns.
+    pub fn current(
+        &self,
+        schema: &VectorIndexSchema,
+        table: &Arc<NodeTable>,
+        column: usize,
+        dimension: usize,
+        threads: usize,
+    ) -> Result<Option<Arc<BuiltIndex>>> {
+        let held = {
+            let entries = self.entries.lock().expect("vector index cache lock");
+            entries.iter().any(|e| e.schema == *schema)
+        };
+        let persisted = self
+            .persisted
+            .lock()
+            .expect("persisted graphs")
+            .as_ref()
+            .is_some_and(|p| p.path_of(schema).is_some());
+        if !held && !persisted {
+            return Ok(None);
+        }
+        self.get_or_build(schema, table, column, dimension, threads)
+            .map(Some)
+    }
+
+    /// The graph files of the database's manifest (after open, a reader's reload, a checkpoint).
+    pub fn set_persisted(&self, persisted: PersistedGraphs) {
+        *self.persisted.lock().expect("persisted graphs") = Some(persisted);
+    }
+
+    /// What the cache did since the database opened.
+    pub fn stats_snapshot(&self) -> VectorIndexStats {
+        self.stats().clone()
+    }
+
+    fn stats(&self) -> std::sync::MutexGuard<'_, VectorIndexStats> {
+        self.stats.lock().expect("vector index stats")
+    }
+
+    /// The graph of `schema` from its file, checked; `None` when there is no file or it is
+    /// unusable (reported: the caller builds the graph instead).
+    fn read_persisted(&self, schema: &VectorIndexSchema, dimension: usize) -> Option<BuiltIndex> {
+        let persisted = self.persisted.lock().expect("persisted graphs").clone()?;
+        let path = persisted.path_of(schema)?;
+        let graph = persisted
+            .read(path)
+            .and_then(|bytes| crate::vector_index_file::decode(&bytes, schema, dimension));
+        match graph {
+            Ok(graph) => {
+                self.stats().loaded += 1;
+                Some(graph)
+            }
+            Err(error) => {
+                let line = format!(
+                    "vector index {}: graph file {} is unusable ({error}); rebuilding it",
+                    schema.name,
+                    path.display()
+                );
+                eprintln!("warren: {line}");
+                self.stats().discarded.push(line);
+                None
+            }
+        }
     }
 
     /// Drops the graphs of index `name` of `table` (every index of it when `None`): after

@@ -52,6 +52,26 @@ struct Manifest {
     checkpoint_lsn: u64,
     catalog: Catalog,
     tables: Vec<TableEntry>,
+    /// The persisted graphs of vector indexes (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    vector_indexes: Vec<IndexGraphEntry>,
+}
+
+/// The file holding the persisted graph of one vector index (its bytes are the engine's:
+/// `docs/format/vector_index.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexGraphEntry {
+    pub table: TableId,
+    /// The index's name as the catalog spells it.
+    pub name: String,
+    /// Path relative to the database directory.
+    pub file: String,
+}
+
+impl IndexGraphEntry {
+    fn is_for(&self, table: TableId, name: &str) -> bool {
+        self.table == table && self.name.eq_ignore_ascii_case(name)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,6 +92,8 @@ pub struct DatabaseDir {
     read_only: bool,
     /// Table files of the committed manifest, by table id.
     files: BTreeMap<TableId, TableEntry>,
+    /// Vector index graph files of the committed manifest.
+    graphs: Vec<IndexGraphEntry>,
     /// Tables replaced by catalog changes logged after the manifest's checkpoint, by log
     /// sequence number: their segment file, or `None` for an empty table that has none.
     logged: BTreeMap<u64, BTreeMap<TableId, Option<String>>>,
@@ -91,6 +113,7 @@ pub struct DatabaseDir {
 #[derive(Debug, Default)]
 pub struct PendingTables {
     files: BTreeMap<TableId, String>,
+    graphs: Vec<IndexGraphEntry>,
 }
 
 impl PendingTables {
@@ -210,6 +233,7 @@ impl DatabaseDir {
             path: path.to_path_buf(),
             read_only,
             files: BTreeMap::new(),
+            graphs: Vec::new(),
             logged: BTreeMap::new(),
             unnamed: BTreeSet::new(),
             database_id: [0; 16],
@@ -315,6 +339,7 @@ impl DatabaseDir {
         let tables = self.load_tables(&manifest.catalog, &entries)?;
         self.files = entries;
         self.checkpoint_lsn = manifest.checkpoint_lsn;
+        self.graphs = manifest.vector_indexes;
         if !manifest.database_id.is_empty() {
             self.database_id = id_from_hex(&manifest.database_id).ok_or_else(|| {
                 Error::Corrupt(format!("{}: invalid database id", manifest_path.display()))
@@ -468,7 +493,59 @@ impl DatabaseDir {
         }
         // The new files' names must be durable before a manifest or a log record names them.
         self.fs.sync_dir(&self.path.join(DATA))?;
-        Ok(PendingTables { files })
+        Ok(PendingTables {
+            files,
+            graphs: Vec::new(),
+        })
+    }
+
+    /// Writes `bytes`, the graph of vector index `name` of `table` as of `snapshot`'s
+    /// generation, to a new file in `data/` and makes it and its name durable; `pending`'s
+    /// manifest will name it (until then nothing does, and a crash leaves a file the next open
+    /// removes).
+    pub fn write_index_graph(
+        &mut self,
+        pending: &mut PendingTables,
+        generation: u64,
+        table: TableId,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<()> {
+        self.check_writable()?;
+        let file = graph_file_name(table, generation, name);
+        assert!(
+            self.graphs.iter().all(|entry| entry.file != file),
+            "a new graph file would replace one the manifest names"
+        );
+        let path = self.path.join(&file);
+        if self.fs.exists(&path)? {
+            // The remains of an interrupted checkpoint of the same generation.
+            self.fs.remove(&path)?;
+        }
+        let handle = self.fs.open(&path, io::OpenMode::CreateNew)?;
+        write_all_at(handle.as_ref(), 0, bytes)?;
+        handle.sync_data()?;
+        drop(handle);
+        self.fs.sync_dir(&self.path.join(DATA))?;
+        self.unnamed.insert(file.clone());
+        pending.graphs.retain(|entry| !entry.is_for(table, name));
+        pending.graphs.push(IndexGraphEntry {
+            table,
+            name: name.to_string(),
+            file,
+        });
+        Ok(())
+    }
+
+    /// The graph file the committed manifest names for vector index `name` of `table`.
+    pub fn index_graph(&self, table: TableId, name: &str) -> Option<PathBuf> {
+        let entry = self.graphs.iter().find(|entry| entry.is_for(table, name))?;
+        self.segment_path(&entry.file).ok()
+    }
+
+    /// Every graph file the committed manifest names.
+    pub fn index_graphs(&self) -> &[IndexGraphEntry] {
+        &self.graphs
     }
 
     /// Records that the log record at `lsn` names `files` (a table's segment file, or `None`
@@ -563,6 +640,7 @@ impl DatabaseDir {
             };
             files.insert(id, entry);
         }
+        let graphs = self.graphs_after(snapshot, &pending);
         let manifest = Manifest {
             format: FORMAT.to_string(),
             format_version: FORMAT_VERSION,
@@ -571,18 +649,50 @@ impl DatabaseDir {
             checkpoint_lsn,
             catalog: snapshot.catalog().clone(),
             tables: files.values().cloned().collect(),
+            vector_indexes: graphs.clone(),
         };
         if let Err(error) = self.write_manifest(&manifest) {
             self.swap_failure = Some(error.to_string());
             return Err(error);
         }
         self.files = files;
+        self.graphs = graphs;
         self.checkpoint_lsn = checkpoint_lsn;
         self.logged = self.logged.split_off(&(checkpoint_lsn + 1));
         for name in pending.files.values() {
             self.unnamed.remove(name);
         }
+        for entry in &pending.graphs {
+            self.unnamed.remove(&entry.file);
+        }
         Ok(())
+    }
+
+    /// The graph files a new manifest names: those just written, and the current ones of
+    /// indexes `snapshot`'s catalog still holds (a dropped index's file is left unnamed, and
+    /// removed).
+    fn graphs_after(&self, snapshot: &Snapshot, pending: &PendingTables) -> Vec<IndexGraphEntry> {
+        let defined = snapshot.catalog().vector_indexes();
+        let exists = |entry: &IndexGraphEntry| {
+            defined
+                .iter()
+                .any(|index| entry.is_for(index.table, &index.name))
+        };
+        let rewritten = |entry: &IndexGraphEntry| {
+            pending
+                .graphs
+                .iter()
+                .any(|p| p.is_for(entry.table, &entry.name))
+        };
+        let mut graphs: Vec<IndexGraphEntry> = self
+            .graphs
+            .iter()
+            .filter(|entry| exists(entry) && !rewritten(entry))
+            .cloned()
+            .collect();
+        graphs.extend(pending.graphs.iter().filter(|entry| exists(entry)).cloned());
+        graphs.sort_by(|a, b| (a.table, &a.name).cmp(&(b.table, &b.name)));
+        graphs
     }
 
     /// Deletes files the manifest no longer names (readers that mapped them keep them alive).
@@ -614,6 +724,7 @@ impl DatabaseDir {
     /// older generations and of interrupted commits.
     fn remove_unreferenced_files(&self) -> Result<()> {
         let mut referenced: BTreeSet<&str> = self.files.values().map(|t| t.file.as_str()).collect();
+        referenced.extend(self.graphs.iter().map(|g| g.file.as_str()));
         referenced.extend(self.logged_files());
         referenced.extend(self.unnamed.iter().map(String::as_str));
         let data = self.path.join(DATA);
@@ -633,9 +744,30 @@ impl DatabaseDir {
     }
 }
 
+/// The name of a graph file: `data/t<table>-g<generation>-<index>.hnsw`, the index name
+/// lower-cased, with every byte other than an ASCII letter, digit or `_` written as `%xx`.
+fn graph_file_name(table: TableId, generation: u64, name: &str) -> String {
+    let mut plain = String::with_capacity(name.len());
+    for byte in name.to_lowercase().bytes() {
+        if byte.is_ascii_alphanumeric() || byte == b'_' {
+            plain.push(char::from(byte));
+        } else {
+            plain.push_str(&format!("%{byte:02x}"));
+        }
+    }
+    format!("{DATA}/t{table}-g{generation}-{plain}.hnsw")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn graph_file_names_are_plain_and_distinct() {
+        assert_eq!(graph_file_name(3, 7, "Doc_Emb"), "data/t3-g7-doc_emb.hnsw");
+        assert_eq!(graph_file_name(3, 7, "a/b.c"), "data/t3-g7-a%2fb%2ec.hnsw");
+        assert_ne!(graph_file_name(3, 7, "a%2f"), graph_file_name(3, 7, "a/"));
+    }
 
     #[test]
     fn a_held_lock_keeps_others_out_and_a_released_one_does_not() {

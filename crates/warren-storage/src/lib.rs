@@ -26,7 +26,7 @@ pub mod wal;
 pub use catalog::{
     Catalog, NodeTableSchema, Property, RelPairSchema, RelTableSchema, VectorIndexSchema,
 };
-pub use database_dir::DatabaseDir;
+pub use database_dir::{DatabaseDir, IndexGraphEntry};
 pub use editor::Editor;
 pub use node_table::NodeTable;
 pub use rel_table::{Direction, RelTable};

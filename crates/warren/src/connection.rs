@@ -387,8 +387,11 @@ impl Connection {
             BoundStatement::CreateVectorIndex(index) => {
                 let name = index.name.clone();
                 let mut editor = Editor::new(snapshot);
-                editor.create_vector_index(index)?;
+                editor.create_vector_index(index.clone())?;
                 self.commit_editor(editor)?;
+                if self.transaction.is_none() {
+                    self.build_and_persist(&index)?;
+                }
                 Ok(QueryResult::message(
                     format!("Index {name} has been created."),
                     self.current_snapshot(),
@@ -402,6 +405,10 @@ impl Connection {
                 self.commit_editor(editor)?;
                 if let Some(id) = table_id {
                     self.db.vector_indexes().forget(id, Some(&name));
+                }
+                if self.transaction.is_none() {
+                    // The checkpoint's manifest no longer names the graph file: it is removed.
+                    self.db.checkpoint()?;
                 }
                 Ok(QueryResult::message(
                     format!("Index {name} has been dropped."),
@@ -620,6 +627,22 @@ impl Connection {
             ));
         }
         QueryResult::messages(lines, self.current_snapshot(), started.elapsed())
+    }
+
+    /// After `CREATE_VECTOR_INDEX` commits: builds the graph on this connection's threads and
+    /// checkpoints, which writes it to its file (a database in memory only keeps it).
+    fn build_and_persist(&mut self, index: &warren_storage::VectorIndexSchema) -> Result<()> {
+        let snapshot = self.db.snapshot();
+        let (column, dimension) = warren_exec::vector_index::column_of(snapshot.catalog(), index)?;
+        let table = snapshot.node_table(index.table);
+        self.db.vector_indexes().get_or_build(
+            index,
+            table,
+            column,
+            dimension,
+            self.settings.threads,
+        )?;
+        self.db.checkpoint()
     }
 
     fn commit_editor(&mut self, editor: Editor) -> Result<()> {

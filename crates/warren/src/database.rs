@@ -153,6 +153,24 @@ impl Drop for UserHandles {
     }
 }
 
+/// The graph files `dir`'s manifest names, for the vector index cache to read at first use.
+fn persisted_graphs(dir: &DatabaseDir) -> warren_exec::vector_index::PersistedGraphs {
+    warren_exec::vector_index::PersistedGraphs {
+        fs: dir.file_system(),
+        files: dir
+            .index_graphs()
+            .iter()
+            .map(|entry| {
+                (
+                    entry.table,
+                    entry.name.clone(),
+                    dir.path().join(&entry.file),
+                )
+            })
+            .collect(),
+    }
+}
+
 /// The settings of a database that a connection may change at run time (`CALL name=value`),
 /// as Kùzu has them.
 #[derive(Debug)]
@@ -272,6 +290,10 @@ impl Database {
         reader_mark: Option<Option<LogMark>>,
     ) -> Self {
         let snapshot = Arc::new(snapshot);
+        let vector_indexes = Arc::new(warren_exec::vector_index::VectorIndexCache::default());
+        if let Some(dir) = &dir {
+            vector_indexes.set_persisted(persisted_graphs(dir));
+        }
         let inner = Arc::new(Inner {
             dir: dir.map(Mutex::new),
             wal,
@@ -299,7 +321,7 @@ impl Database {
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
             reader_mark: reader_mark.map(Mutex::new),
-            vector_indexes: Arc::default(),
+            vector_indexes,
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -331,6 +353,12 @@ impl Database {
     /// The vector index graphs queries of this database share.
     pub(crate) fn vector_indexes(&self) -> Arc<warren_exec::vector_index::VectorIndexCache> {
         self.inner.vector_indexes.clone()
+    }
+
+    /// What the vector index graphs cost since the database opened: how many were built from
+    /// their column, read from their file, brought up to date, and which files were unusable.
+    pub fn vector_index_stats(&self) -> warren_exec::vector_index::VectorIndexStats {
+        self.inner.vector_indexes.stats_snapshot()
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -575,6 +603,11 @@ impl Database {
         };
         if let Ok((snapshot, lsn)) = refreshed {
             *seen = mark;
+            if !same_log {
+                self.inner
+                    .vector_indexes
+                    .set_persisted(persisted_graphs(&dir));
+            }
             self.publish_read(Arc::new(snapshot), lsn);
         }
     }
@@ -670,8 +703,11 @@ impl Database {
             // Tables with deltas, and empty ones that logged DDL created without a file.
             let mut changed: BTreeSet<_> = folded_ids.into_iter().collect();
             changed.extend(dir.unfiled(&folded, base_lsn));
-            dir.write_tables(&folded, &changed)
-                .map_err(|e| self.fail(e))?
+            let mut files = dir
+                .write_tables(&folded, &changed)
+                .map_err(|e| self.fail(e))?;
+            self.write_index_graphs(&mut dir, &folded, &changed, &mut files)?;
+            files
         };
         let lock = self.begin_write()?;
         let mut state = self.inner.writer.lock().expect("writer state");
@@ -697,6 +733,9 @@ impl Database {
             // the log.
             dir.swap_manifest(&folded.with_generation(generation), files, base_lsn)
                 .map_err(|e| self.fail(e))?;
+            self.inner
+                .vector_indexes
+                .set_persisted(persisted_graphs(&dir));
             rebased
         };
         let rebased = Arc::new(rebased.with_generation(generation));
@@ -717,6 +756,38 @@ impl Database {
 }
 
 impl Database {
+    /// Writes the graph of every vector index of `folded` whose table a checkpoint rewrites
+    /// (`changed`) or that has no graph file yet, when the graph is held in memory or
+    /// persisted: brought up to date with `folded` first. An index whose graph was never built
+    /// gets no file (its first query after an open builds it).
+    fn write_index_graphs(
+        &self,
+        dir: &mut DatabaseDir,
+        folded: &Snapshot,
+        changed: &BTreeSet<warren_common::TableId>,
+        files: &mut warren_storage::database_dir::PendingTables,
+    ) -> Result<()> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cache = &self.inner.vector_indexes;
+        for index in folded.catalog().vector_indexes() {
+            if !changed.contains(&index.table)
+                && dir.index_graph(index.table, &index.name).is_some()
+            {
+                continue;
+            }
+            let (column, dimension) =
+                warren_exec::vector_index::column_of(folded.catalog(), index)?;
+            let table = folded.node_table(index.table);
+            let Some(built) = cache.current(index, table, column, dimension, threads)? else {
+                continue;
+            };
+            let bytes = warren_exec::vector_index_file::encode(&built, index.table);
+            dir.write_index_graph(files, folded.generation(), index.table, &index.name, &bytes)
+                .map_err(|e| self.fail(e))?;
+        }
+        Ok(())
+    }
+
     /// `CHECKPOINT` of an in-memory database: the deltas are folded into new in-memory tables.
     fn fold_in_memory(&self) -> Result<()> {
         let lock = self.begin_write()?;

@@ -1,0 +1,263 @@
+//! The hybrid part of the `vectors` workload (issue 7, part 5): vector search then spreading
+//! activation, through Cypher, on an in-memory database holding the workload's vectors as
+//! `Doc(id, emb FLOAT[dim])` and a Graph500 graph over the same nodes as `Link`. Per query it
+//! runs
+//!
+//! * `hybrid index+spread`: `CALL QUERY_VECTOR_INDEX(...) WITH collect(node) AS seeds CALL
+//!   spread_activation('Link', seeds, ...)`, the index's top-10 as seeds;
+//! * `hybrid exact+spread`: the same spread seeded with the exact top-10 (`ORDER BY
+//!   array_cosine_similarity(...) DESC LIMIT 10`, the brute force in Cypher),
+//!
+//! alternating, and reports the time of each and the recall of the first against the second:
+//! the share of the exact run's 10 (and 100) most activated nodes that the index run also
+//! ranks in its first 10 (100). Ranks order by activation, then by id, so tied activations
+//! (unit weights make many) rank the same way in both runs.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use warren::{Connection, Database, Value};
+
+use crate::error::{BenchError, BenchResult};
+use crate::generate::graph500::graph500_edges;
+use crate::report::Figures;
+use crate::stats::Summary;
+
+/// Edges per node of the Graph500 graph (its standard edge factor).
+pub const EDGE_FACTOR: u32 = 16;
+/// The spread's parameters (those of the `spread` workload).
+pub const HOPS: u32 = 3;
+const DECAY: f64 = 0.5;
+const THRESHOLD: f64 = 0.01;
+/// The ranks compared: recall@10 and recall@100 of the activation ranking.
+const RANKED: usize = 100;
+const SEEDS: usize = 10;
+
+/// What the hybrid part measured.
+pub struct HybridResult {
+    pub scale: u32,
+    pub edges: usize,
+    pub build_s: f64,
+    pub efs: usize,
+    pub index_times_s: Vec<f64>,
+    pub exact_times_s: Vec<f64>,
+    pub recall_at_10: f64,
+    pub recall_at_100: f64,
+    /// Mean nodes activated per query (exact seeds).
+    pub activated: f64,
+}
+
+fn io_error(path: &Path, error: std::io::Error) -> BenchError {
+    BenchError::Io {
+        path: path.display().to_string(),
+        message: error.to_string(),
+    }
+}
+
+/// The Graph500 scale whose node count (`2^scale`) is the largest not above `rows`: the graph
+/// covers nodes `0 .. 2^scale`, the later rows have no edges.
+pub fn scale_for(rows: usize) -> u32 {
+    assert!(rows >= 2, "a graph needs two nodes");
+    usize::BITS - 1 - rows.leading_zeros()
+}
+
+/// Writes `ids.npy`, `emb.npy` and `links.csv` into `dir`; the number of edges.
+fn write_inputs(
+    dir: &Path,
+    vectors: &[f32],
+    dim: usize,
+    scale: u32,
+    seed: u64,
+) -> BenchResult<usize> {
+    let rows = vectors.len() / dim;
+    let ids: Vec<i64> = (0..rows as i64).collect();
+    let write = |name: &str, header: Vec<u8>, bytes: &[u8]| -> BenchResult<()> {
+        let path = dir.join(name);
+        let mut file = std::fs::File::create(&path).map_err(|e| io_error(&path, e))?;
+        file.write_all(&header)
+            .and_then(|()| file.write_all(bytes))
+            .map_err(|e| io_error(&path, e))
+    };
+    write(
+        "ids.npy",
+        crate::vectors::npy_header_1d("<i8", rows),
+        bytemuck::cast_slice(&ids),
+    )?;
+    write(
+        "emb.npy",
+        crate::vectors::npy_header("<f4", [rows, dim]),
+        bytemuck::cast_slice(vectors),
+    )?;
+    let (_, edges) = graph500_edges(scale, EDGE_FACTOR, seed);
+    let path = dir.join("links.csv");
+    let file = std::fs::File::create(&path).map_err(|e| io_error(&path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    for (from, to) in &edges {
+        writeln!(out, "{from},{to}").map_err(|e| io_error(&path, e))?;
+    }
+    out.flush().map_err(|e| io_error(&path, e))?;
+    Ok(edges.len())
+}
+
+fn run(conn: &mut Connection, query: &str) -> BenchResult<()> {
+    conn.query(query)?;
+    Ok(())
+}
+
+/// The spread seeded by `seeds` (a Cypher expression list of nodes), ranked.
+fn spread_text(seeds_clause: &str) -> String {
+    format!(
+        "{seeds_clause} CALL spread_activation('Link', seeds, decay := {DECAY}, \
+         threshold := {THRESHOLD}, max_hops := {HOPS}) \
+         RETURN node.id, activation ORDER BY activation DESC, node.id LIMIT {RANKED}"
+    )
+}
+
+/// The ids of the ranked nodes, and the seconds the query took.
+fn ranked(
+    conn: &mut Connection,
+    query: &str,
+    parameters: &HashMap<String, Value>,
+) -> BenchResult<(Vec<i64>, f64)> {
+    let started = Instant::now();
+    let rows = conn.query_with(query, parameters)?.collect_rows()?;
+    let seconds = started.elapsed().as_secs_f64();
+    let ids = rows
+        .iter()
+        .map(|row| {
+            row[0]
+                .as_i64()
+                .ok_or_else(|| BenchError::Result(format!("not a node id: {:?}", row[0])))
+        })
+        .collect::<BenchResult<_>>()?;
+    Ok((ids, seconds))
+}
+
+/// The share of `exact`'s first `n` ids among `found`'s first `n`.
+fn overlap(found: &[i64], exact: &[i64], n: usize) -> (usize, usize) {
+    let exact = &exact[..n.min(exact.len())];
+    let found = &found[..n.min(found.len())];
+    (
+        found.iter().filter(|id| exact.contains(id)).count(),
+        exact.len(),
+    )
+}
+
+/// Loads the database and runs every query both ways; see the module's documentation.
+pub fn measure(
+    vectors: &[f32],
+    queries: &[f32],
+    dim: usize,
+    threads: usize,
+    efs: usize,
+    seed: u64,
+) -> BenchResult<HybridResult> {
+    let rows = vectors.len() / dim;
+    let scale = scale_for(rows);
+    let dir = tempfile::tempdir().map_err(|e| io_error(Path::new("(temp dir)"), e))?;
+    let edges = write_inputs(dir.path(), vectors, dim, scale, seed)?;
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    for statement in [
+        format!("CALL THREADS={threads}"),
+        format!("CREATE NODE TABLE Doc(id INT64, emb FLOAT[{dim}], PRIMARY KEY(id))"),
+        "CREATE REL TABLE Link(FROM Doc TO Doc)".to_string(),
+        format!(
+            "COPY Doc FROM ('{}', '{}') BY COLUMN",
+            path("ids.npy"),
+            path("emb.npy")
+        ),
+        format!("COPY Link FROM '{}' (HEADER=false)", path("links.csv")),
+    ] {
+        run(&mut conn, &statement)?;
+    }
+    let started = Instant::now();
+    run(
+        &mut conn,
+        "CALL CREATE_VECTOR_INDEX('Doc', 'emb_idx', 'emb')",
+    )?;
+    let build_s = started.elapsed().as_secs_f64();
+    let by_index = spread_text(&format!(
+        "CALL QUERY_VECTOR_INDEX('Doc', 'emb_idx', $q, {SEEDS}, efs := {efs}) \
+         WITH collect(node) AS seeds"
+    ));
+    let by_scan = spread_text(&format!(
+        "MATCH (d:Doc) WITH d ORDER BY array_cosine_similarity(d.emb, $q) DESC LIMIT {SEEDS} \
+         WITH collect(d) AS seeds"
+    ));
+    let (mut index_times_s, mut exact_times_s) = (Vec::new(), Vec::new());
+    let (mut hits_10, mut wanted_10, mut hits_100, mut wanted_100) = (0, 0, 0, 0);
+    let mut activated = 0usize;
+    for query in queries.chunks_exact(dim) {
+        let values: Vec<Value> = query.iter().map(|&x| Value::Float(x)).collect();
+        let parameters = HashMap::from([("q".to_string(), Value::List(values.into()))]);
+        let (found, seconds) = ranked(&mut conn, &by_index, &parameters)?;
+        index_times_s.push(seconds);
+        let (exact, seconds) = ranked(&mut conn, &by_scan, &parameters)?;
+        exact_times_s.push(seconds);
+        activated += exact.len();
+        let (hits, wanted) = overlap(&found, &exact, 10);
+        (hits_10, wanted_10) = (hits_10 + hits, wanted_10 + wanted);
+        let (hits, wanted) = overlap(&found, &exact, RANKED);
+        (hits_100, wanted_100) = (hits_100 + hits, wanted_100 + wanted);
+    }
+    let count = queries.len() / dim;
+    Ok(HybridResult {
+        scale,
+        edges,
+        build_s,
+        efs,
+        index_times_s,
+        exact_times_s,
+        recall_at_10: hits_10 as f64 / wanted_10.max(1) as f64,
+        recall_at_100: hits_100 as f64 / wanted_100.max(1) as f64,
+        activated: activated as f64 / count.max(1) as f64,
+    })
+}
+
+/// The figures of one way of seeding: per-query times and queries per second.
+pub fn figures(times_s: &[f64]) -> Figures {
+    let qps: Vec<f64> = times_s.iter().map(|s| 1.0 / s).collect();
+    Figures {
+        time_s: Some(Summary::of(times_s)),
+        ops_per_s: Some(Summary::of(&qps)),
+        ..Figures::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scale_fits_the_rows() {
+        assert_eq!(scale_for(2), 1);
+        assert_eq!(scale_for(3_000), 11);
+        assert_eq!(scale_for(4_096), 12);
+        assert_eq!(scale_for(1_000_000), 19);
+    }
+
+    #[test]
+    fn overlap_counts_shared_ids_among_the_first_n() {
+        assert_eq!(overlap(&[1, 2, 3, 4], &[2, 1, 9, 4], 2), (2, 2));
+        assert_eq!(overlap(&[1, 2, 3, 4], &[2, 1, 9, 4], 4), (3, 4));
+        assert_eq!(overlap(&[1], &[2, 3], 10), (0, 2));
+    }
+
+    /// On a small dataset the index finds (nearly) the exact seeds, so the hybrid ranking
+    /// (nearly) equals the exact one.
+    #[test]
+    fn hybrid_recall_on_a_small_dataset() {
+        let (vectors, queries) = warren_vector::sample::clustered(2_000, 5, 16, 7);
+        let result = measure(&vectors, &queries, 16, 2, 200, 7).unwrap();
+        assert_eq!(result.scale, 10);
+        assert!(result.edges > 1_000 * 8, "{}", result.edges);
+        assert_eq!(result.index_times_s.len(), 5);
+        assert!(result.recall_at_10 >= 0.9, "{}", result.recall_at_10);
+        assert!(result.recall_at_100 >= 0.9, "{}", result.recall_at_100);
+        assert!(result.activated > 10.0, "the spread reaches past the seeds");
+    }
+}
