@@ -244,3 +244,33 @@ fn updating_queries_are_profiled_and_committed() {
         1
     );
 }
+
+/// Many-source SHORTEST names its lane width and sweeps, and why, with the state size and the
+/// cache budget; a k setting shows as set and changes the width.
+#[test]
+fn sweep_choice_and_reason_are_shown() {
+    let (_db, mut conn) = graph();
+    let query = "MATCH p=(a:Person)-[:Knows* SHORTEST 1..5]->(b:Person) RETURN a.ID, count(*)";
+    let text = profile_text(&mut conn, query);
+    assert!(
+        text.contains("multi-source BFS (6 lanes x u8 per sweep, 1 sweep(s) at once)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "k (max active sources): 6 (auto: lanes 6 x u8, 1 sweep(s) at once, 1 in all: \
+             state 3 B/node x 6 nodes = 18 B per sweep, which fits in the 32 MiB cache budget)"
+        ),
+        "{text}"
+    );
+    conn.query("CALL max_active_sources=2").expect("setting");
+    let text = profile_text(&mut conn, query);
+    assert!(
+        text.contains("multi-source BFS (2 lanes x u8 per sweep, 1 sweep(s) at once)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(set (max_active_sources): lanes 2 x u8, 1 sweep(s) at once, 3 in all"),
+        "{text}"
+    );
+}

@@ -1,24 +1,27 @@
 //! Counting mode: the number of paths per source (and per destination, when grouped), with
 //! their summed, smallest and largest lengths, without materializing paths. Chooses the
 //! algorithm and k per batch of sources:
-//! - SHORTEST lengths from many sources: bit-parallel multi-source BFS sweeps of k lanes;
+//! - SHORTEST lengths from many sources: bit-parallel multi-source BFS sweeps (lanes and
+//!   sweeps at once from the state size and the cache budget);
 //! - SHORTEST from one source, or ALL SHORTEST (path counts): one BFS per source, k searches
 //!   at once under the nTkS scheduler, each parallel inside its levels;
 //! - walks: forward sweeps per source meeting shared backward vectors (or forward only);
 //! - TRAIL and ACYCLIC: bounded-memory depth-first enumeration, one source per thread.
 
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 use std::time::Instant;
 
 use warren_common::{Error, Result};
 use warren_planner::plan::{RecursiveKind, RecursivePlan};
 
-use super::auto_k::{choose_k, DegreeProfile, Traversal};
+use super::auto_k::{choose_k, choose_sweeps, DegreeProfile, SweepChoice, Traversal};
 use super::bfs::{Bfs, BfsConfig, BfsMode, BfsSearch, CountOutput};
 use super::counters::TraversalRecorder;
 use super::graph::Graph;
+use super::lanes::LaneWord;
 use super::masks::{DestinationMask, Masks};
 use super::morsels::for_each_morsel;
-use super::multi_source_bfs::{MultiSourceBfs, SweepConfig, LANES};
+use super::multi_source_bfs::{MultiSourceBfs, SweepConfig};
 use super::scheduler::run_tasks;
 use super::stats::PathStats;
 use super::walk_counts::{count_walks_meeting, BackwardCounts};
@@ -83,33 +86,45 @@ pub fn count_tasks(
     Ok(outputs)
 }
 
-/// Bit-parallel sweeps of up to 64 sources; k sources active at once (in ceil(k / 64) sweeps).
+/// Bit-parallel sweeps of up to 64 sources, lanes and sweeps at once chosen by
+/// [`choose_sweeps`].
 fn count_shortest_sweeps(
     request: &CountRequest<'_>,
     tasks: &[CountTask],
 ) -> Result<Vec<CountOutput>> {
-    let choice = choose_k(
+    let choice = choose_sweeps(
         request.engine.max_active_sources,
         DegreeProfile::of(request.graph),
         tasks.len(),
         request.threads,
-        Traversal::MultiSource,
     );
-    let lanes = choice.k.clamp(1, LANES);
-    let sweeps = choice
-        .k
-        .div_ceil(LANES)
-        .clamp(1, tasks.len().div_ceil(lanes));
     request.recorder.describe(
-        &format!("multi-source BFS ({lanes} lanes per sweep, {sweeps} sweep(s) at once)"),
+        &format!(
+            "multi-source BFS ({} lanes x u{} per sweep, {} sweep(s) at once)",
+            choice.lanes, choice.word_bits, choice.sweeps
+        ),
         request.threads,
-        choice.k,
+        choice.k(),
         &choice.reason,
     );
-    request.memory.reserve(
-        MultiSourceBfs::bytes(request.graph.num_nodes()) * sweeps as u64,
-        "multi-source BFS sweeps",
-    )?;
+    match choice.word_bits {
+        8 => run_sweeps::<AtomicU8>(request, tasks, &choice),
+        16 => run_sweeps::<AtomicU16>(request, tasks, &choice),
+        32 => run_sweeps::<AtomicU32>(request, tasks, &choice),
+        64 => run_sweeps::<AtomicU64>(request, tasks, &choice),
+        bits => Err(Error::internal(format!("no {bits}-bit lane word"))),
+    }
+}
+
+/// Runs the sweeps of `choice` with lane words `W`.
+fn run_sweeps<W: LaneWord>(
+    request: &CountRequest<'_>,
+    tasks: &[CountTask],
+    choice: &SweepChoice,
+) -> Result<Vec<CountOutput>> {
+    assert!(choice.lanes <= W::LANES, "a sweep's lanes fit in its word");
+    let bytes = MultiSourceBfs::<W>::bytes(request.graph.num_nodes()) * choice.sweeps as u64;
+    request.memory.reserve(bytes, "multi-source BFS sweeps")?;
     let config = SweepConfig {
         lower: request.plan.lower,
         upper: request.plan.upper,
@@ -118,17 +133,15 @@ fn count_shortest_sweeps(
         per_destination: request.per_destination,
         prefetch_distance: request.engine.prefetch_distance,
     };
-    let slots: Vec<MultiSourceBfs<'_>> = (0..sweeps)
+    let slots: Vec<MultiSourceBfs<'_, W>> = (0..choice.sweeps)
         .map(|_| MultiSourceBfs::new(request.graph, request.masks, config, Some(request.recorder)))
         .collect();
     let batches: Vec<Vec<u32>> = tasks
-        .chunks(lanes)
+        .chunks(choice.lanes)
         .map(|chunk| chunk.iter().map(|(source, _)| *source).collect())
         .collect();
     let outputs = run_tasks(&slots, &batches, request.threads, request.interrupt);
-    request
-        .memory
-        .release(MultiSourceBfs::bytes(request.graph.num_nodes()) * sweeps as u64);
+    request.memory.release(bytes);
     Ok(outputs?.into_iter().flatten().collect())
 }
 

@@ -295,3 +295,37 @@ impl Graph {
             .collect()
     }
 }
+
+#[cfg(test)]
+impl Graph {
+    /// A graph of one node table (`nodes` nodes) and one rel table holding `edges` (edge id =
+    /// position), for unit tests of the traversals.
+    pub fn from_edges(nodes: u32, edges: &[(u32, u32)]) -> Self {
+        let csr = |pairs: Vec<(u32, u32, u32)>| {
+            let mut offsets = vec![0u64; nodes as usize + 1];
+            for &(from, ..) in &pairs {
+                offsets[from as usize + 1] += 1;
+            }
+            for v in 0..nodes as usize {
+                offsets[v + 1] += offsets[v];
+            }
+            let mut sorted = pairs;
+            sorted.sort_by_key(|&(from, _, edge)| (from, edge));
+            Adjacency::Built {
+                offsets,
+                targets: sorted.iter().map(|&(_, to, _)| to).collect(),
+                edges: sorted.iter().map(|&(.., edge)| edge).collect(),
+            }
+        };
+        let numbered = edges.iter().zip(0u32..);
+        Self {
+            node_tables: vec![(0, 0, nodes)],
+            num_nodes: nodes,
+            edge_tables: vec![(1, 0, edges.len() as u32)],
+            num_edges: edges.len() as u32,
+            forward: csr(numbered.clone().map(|(&(a, b), e)| (a, b, e)).collect()),
+            backward: csr(numbered.map(|(&(a, b), e)| (b, a, e)).collect()),
+            per_step: Vec::new(),
+        }
+    }
+}

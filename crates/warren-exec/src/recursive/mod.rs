@@ -7,6 +7,7 @@ pub mod bfs;
 pub mod counters;
 pub mod counting;
 pub mod graph;
+pub mod lanes;
 pub mod masks;
 pub mod morsels;
 pub mod multi_source_bfs;

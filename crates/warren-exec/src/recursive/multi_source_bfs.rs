@@ -1,7 +1,7 @@
 //! Bit-parallel multi-source BFS: up to 64 sources (lanes) share one sweep over the adjacency.
-//! Every node has three 64-bit words — `seen` (lanes that reached it), `frontier` (lanes that
-//! reached it at the previous level) and `next` — so one edge visit moves the frontier of all
-//! lanes at once, and sources whose searches overlap (most sources, on small-world graphs) pay
+//! Every node has three lane words (8 to 64 bits, see `lanes`) — `seen` (lanes that reached
+//! it), `frontier` (lanes that reached it at the previous level) and `next` — so one edge visit
+//! moves the frontier of all lanes at once, and sources whose searches overlap (most sources, on small-world graphs) pay
 //! for the shared part once. It answers SHORTEST path lengths and counts (one path per
 //! destination), the common "how far is everyone from these sources" question.
 //!
@@ -11,7 +11,7 @@
 //! `seen`, destinations are counted per lane, and the old frontier words are cleared). The
 //! frontier words are double-buffered, so a level's frontier is read while the next is built.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::marker::PhantomData;
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
 
@@ -22,12 +22,13 @@ use super::counters::{LevelCounters, TraversalRecorder};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::Graph;
+use super::lanes::{full_word, state_bytes_per_node, words, LaneWord, WordArray};
 use super::masks::Masks;
 use super::prefetch::prefetch_adjacency;
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 
-/// Sources one sweep carries: the bits of a word.
+/// The most sources one sweep carries: the bits of the widest word.
 pub const LANES: usize = 64;
 /// Top-down switches to bottom-up when the frontier's out-edges exceed the unsettled nodes'
 /// in-edges divided by this. Smaller than single-source BFS's 15: a bottom-up scan stops early
@@ -110,23 +111,19 @@ impl Piece {
     }
 }
 
-/// A reusable sweep over one graph; its words are sized to the graph once.
-pub struct MultiSourceBfs<'g> {
+/// A reusable sweep over one graph with lane words `W`; its words are sized to the graph once.
+pub struct MultiSourceBfs<'g, W: LaneWord> {
     graph: &'g Graph,
     masks: &'g Masks,
     config: SweepConfig,
     recorder: Option<&'g TraversalRecorder>,
-    seen: Vec<AtomicU64>,
-    buffers: [Vec<AtomicU64>; 2],
+    seen: WordArray<W>,
+    buffers: [WordArray<W>; 2],
     state: RwLock<SweepState>,
     pieces: Mutex<Vec<Piece>>,
 }
 
-fn words(n: usize) -> Vec<AtomicU64> {
-    (0..n).map(|_| AtomicU64::new(0)).collect()
-}
-
-impl<'g> MultiSourceBfs<'g> {
+impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     pub fn new(
         graph: &'g Graph,
         masks: &'g Masks,
@@ -148,7 +145,7 @@ impl<'g> MultiSourceBfs<'g> {
 
     /// Bytes one sweep holds for a graph of `nodes` nodes.
     pub fn bytes(nodes: u32) -> u64 {
-        u64::from(nodes) * 24
+        u64::from(nodes) * state_bytes_per_node(W::LANES)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, SweepState> {
@@ -161,10 +158,10 @@ impl<'g> MultiSourceBfs<'g> {
 
     fn reset(&self, state: &mut SweepState) {
         for &v in &state.touched {
-            self.seen[v as usize].store(0, Ordering::Relaxed);
+            self.seen[v as usize].set(0);
         }
         for &v in &state.frontier {
-            self.buffers[state.active][v as usize].store(0, Ordering::Relaxed);
+            self.buffers[state.active][v as usize].set(0);
         }
         state.touched.clear();
         state.frontier.clear();
@@ -220,6 +217,7 @@ impl<'g> MultiSourceBfs<'g> {
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
+                words: PhantomData,
             };
             let settled = state.full & !state.alive;
             scan.bottom_up(
@@ -238,6 +236,7 @@ impl<'g> MultiSourceBfs<'g> {
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
+                words: PhantomData,
             };
             scan.top_down(
                 &state.frontier[start..end],
@@ -269,21 +268,22 @@ impl<'g> MultiSourceBfs<'g> {
             let end = (start + size).min(state.frontier.len());
             let current = &self.buffers[state.active];
             for &u in &state.frontier[start..end] {
-                current[u as usize].store(0, Ordering::Relaxed);
+                current[u as usize].set(0);
             }
             return;
         }
         let start = morsel * size;
         let end = (start + size).min(state.next.len());
-        let next = &self.buffers[1 - state.active];
+        let next = &self.buffers[1 - state.active][..];
+        let seen_words = &self.seen[..];
         let counting = state.level >= self.config.lower;
         let backward = self.graph.backward.view();
         for &v in &state.next[start..end] {
-            let bits = next[v as usize].load(Ordering::Relaxed);
+            let bits = next[v as usize].get();
             piece.alive |= bits;
-            let seen = self.seen[v as usize].load(Ordering::Relaxed) | bits;
-            self.seen[v as usize].store(seen, Ordering::Relaxed);
-            if seen | !state.alive == u64::MAX {
+            let seen = seen_words[v as usize].get() | bits;
+            seen_words[v as usize].set(seen);
+            if (seen | !state.alive) & state.full == state.full {
                 piece.settled_in_edges += backward.degree(v);
             }
             if counting && self.masks.is_destination(v) {
@@ -306,7 +306,7 @@ fn count_lanes(mut bits: u64, node: u32, pairs: bool, piece: &mut Piece) {
     }
 }
 
-impl PhasedSearch for MultiSourceBfs<'_> {
+impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
     /// The sources of one sweep, one per lane.
     type Task = Vec<u32>;
     /// Per lane: totals and per-destination stats.
@@ -314,17 +314,14 @@ impl PhasedSearch for MultiSourceBfs<'_> {
 
     fn start(&self, sources: &Vec<u32>) -> Result<usize> {
         assert!(
-            !sources.is_empty() && sources.len() <= LANES,
-            "a sweep has 1 to 64 lanes"
+            !sources.is_empty() && sources.len() <= W::LANES,
+            "a sweep has 1 to {} lanes",
+            W::LANES
         );
         let mut state = self.write();
         self.reset(&mut state);
         state.lanes = sources.len();
-        state.full = if sources.len() == LANES {
-            u64::MAX
-        } else {
-            (1u64 << sources.len()) - 1
-        };
+        state.full = full_word(sources.len());
         state.alive = state.full;
         state.level = 1;
         state.phase = Phase::Expand;
@@ -341,8 +338,8 @@ impl PhasedSearch for MultiSourceBfs<'_> {
                 "a source is a node of the graph"
             );
             let bit = 1u64 << lane;
-            let before = self.seen[source as usize].fetch_or(bit, Ordering::Relaxed);
-            self.buffers[0][source as usize].fetch_or(bit, Ordering::Relaxed);
+            let before = self.seen[source as usize].or(bit);
+            self.buffers[0][source as usize].or(bit);
             if before == 0 {
                 state.touched.push(source);
                 state.frontier.push(source);
@@ -403,7 +400,7 @@ impl PhasedSearch for MultiSourceBfs<'_> {
     }
 }
 
-impl MultiSourceBfs<'_> {
+impl<W: LaneWord> MultiSourceBfs<'_, W> {
     /// Books a committed level: per-lane stats, the new frontier, the direction inputs.
     fn end_level(&self, state: &mut SweepState, pieces: &[Piece]) -> Result<()> {
         let level = state.level;
@@ -435,7 +432,7 @@ impl MultiSourceBfs<'_> {
         state.touched.extend(
             next.iter()
                 .copied()
-                .filter(|&v| self.seen[v as usize].load(Ordering::Relaxed) != 0),
+                .filter(|&v| self.seen[v as usize].get() != 0),
         );
         state.frontier = next;
         state.active = 1 - state.active;
@@ -445,28 +442,22 @@ impl MultiSourceBfs<'_> {
 }
 
 /// The expand kernels over one adjacency (forward for top-down, backward for bottom-up).
-struct Scan<'a> {
+struct Scan<'a, W> {
     adjacency: AdjacencyView<'a>,
     masks: &'a Masks,
     level: u32,
     prefetch_distance: usize,
+    words: PhantomData<W>,
 }
 
-impl Scan<'_> {
+impl<W: LaneWord> Scan<'_, W> {
     #[inline]
     fn expands(&self, u: u32) -> bool {
         self.level == 1 || self.masks.expandable(u)
     }
 
     /// Pushes each frontier node's word to its out-neighbours' next words.
-    fn top_down(
-        &self,
-        frontier: &[u32],
-        seen: &[AtomicU64],
-        current: &[AtomicU64],
-        next: &[AtomicU64],
-        piece: &mut Piece,
-    ) {
+    fn top_down(&self, frontier: &[u32], seen: &[W], current: &[W], next: &[W], piece: &mut Piece) {
         for (position, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
                 prefetch_adjacency(&self.adjacency, frontier, position, self.prefetch_distance);
@@ -474,7 +465,7 @@ impl Scan<'_> {
             if !self.expands(u) {
                 continue;
             }
-            let word = current[u as usize].load(Ordering::Relaxed);
+            let word = current[u as usize].get();
             let (neighbours, edges) = self.adjacency.entries(u);
             piece.counters.edges_scanned += neighbours.len() as u64;
             for (&v, &edge) in neighbours.iter().zip(edges) {
@@ -482,11 +473,11 @@ impl Scan<'_> {
                     continue;
                 }
                 let v = v as usize;
-                let bits = word & !seen[v].load(Ordering::Relaxed);
-                if bits == 0 || next[v].load(Ordering::Relaxed) & bits == bits {
+                let bits = word & !seen[v].get();
+                if bits == 0 || next[v].get() & bits == bits {
                     continue;
                 }
-                if next[v].fetch_or(bits, Ordering::Relaxed) == 0 {
+                if next[v].or(bits) == 0 {
                     piece.nodes.push(v as u32);
                 }
             }
@@ -499,14 +490,14 @@ impl Scan<'_> {
         &self,
         nodes: std::ops::Range<u32>,
         (full, settled): (u64, u64),
-        seen: &[AtomicU64],
-        current: &[AtomicU64],
-        next: &[AtomicU64],
+        seen: &[W],
+        current: &[W],
+        next: &[W],
         piece: &mut Piece,
     ) {
         for v in nodes {
             // Lanes that are finished count as seen.
-            let seen_v = seen[v as usize].load(Ordering::Relaxed) | settled;
+            let seen_v = seen[v as usize].get() | settled;
             if seen_v == full {
                 continue;
             }
@@ -514,7 +505,7 @@ impl Scan<'_> {
             let (neighbours, edges) = self.adjacency.entries(v);
             for (&u, &edge) in neighbours.iter().zip(edges) {
                 piece.counters.edges_scanned += 1;
-                let word = current[u as usize].load(Ordering::Relaxed);
+                let word = current[u as usize].get();
                 if word == 0 || !self.masks.follows(edge) || !self.expands(u) {
                     continue;
                 }
@@ -526,9 +517,195 @@ impl Scan<'_> {
             let bits = reached & !seen_v;
             if bits != 0 {
                 // Only this thread writes v's next word in a bottom-up level.
-                next[v as usize].store(bits, Ordering::Relaxed);
+                next[v as usize].set(bits);
                 piece.nodes.push(v);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::context::Interrupt;
+    use crate::recursive::masks::{Bitset, DestinationMask};
+    use crate::recursive::scheduler::run_tasks;
+
+    /// Shortest distances from `source` by a plain queue BFS (the reference).
+    fn distances(nodes: u32, edges: &[(u32, u32)], source: u32) -> Vec<Option<u32>> {
+        let mut distance = vec![None; nodes as usize];
+        distance[source as usize] = Some(0);
+        let mut queue = VecDeque::from([source]);
+        while let Some(u) = queue.pop_front() {
+            let d = distance[u as usize].expect("queued nodes have a distance");
+            for &(_, v) in edges.iter().filter(|(from, _)| *from == u) {
+                if distance[v as usize].is_none() {
+                    distance[v as usize] = Some(d + 1);
+                    queue.push_back(v);
+                }
+            }
+        }
+        distance
+    }
+
+    /// Per source: (destinations, summed lengths) of the shortest paths of 1..=upper edges.
+    fn reference(
+        nodes: u32,
+        edges: &[(u32, u32)],
+        sources: &[u32],
+        upper: u32,
+    ) -> Vec<(u64, u128)> {
+        sources
+            .iter()
+            .map(|&s| {
+                let lengths: Vec<u32> = distances(nodes, edges, s)
+                    .into_iter()
+                    .flatten()
+                    .filter(|&d| d >= 1 && d <= upper)
+                    .collect();
+                (
+                    lengths.len() as u64,
+                    lengths.iter().map(|&d| u128::from(d)).sum(),
+                )
+            })
+            .collect()
+    }
+
+    /// The sweeps' answer with lane words `W`, `lanes` sources per sweep and `sweeps` at once.
+    fn sweep<W: LaneWord>(
+        nodes: u32,
+        edges: &[(u32, u32)],
+        sources: &[u32],
+        (lanes, sweeps, threads): (usize, usize, usize),
+        (upper, direction_optimizing, morsel_size): (u32, bool, usize),
+    ) -> Vec<(u64, u128)> {
+        let graph = Graph::from_edges(nodes, edges);
+        let masks = Masks {
+            destination: DestinationMask::Set(Arc::new(Bitset::full(nodes as usize))),
+            intermediate: None,
+            edges: None,
+        };
+        let config = SweepConfig {
+            lower: 1,
+            upper,
+            direction_optimizing,
+            morsel_size,
+            per_destination: true,
+            prefetch_distance: 2,
+        };
+        let slots: Vec<MultiSourceBfs<'_, W>> = (0..sweeps)
+            .map(|_| MultiSourceBfs::new(&graph, &masks, config, None))
+            .collect();
+        let batches: Vec<Vec<u32>> = sources.chunks(lanes).map(<[u32]>::to_vec).collect();
+        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
+        let outputs = run_tasks(&slots, &batches, threads, &interrupt).expect("sweeps run");
+        outputs
+            .into_iter()
+            .flatten()
+            .map(|(totals, by_destination)| {
+                assert_eq!(
+                    by_destination.len() as u64,
+                    totals.count,
+                    "one path per destination"
+                );
+                (totals.count, totals.length_sum)
+            })
+            .collect()
+    }
+
+    fn graphs() -> impl Strategy<Value = (u32, Vec<(u32, u32)>)> {
+        (1u32..90).prop_flat_map(|nodes| {
+            let edge = (0..nodes, 0..nodes);
+            (Just(nodes), proptest::collection::vec(edge, 0..400))
+        })
+    }
+
+    /// Runs the sweeps for every lane width that holds `lanes` and compares with the reference.
+    fn check_widths(
+        nodes: u32,
+        edges: &[(u32, u32)],
+        sources: &[u32],
+        run: (usize, usize, usize),
+        search: (u32, bool, usize),
+    ) -> Result<(), TestCaseError> {
+        let expected = reference(nodes, edges, sources, search.0);
+        let lanes = run.0;
+        if lanes <= 8 {
+            prop_assert_eq!(
+                &sweep::<AtomicU8>(nodes, edges, sources, run, search),
+                &expected
+            );
+        }
+        if lanes <= 16 {
+            prop_assert_eq!(
+                &sweep::<AtomicU16>(nodes, edges, sources, run, search),
+                &expected
+            );
+        }
+        if lanes <= 32 {
+            prop_assert_eq!(
+                &sweep::<AtomicU32>(nodes, edges, sources, run, search),
+                &expected
+            );
+        }
+        prop_assert_eq!(
+            &sweep::<AtomicU64>(nodes, edges, sources, run, search),
+            &expected
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Every lane width, with full and partial sweeps, one or more sweeps at once, one or
+        /// two threads, top-down or direction-optimizing, gives each source the reference's
+        /// shortest lengths.
+        #[test]
+        fn every_lane_width_matches_the_reference(
+            (nodes, edges) in graphs(),
+            picks in proptest::collection::vec(0u32..1000, 1..150),
+            lanes_pick in prop_oneof![Just(1usize), Just(3), Just(8), Just(16), Just(21), Just(32), Just(64)],
+            sweeps in 1usize..4,
+            threads in 1usize..3,
+            upper in 1u32..12,
+            direction_optimizing in proptest::bool::ANY,
+            morsel_size in prop_oneof![Just(1usize), Just(4), Just(2048)],
+        ) {
+            let sources: Vec<u32> = picks.iter().map(|p| p % nodes).collect();
+            check_widths(
+                nodes,
+                &edges,
+                &sources,
+                (lanes_pick, sweeps, threads),
+                (upper, direction_optimizing, morsel_size),
+            )?;
+        }
+    }
+
+    #[test]
+    fn a_path_graph_from_sixty_four_sources() {
+        // 0 -> 1 -> ... -> 99: source s reaches 99 - s nodes at lengths 1..=99 - s.
+        let edges: Vec<(u32, u32)> = (0..99).map(|v| (v, v + 1)).collect();
+        let sources: Vec<u32> = (0..64).collect();
+        let expected = reference(100, &edges, &sources, 200);
+        assert_eq!(expected[0], (99, 99 * 100 / 2));
+        for (lanes, threads) in [(64, 2), (32, 1), (16, 2), (8, 2)] {
+            let run = (lanes, 2, threads);
+            let search = (200, true, 3);
+            let got = match lanes {
+                64 => sweep::<AtomicU64>(100, &edges, &sources, run, search),
+                32 => sweep::<AtomicU32>(100, &edges, &sources, run, search),
+                16 => sweep::<AtomicU16>(100, &edges, &sources, run, search),
+                _ => sweep::<AtomicU8>(100, &edges, &sources, run, search),
+            };
+            assert_eq!(got, expected, "{lanes} lanes");
         }
     }
 }
