@@ -594,14 +594,23 @@ impl Database {
         }
     }
 
-    /// Starts a background checkpoint when the log has grown past the threshold.
-    fn maybe_checkpoint_in_background(&self) {
+    /// Whether the log has grown past `checkpoint_threshold` or a delta past
+    /// [`DELTA_SHARE_MAX`] of its table, with `auto_checkpoint` on.
+    fn needs_checkpoint(&self) -> bool {
         let settings = &self.inner.settings;
-        let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
         if !settings.auto_checkpoint.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
-        if self.wal_bytes() < threshold && !self.delta_is_large() {
+        let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
+        self.wal_bytes() >= threshold || self.delta_is_large()
+    }
+
+    /// Starts a background checkpoint when the log or a delta has grown past its threshold.
+    /// The checkpoint thread starts another when commits made while it ran (which found it
+    /// running and started none) left the thresholds exceeded: each further round needs a
+    /// commit made during the previous one, so an idle database never loops.
+    fn maybe_checkpoint_in_background(&self) {
+        if !self.needs_checkpoint() {
             return;
         }
         if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
@@ -611,12 +620,7 @@ impl Database {
             inner: self.inner.clone(),
             _user: None,
         };
-        let thread = std::thread::spawn(move || {
-            if let Err(error) = db.checkpoint() {
-                eprintln!("warren: background checkpoint failed: {error}");
-            }
-            db.inner.checkpoint_running.store(false, Ordering::Release);
-        });
+        let thread = std::thread::spawn(move || db.run_background_checkpoints());
         let previous = self
             .inner
             .background
@@ -624,8 +628,41 @@ impl Database {
             .expect("background")
             .replace(thread);
         if let Some(previous) = previous {
-            // It finished: `checkpoint_running` was clear.
+            // It finished or is finishing: `checkpoint_running` was clear.
             let _ = previous.join();
+        }
+    }
+
+    /// The body of the background checkpoint thread; entered with `checkpoint_running` set.
+    fn run_background_checkpoints(&self) {
+        loop {
+            let outcome = self.checkpoint();
+            self.inner
+                .checkpoint_running
+                .store(false, Ordering::Release);
+            if let Err(error) = outcome {
+                eprintln!("warren: background checkpoint failed: {error}");
+                return;
+            }
+            // A commit that saw `checkpoint_running` set before the store above published its
+            // frame before looking, so it is counted here.
+            let again = self.wal_frames() > 0 && self.needs_checkpoint();
+            if !again || self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        }
+    }
+
+    /// Waits until no background checkpoint runs (one started meanwhile is waited for too).
+    pub fn wait_for_background_checkpoint(&self) {
+        loop {
+            let running = self.inner.background.lock().expect("background").take();
+            match running {
+                Some(thread) => {
+                    let _ = thread.join();
+                }
+                None => return,
+            }
         }
     }
 
