@@ -62,8 +62,8 @@ pub trait FileSystem: Send + Sync + Debug {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Makes the entries of directory `dir` (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
-    /// Creates directory `path` and its missing parents. The simulated file system keeps
-    /// directories durable from their creation (it models the durability of file names).
+    /// Creates directory `path` and its missing parents. Each new directory is an entry of its
+    /// parent: durable only after a [`Self::sync_dir`] of the parent.
     fn create_dir_all(&self, path: &Path) -> Result<()>;
     /// Whether `path` is a directory.
     fn is_dir(&self, path: &Path) -> Result<bool>;

@@ -209,6 +209,21 @@ fn recovered(
     })
 }
 
+/// Reads the bytes from `valid_end` on again before they are cut off as a torn tail: a read
+/// that returned wrong bytes (a flipped bit) would otherwise make committed frames look torn
+/// and the cut would lose them. Bytes that differ between the two reads are an I/O error.
+fn confirm_tail(file: &dyn FileHandle, first: &[u8], valid_end: usize) -> Result<()> {
+    let again = read_range(file, valid_end as u64, first.len() - valid_end)?;
+    if again != first[valid_end..] {
+        return Err(Error::Io(format!(
+            "write-ahead log {}: the bytes after byte {valid_end} read differently twice (a \
+             device or read error); the log is not opened, so that nothing is cut off",
+            file.path().display()
+        )));
+    }
+    Ok(())
+}
+
 /// A whole log file's scan and the start it began at.
 fn scan_file<'a>(bytes: &'a [u8], header: &Header) -> (Scan<'a>, Start) {
     let scan = scan(bytes, header.base_lsn, header.checksums);
@@ -281,6 +296,7 @@ impl Wal {
         let (scan, start) = scan_file(&bytes, &header);
         let recovered = recovered(path, &header, &scan, 0, bytes.len(), &start)?;
         if recovered.tail_bytes > 0 {
+            confirm_tail(file.as_ref(), &bytes, scan.valid_end)?;
             file.set_len(scan.valid_end as u64)?;
         }
         // The frames may have been read from the page cache of a process that died before its
