@@ -40,8 +40,9 @@ use crate::workload::BenchOptions;
 /// for the test that runs every scenario inside `cargo test`.
 #[derive(Clone, Copy, Debug)]
 struct Sizes {
-    /// Single-edge commits per repeat of a `commit-*` scenario (split among its connections).
-    commits: usize,
+    /// How long each repeat of a `commit-*` scenario commits (every connection commits single
+    /// edges until then): long enough that a round's rate does not hang on a few slow syncs.
+    commit_time: Duration,
     /// Edges per statement and statements per repeat of `batch`.
     batch_edges: usize,
     batch_statements: usize,
@@ -53,7 +54,7 @@ struct Sizes {
 }
 
 const FULL: Sizes = Sizes {
-    commits: 2_048,
+    commit_time: Duration::from_millis(1_500),
     batch_edges: 10_000,
     batch_statements: 5,
     mixed: Duration::from_secs(2),
@@ -61,7 +62,7 @@ const FULL: Sizes = Sizes {
 };
 
 const QUICK: Sizes = Sizes {
-    commits: 128,
+    commit_time: Duration::from_millis(100),
     batch_edges: 500,
     batch_statements: 2,
     mixed: Duration::from_millis(200),
@@ -386,24 +387,26 @@ fn commits(
 ) -> BenchResult<Sample> {
     let db = work.open(DatabaseOptions::default())?;
     let before = edges(&mut db.connect())?;
-    let per_connection = sizes(options).commits / connections;
+    let duration = sizes(options).commit_time;
     let started = Instant::now();
-    let histograms: Vec<BenchResult<Histogram<u64>>> = std::thread::scope(|scope| {
+    let results: Vec<BenchResult<(u64, Histogram<u64>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..connections)
             .map(|c| {
                 let db = db.clone();
-                scope.spawn(move || -> BenchResult<Histogram<u64>> {
+                scope.spawn(move || -> BenchResult<(u64, Histogram<u64>)> {
                     let mut conn = db.connect();
                     configure(&mut conn, options)?;
                     let mut ids = Ids::new(seed + c as u64 * 7919, nodes);
                     let mut latency = histogram();
-                    for _ in 0..per_connection {
+                    let mut made = 0u64;
+                    while started.elapsed() < duration {
                         let parameters = edge_parameters(&mut ids);
                         let begun = Instant::now();
                         conn.query_with(EDGE_STATEMENT, &parameters)?;
                         record(&mut latency, begun.elapsed());
+                        made += 1;
                     }
-                    Ok(latency)
+                    Ok((made, latency))
                 })
             })
             .collect();
@@ -414,10 +417,12 @@ fn commits(
     });
     let elapsed = started.elapsed().as_secs_f64();
     let mut latency = histogram();
-    for h in histograms {
-        latency.add(h?).expect("same bounds");
+    let mut made = 0u64;
+    for result in results {
+        let (count, histogram) = result?;
+        made += count;
+        latency.add(histogram).expect("same bounds");
     }
-    let made = (per_connection * connections) as u64;
     expect_growth("commits", before, edges(&mut db.connect())?, made)?;
     Ok(Sample {
         ops_per_s: made as f64 / elapsed,

@@ -34,6 +34,9 @@ const MANIFEST: &str = "warren.manifest";
 /// The write-ahead log's file name in the database directory.
 pub const WAL: &str = "warren.wal";
 const MANIFEST_TEMP: &str = "warren.manifest.tmp";
+/// The last line of a manifest: this prefix and the CRC-32 (8 hex digits) of the bytes before
+/// the line, so that a damaged manifest (or a bad read of it) is refused, never misread.
+const MANIFEST_CHECKSUM_PREFIX: &str = "#crc32 ";
 const LOCK: &str = "warren.lock";
 const DATA: &str = "data";
 const FORMAT: &str = "warren-database";
@@ -160,6 +163,33 @@ fn id_to_hex(id: &[u8; 16]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The JSON of a manifest file, its checksum line checked. A manifest written before there
+/// was a checksum line is taken as it is (its JSON must still parse whole).
+fn manifest_json<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
+    let Some(line) = bytes
+        .strip_suffix(b"\n")
+        .and_then(|body| body.iter().rposition(|&b| b == b'\n'))
+        .map(|at| at + 1)
+        .filter(|&at| bytes[at..].starts_with(MANIFEST_CHECKSUM_PREFIX.as_bytes()))
+    else {
+        return Ok(bytes);
+    };
+    let digits = &bytes[line + MANIFEST_CHECKSUM_PREFIX.len()..bytes.len() - 1];
+    let expected = std::str::from_utf8(digits)
+        .ok()
+        .filter(|text| text.len() == 8)
+        .and_then(|text| u32::from_str_radix(text, 16).ok());
+    let json = &bytes[..line];
+    if expected != Some(crc32fast::hash(json)) {
+        return Err(Error::Corrupt(format!(
+            "{}: the manifest's checksum does not match its contents (the file is damaged or \
+             was read wrongly)",
+            path.display()
+        )));
+    }
+    Ok(json)
+}
+
 fn id_from_hex(text: &str) -> Option<[u8; 16]> {
     if text.len() != 32 {
         return None;
@@ -253,12 +283,30 @@ impl DatabaseDir {
         Ok((dir, snapshot))
     }
 
-    /// Creates the database directory and its `data/` folder, and makes both names durable
-    /// (the first commit's acknowledgement must not depend on an unsynced directory entry).
+    /// Creates the database directory and its `data/` folder (and missing parents), and makes
+    /// every new name durable (the first commit's acknowledgement must not depend on an
+    /// unsynced directory entry): each new directory's parent is synced, deepest first.
     fn create_dirs(fs: &dyn FileSystem, path: &Path) -> Result<()> {
-        fs.create_dir_all(&path.join(DATA))?;
-        fs.sync_dir(path)?;
-        fs.sync_dir(&parent_dir(path))
+        let data = path.join(DATA);
+        let mut created = Vec::new();
+        for dir in data.ancestors() {
+            if dir.as_os_str().is_empty() || fs.is_dir(dir)? {
+                break;
+            }
+            created.push(dir.to_path_buf());
+        }
+        fs.create_dir_all(&data)?;
+        let mut synced: BTreeSet<PathBuf> = BTreeSet::new();
+        for dir in [data.as_path(), path]
+            .into_iter()
+            .chain(created.iter().map(PathBuf::as_path))
+        {
+            let parent = parent_dir(dir);
+            if synced.insert(parent.clone()) {
+                fs.sync_dir(&parent)?;
+            }
+        }
+        Ok(())
     }
 
     fn writer_lock(fs: &dyn FileSystem, path: &Path) -> Result<FileLock> {
@@ -324,7 +372,8 @@ impl DatabaseDir {
         // The manifest holds the catalog and one entry per table: reading it is O(catalog).
         let file = self.fs.open(&manifest_path, io::OpenMode::Read)?;
         let bytes = read_all(file.as_ref())?;
-        let manifest: Manifest = serde_json::from_slice(&bytes)
+        let json = manifest_json(&bytes, &manifest_path)?;
+        let manifest: Manifest = serde_json::from_slice(json)
             .map_err(|e| Error::Corrupt(format!("{}: {e}", manifest_path.display())))?;
         if manifest.format != FORMAT || manifest.format_version != FORMAT_VERSION {
             return Err(Error::Corrupt(format!(
@@ -706,8 +755,11 @@ impl DatabaseDir {
     /// the directory is synced so that the rename itself survives a crash.
     fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
         let temp = self.path.join(MANIFEST_TEMP);
-        let text =
+        let mut text =
             serde_json::to_string_pretty(manifest).map_err(|e| Error::internal(e.to_string()))?;
+        text.push('\n');
+        let checksum = crc32fast::hash(text.as_bytes());
+        text.push_str(&format!("{MANIFEST_CHECKSUM_PREFIX}{checksum:08x}\n"));
         if self.fs.exists(&temp)? {
             self.fs.remove(&temp)?;
         }

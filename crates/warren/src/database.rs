@@ -18,7 +18,7 @@ use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
 use warren_storage::io::{FileSystem, RealFileSystem};
 use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
-use warren_storage::wal::{LogMark, RecoveredFrame, Wal};
+use warren_storage::wal::{LogCursor, RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
 use crate::connection::Connection;
@@ -107,10 +107,11 @@ pub(crate) struct Inner {
     /// the writer slot: a checkpoint takes the slot while holding this lock.
     checkpoint_lock: Mutex<()>,
     next_transaction: AtomicU64,
-    /// In a process that reads a database another process writes: where the log stood when
-    /// the published snapshot was read (`None`: there was no log). `None` here for a database
-    /// this process writes (or in memory).
-    reader_mark: Option<Mutex<Option<LogMark>>>,
+    /// In a process that reads a database another process writes: where its reading of the
+    /// log stopped, just past the last frame the published snapshot holds (`None`: there was
+    /// no log), so that a refresh reads only the frames appended since. `None` here for a
+    /// database this process writes (or in memory).
+    reader_mark: Option<Mutex<Option<LogCursor>>>,
     /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
     vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
 }
@@ -230,9 +231,8 @@ impl Database {
         let (mut dir, snapshot) = DatabaseDir::open_on(fs.clone(), path, mode)?;
         let mut reader_mark = None;
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
-            // The mark before the read: a commit that lands during it shows as a change later.
-            reader_mark = Some(Wal::mark(fs.as_ref(), &dir.path().join(WAL))?);
-            let (snapshot, lsn) = read_committed(&mut dir, snapshot, &fs)?;
+            let (snapshot, lsn, cursor) = read_committed(&mut dir, snapshot, &fs)?;
+            reader_mark = Some(cursor);
             (None, snapshot, lsn, Vec::new())
         } else {
             let (wal, snapshot, lsn, frames) =
@@ -287,7 +287,7 @@ impl Database {
         read_only: bool,
         read_only_reason: Option<String>,
         options: DatabaseOptions,
-        reader_mark: Option<Option<LogMark>>,
+        reader_mark: Option<Option<LogCursor>>,
     ) -> Self {
         let snapshot = Arc::new(snapshot);
         let vector_indexes = Arc::new(warren_exec::vector_index::VectorIndexCache::default());
@@ -562,48 +562,56 @@ impl Database {
         error
     }
 
-    /// A reading process: when the log's mark moved, replays the frames committed since the
-    /// published snapshot (or, after a checkpoint replaced the log, reads the new manifest and
-    /// its log) and publishes the result. A failed refresh keeps the published snapshot, which
-    /// stays consistent, only older; the next statement tries again.
+    /// A reading process: replays the frames appended to the log since the last refresh
+    /// (reading only those bytes), or, after a checkpoint replaced the log, reads the new
+    /// manifest and its log, and publishes the result. A failed refresh keeps the published
+    /// snapshot, which stays consistent, only older; the next statement tries again.
     fn refresh_reader(&self) {
-        let (Some(marks), Some(dir)) = (&self.inner.reader_mark, &self.inner.dir) else {
+        let (Some(cursor), Some(dir)) = (&self.inner.reader_mark, &self.inner.dir) else {
             return;
         };
-        let mut seen = marks.lock().expect("reader mark");
+        let mut cursor = cursor.lock().expect("reader mark");
         let mut dir = dir.lock().expect("directory lock");
         let fs = dir.file_system();
         let log = dir.path().join(WAL);
-        let Ok(mark) = Wal::mark(fs.as_ref(), &log) else {
-            return;
-        };
-        if mark == *seen {
-            return;
-        }
         let (published, lsn) = {
             let published = self.inner.published.read().expect("published snapshot");
             (published.snapshot.clone(), published.lsn)
         };
-        let same_log =
-            matches!((mark, *seen), (Some(now), Some(then)) if now.base_lsn == then.base_lsn);
-        let refreshed = if same_log {
-            Wal::read(fs.as_ref(), &log, dir.database_id()).and_then(|recovered| {
+        let appended = match &*cursor {
+            Some(at) => match Wal::read_after(fs.as_ref(), &log, dir.database_id(), at) {
+                Ok(appended) => appended,
+                Err(_) => return,
+            },
+            // There was no log: there is nothing new unless one appeared.
+            None if !matches!(fs.exists(&log), Ok(true)) => return,
+            None => None,
+        };
+        // The log was replaced by a checkpoint: the manifest is read again.
+        let reloaded = appended.is_none();
+        let refreshed = match appended {
+            Some(appended) if appended.frames.is_empty() => {
+                *cursor = Some(appended.cursor);
+                return;
+            }
+            Some(appended) => {
+                let at = appended.cursor;
                 replay(
                     (*published).clone(),
                     lsn,
-                    logged(recovered.frames),
+                    logged(appended.frames),
                     &mut dir,
                     &log,
                 )
-                .map(|(snapshot, lsn, _)| (snapshot, lsn))
-            })
-        } else {
-            dir.reload()
-                .and_then(|snapshot| read_committed(&mut dir, snapshot, &fs))
+                .map(|(snapshot, lsn, _)| (snapshot, lsn, Some(at)))
+            }
+            None => dir
+                .reload()
+                .and_then(|snapshot| read_committed(&mut dir, snapshot, &fs)),
         };
-        if let Ok((snapshot, lsn)) = refreshed {
-            *seen = mark;
-            if !same_log {
+        if let Ok((snapshot, lsn, at)) = refreshed {
+            *cursor = at;
+            if reloaded {
                 self.inner
                     .vector_indexes
                     .set_persisted(persisted_graphs(&dir));
@@ -627,14 +635,23 @@ impl Database {
         }
     }
 
-    /// Starts a background checkpoint when the log has grown past the threshold.
-    fn maybe_checkpoint_in_background(&self) {
+    /// Whether the log has grown past `checkpoint_threshold` or a delta past
+    /// [`DELTA_SHARE_MAX`] of its table, with `auto_checkpoint` on.
+    fn needs_checkpoint(&self) -> bool {
         let settings = &self.inner.settings;
-        let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
         if !settings.auto_checkpoint.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
-        if self.wal_bytes() < threshold && !self.delta_is_large() {
+        let threshold = settings.checkpoint_threshold_bytes.load(Ordering::Relaxed);
+        self.wal_bytes() >= threshold || self.delta_is_large()
+    }
+
+    /// Starts a background checkpoint when the log or a delta has grown past its threshold.
+    /// The checkpoint thread starts another when commits made while it ran (which found it
+    /// running and started none) left the thresholds exceeded: each further round needs a
+    /// commit made during the previous one, so an idle database never loops.
+    fn maybe_checkpoint_in_background(&self) {
+        if !self.needs_checkpoint() {
             return;
         }
         if self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
@@ -644,12 +661,7 @@ impl Database {
             inner: self.inner.clone(),
             _user: None,
         };
-        let thread = std::thread::spawn(move || {
-            if let Err(error) = db.checkpoint() {
-                eprintln!("warren: background checkpoint failed: {error}");
-            }
-            db.inner.checkpoint_running.store(false, Ordering::Release);
-        });
+        let thread = std::thread::spawn(move || db.run_background_checkpoints());
         let previous = self
             .inner
             .background
@@ -657,8 +669,41 @@ impl Database {
             .expect("background")
             .replace(thread);
         if let Some(previous) = previous {
-            // It finished: `checkpoint_running` was clear.
+            // It finished or is finishing: `checkpoint_running` was clear.
             let _ = previous.join();
+        }
+    }
+
+    /// The body of the background checkpoint thread; entered with `checkpoint_running` set.
+    fn run_background_checkpoints(&self) {
+        loop {
+            let outcome = self.checkpoint();
+            self.inner
+                .checkpoint_running
+                .store(false, Ordering::Release);
+            if let Err(error) = outcome {
+                eprintln!("warren: background checkpoint failed: {error}");
+                return;
+            }
+            // A commit that saw `checkpoint_running` set before the store above published its
+            // frame before looking, so it is counted here.
+            let again = self.wal_frames() > 0 && self.needs_checkpoint();
+            if !again || self.inner.checkpoint_running.swap(true, Ordering::AcqRel) {
+                return;
+            }
+        }
+    }
+
+    /// Waits until no background checkpoint runs (one started meanwhile is waited for too).
+    pub fn wait_for_background_checkpoint(&self) {
+        loop {
+            let running = self.inner.background.lock().expect("background").take();
+            match running {
+                Some(thread) => {
+                    let _ = thread.join();
+                }
+                None => return,
+            }
         }
     }
 
@@ -905,21 +950,23 @@ fn replay(
 }
 
 /// A reader's view: the manifest's tables plus the committed transactions in the log, read
-/// without truncating anything (the writing process may be appending right now).
+/// without truncating anything (the writing process may be appending right now), and where
+/// the reading of the log stopped (`None`: there is no log).
 fn read_committed(
     dir: &mut DatabaseDir,
     snapshot: Snapshot,
     fs: &Arc<dyn FileSystem>,
-) -> Result<(Snapshot, u64)> {
+) -> Result<(Snapshot, u64, Option<LogCursor>)> {
     const ATTEMPTS_MAX: u32 = 100;
     let path = dir.path().join(WAL);
     let mut snapshot = snapshot;
     for _ in 0..ATTEMPTS_MAX {
         let checkpoint_lsn = dir.checkpoint_lsn();
         if !fs.exists(&path)? {
-            return Ok((snapshot, checkpoint_lsn));
+            return Ok((snapshot, checkpoint_lsn, None));
         }
         let recovered = Wal::read(fs.as_ref(), &path, dir.database_id())?;
+        let cursor = recovered.cursor;
         if recovered.base_lsn > checkpoint_lsn + 1 {
             // A checkpoint recycled the log after this manifest was read: read the new one.
             snapshot = dir.reload()?;
@@ -937,7 +984,7 @@ fn read_committed(
                 }
                 continue;
             }
-            Ok((snapshot, lsn, _)) => return Ok((snapshot, lsn)),
+            Ok((snapshot, lsn, _)) => return Ok((snapshot, lsn, Some(cursor))),
             Err(error) => return Err(error),
         }
     }

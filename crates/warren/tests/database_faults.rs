@@ -10,7 +10,12 @@
 //! manifest write, sync or rename, a directory sync, a removal. After the fault the database
 //! reopens, twice, and must equal the database after some prefix of the transactions that
 //! contains every acknowledged one; after an `EIO` every later write must be refused with the
-//! failed state's error.
+//! failed state's error. In most cases the first reopen also meets a read fault (`EIO` on a
+//! read, or a bit flipped in the bytes of a read or a map, at a random one of the reads the
+//! reopen makes, with short reads or not): it must either fail with a clear error (an I/O
+//! error, a storage exception or a checksum mismatch) or open exactly the database a
+//! fault-free reopen opens, and it must leave the files so that the next reopen still keeps
+//! every acknowledged transaction.
 //!
 //! `WARREN_FAULT_CASES` sets the number of cases (256 by default) for long runs.
 
@@ -167,31 +172,38 @@ fn options(background: bool) -> DatabaseOptions {
 }
 
 fn rows(db: &Database, query: &str) -> Vec<String> {
+    try_rows(db, query).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn try_rows(db: &Database, query: &str) -> Result<Vec<String>, String> {
     db.connect()
         .query(query)
-        .unwrap_or_else(|e| panic!("{query}: {e}"))
-        .to_strings()
-        .unwrap()
+        .and_then(|mut result| result.to_strings())
+        .map_err(|e| format!("{query}: {e}"))
 }
 
 /// Everything a user can see of the database, as text.
 fn state(db: &Database) -> Vec<String> {
+    try_state(db).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn try_state(db: &Database) -> Result<Vec<String>, String> {
     // Whole nodes: the columns ALTER TABLE added, with their values, too.
-    let mut out = rows(db, "MATCH (t:T) RETURN t ORDER BY t.id");
-    out.extend(rows(
+    let mut out = try_rows(db, "MATCH (t:T) RETURN t ORDER BY t.id")?;
+    out.extend(try_rows(
         db,
         "MATCH (a:T)-[r:R]->(b:T) RETURN a.id, b.id, count(*) ORDER BY a.id, b.id",
-    ));
-    for table in rows(db, "CALL show_tables() RETURN name, type") {
+    )?);
+    for table in try_rows(db, "CALL show_tables() RETURN name, type")? {
         let (name, kind) = table.split_once('|').unwrap();
         let count = if kind == "NODE" {
-            rows(db, &format!("MATCH (x:{name}) RETURN count(*)"))
+            try_rows(db, &format!("MATCH (x:{name}) RETURN count(*)"))?
         } else {
-            rows(db, &format!("MATCH ()-[x:{name}]->() RETURN count(*)"))
+            try_rows(db, &format!("MATCH ()-[x:{name}]->() RETURN count(*)"))?
         };
         out.push(format!("{name} {}", count[0]));
     }
-    out
+    Ok(out)
 }
 
 /// A simulated file system holding a new database with tables T and R.
@@ -238,6 +250,14 @@ fn fault_free_run(
         }
     }
     (states, set_up_operations, sim.stats().operations)
+}
+
+/// A fault in the reads of the first reopen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadFault {
+    None,
+    Eio,
+    BitFlip,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -309,6 +329,10 @@ struct Case {
     short_writes: bool,
     /// Background checkpoints run beside the statements.
     background: bool,
+    read_fault: ReadFault,
+    /// Picks the faulted read among those of a fault-free reopen.
+    read_at: u64,
+    short_reads: bool,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -324,15 +348,39 @@ fn case() -> impl Strategy<Value = Case> {
         fault,
         proptest::bool::ANY,
         proptest::bool::ANY,
+        (
+            prop_oneof![
+                1 => Just(ReadFault::None),
+                1 => Just(ReadFault::Eio),
+                2 => Just(ReadFault::BitFlip),
+            ],
+            any::<u64>(),
+            proptest::bool::ANY,
+        ),
     )
-        .prop_map(|(steps, seed, at, fault, short_writes, background)| Case {
-            steps,
-            seed,
-            at,
-            fault,
-            short_writes,
-            background,
-        })
+        .prop_map(
+            |(
+                steps,
+                seed,
+                at,
+                fault,
+                short_writes,
+                background,
+                (read_fault, read_at, short_reads),
+            )| {
+                Case {
+                    steps,
+                    seed,
+                    at,
+                    fault,
+                    short_writes,
+                    background,
+                    read_fault,
+                    read_at,
+                    short_reads,
+                }
+            },
+        )
 }
 
 /// Which file an injected fault hit, for the summary.
@@ -347,8 +395,9 @@ fn fault_place(path: &Path, db: &Path) -> &'static str {
     }
 }
 
-/// Runs one case; returns where its fault landed (`None`: the run ended before it).
-fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
+/// Runs one case; returns where its fault landed (`None`: the run ended before it) and what
+/// its read fault led to.
+fn check_case(case: &Case) -> Result<(Option<&'static str>, &'static str), TestCaseError> {
     let temp = tempfile::tempdir().unwrap();
     let nodes: String = (0..COPY_NODES).map(|i| format!("{i}\n")).collect();
     let rels: String = (1..COPY_NODES)
@@ -382,8 +431,14 @@ fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
     }
     drop(db);
     sim.set_faults(FaultPlan::default());
+    let (expected, read_outcome) = reopen_with_read_fault(&sim, &path, case)?;
     let db = open(&sim, &path);
     let recovered = state(&db);
+    prop_assert_eq!(
+        &recovered,
+        &expected,
+        "a read fault changed what recovery finds"
+    );
     let prefix =
         (outcome.acknowledged..=outcome.attempted).find(|&count| states[count] == recovered);
     prop_assert!(
@@ -404,7 +459,88 @@ fn check_case(case: &Case) -> Result<Option<&'static str>, TestCaseError> {
     let db = open(&sim, &path);
     let after = rows(&db, "MATCH (t:T {id: 1000000}) RETURN t.name");
     prop_assert_eq!(after, vec!["after".to_string()]);
-    Ok(place)
+    Ok((place, read_outcome))
+}
+
+/// Whether `error` (of an open or a query) names a read fault clearly.
+fn is_clear_read_error(error: &str) -> bool {
+    [
+        "Input/output error",
+        "Storage exception",
+        "read differently twice",
+        "checksum mismatch",
+    ]
+    .iter()
+    .any(|clear| error.contains(clear))
+}
+
+/// The first reopen after the fault, with the case's read fault: learns on a copy of the disk
+/// how many reads a fault-free reopen (and the reading of the state) makes and what it opens,
+/// then reopens with the fault at one of those reads. The open must fail clearly or open that
+/// same state. Returns the fault-free state and what the read fault led to.
+fn reopen_with_read_fault(
+    sim: &SimulatedFileSystem,
+    path: &Path,
+    case: &Case,
+) -> Result<(Vec<String>, &'static str), TestCaseError> {
+    let copy = sim.fork();
+    let reads_before = copy.stats().reads;
+    let expected = {
+        let db = open(&copy, path);
+        state(&db)
+    };
+    let reads = copy.stats().reads - reads_before;
+    if case.read_fault == ReadFault::None || reads == 0 {
+        return Ok((expected, "no read fault"));
+    }
+    let at = sim.stats().reads + 1 + case.read_at % reads;
+    sim.set_faults(FaultPlan {
+        seed: case.seed,
+        read_failure_at: (case.read_fault == ReadFault::Eio).then_some(at),
+        bit_flip_at_read: (case.read_fault == ReadFault::BitFlip).then_some(at),
+        short_reads: case.short_reads,
+        ..FaultPlan::default()
+    });
+    let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
+    let outcome = match Database::open_with_file_system(path, options(false), fs) {
+        Err(error) => Err(error.to_string()),
+        Ok(db) => {
+            // A checksum mismatch in a mapped section stops the reading thread with a panic
+            // naming the section (reads cannot return errors there).
+            let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| try_state(&db)));
+            read.unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(message)
+            })
+        }
+    };
+    sim.set_faults(FaultPlan::default());
+    let led_to = match (&outcome, case.read_fault) {
+        (Ok(_), ReadFault::Eio) => "read EIO: same database",
+        (Ok(_), _) => "bit flip: same database",
+        (Err(_), ReadFault::Eio) => "read EIO: clear error",
+        (Err(error), _) if error.contains("checksum mismatch") => "bit flip: checksum mismatch",
+        (Err(_), _) => "bit flip: clear error",
+    };
+    match outcome {
+        Ok(state) => prop_assert_eq!(
+            &state,
+            &expected,
+            "{:?} at read {} opened another database",
+            case.read_fault,
+            at
+        ),
+        Err(error) => prop_assert!(
+            is_clear_read_error(&error),
+            "{:?} at read {at}: an unclear error: {error}",
+            case.read_fault
+        ),
+    }
+    Ok((expected, led_to))
 }
 
 #[test]
@@ -416,19 +552,25 @@ fn a_fault_anywhere_keeps_a_prefix_with_every_acknowledged_transaction() {
         ..ProptestConfig::default()
     });
     let places = std::cell::RefCell::new(BTreeMap::<&str, u32>::new());
+    let read_outcomes = std::cell::RefCell::new(BTreeMap::<&str, u32>::new());
     let result = runner.run(&case(), |case| {
-        let place = check_case(&case)?;
+        let (place, read_outcome) = check_case(&case)?;
         *places
             .borrow_mut()
             .entry(place.unwrap_or("not reached"))
             .or_default() += 1;
+        *read_outcomes.borrow_mut().entry(read_outcome).or_default() += 1;
         Ok(())
     });
     if let Err(error) = result {
         panic!("{error}");
     }
     let places = places.into_inner();
-    eprintln!("database faults: {cases} cases passed; faults landed in {places:?}");
+    let read_outcomes = read_outcomes.into_inner();
+    eprintln!(
+        "database faults: {cases} cases passed; faults landed in {places:?}; read faults at \
+         the first reopen: {read_outcomes:?}"
+    );
     if cases >= 128 {
         for place in ["log", "segment", "manifest", "directory sync"] {
             assert!(

@@ -314,6 +314,47 @@ fn background_checkpoints_keep_every_commit() {
     assert_eq!(one(&db, query), "19|19");
 }
 
+/// Commits made while a background checkpoint runs find it running and start none; when it
+/// ends with the log still past the threshold, it starts another, so once the writers stop
+/// the log ends up empty without a further commit.
+#[test]
+fn commits_during_a_background_checkpoint_trigger_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = DatabaseOptions {
+        // Any frame puts the log past the threshold.
+        checkpoint_threshold_bytes: 1,
+        checkpoint_on_close: false,
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open_with(&path, options).unwrap();
+    let empty_log = db.wal_bytes();
+    schema(&db);
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            let db = &db;
+            scope.spawn(move || {
+                let mut conn = db.connect();
+                for i in 0..150 {
+                    let id = writer * 1000 + i;
+                    conn.query(&format!("CREATE (:P {{ID: {id}, name: 'x'}})"))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    db.wait_for_background_checkpoint();
+    assert_eq!(
+        db.wal_bytes(),
+        empty_log,
+        "commits made during the last background checkpoint were left in the log"
+    );
+    assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "300");
+    drop(db);
+    let db = Database::open_with(&path, DatabaseOptions::default()).unwrap();
+    assert_eq!(one(&db, "MATCH (a:P) RETURN count(*)"), "300");
+}
+
 #[test]
 fn a_reading_process_opens_beside_a_writing_one() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,14 @@ pub struct FaultPlan {
     /// number does not happen: the machine crashes instead, as if [`super::SimulatedFileSystem::crash`]
     /// had been called, and the operation fails.
     pub crash_at_operation: Option<u64>,
+    /// The read (a `read_at` call or a `map`, counted from 1) with this number fails with
+    /// `EIO` and reads nothing.
+    pub read_failure_at: Option<u64>,
+    /// The read with this number returns its bytes with one (seeded) bit flipped, as a failing
+    /// device or bus would; the file itself is unchanged, so reading again reads it right.
+    pub bit_flip_at_read: Option<u64>,
+    /// Every `read_at` of more than one byte reads only a random non-empty prefix.
+    pub short_reads: bool,
     /// How long each `sync_data` takes (a real disk's flush takes from microseconds to
     /// milliseconds); lets tests see concurrent committers queue behind a sync.
     pub sync_latency: std::time::Duration,

@@ -62,8 +62,8 @@ pub trait FileSystem: Send + Sync + Debug {
     fn remove(&self, path: &Path) -> Result<()>;
     /// Makes the entries of directory `dir` (creations, renames, removals) durable.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
-    /// Creates directory `path` and its missing parents. The simulated file system keeps
-    /// directories durable from their creation (it models the durability of file names).
+    /// Creates directory `path` and its missing parents. Each new directory is an entry of its
+    /// parent: durable only after a [`Self::sync_dir`] of the parent.
     fn create_dir_all(&self, path: &Path) -> Result<()>;
     /// Whether `path` is a directory.
     fn is_dir(&self, path: &Path) -> Result<bool>;
@@ -137,15 +137,24 @@ pub fn read_all(file: &dyn FileHandle) -> Result<Vec<u8>> {
     let len = usize::try_from(len).map_err(|_| {
         Error::LimitExceeded(format!("{} is too large to read", file.path().display()))
     })?;
+    read_range(file, 0, len)
+}
+
+/// Reads `len` bytes at `offset`, looping over short reads; fewer when the file ends first
+/// (it shrank while being read: what exists is returned).
+pub fn read_range(file: &dyn FileHandle, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut bytes = vec![0u8; len];
     let mut filled = 0usize;
     while filled < len {
-        let count = file.read_at(filled as u64, &mut bytes[filled..])?;
+        let count = file.read_at(offset + filled as u64, &mut bytes[filled..])?;
         if count == 0 {
-            // The file shrank while being read: return what exists.
             bytes.truncate(filled);
             break;
         }
+        assert!(
+            count <= len - filled,
+            "a read reported more than it was given"
+        );
         filled += count;
     }
     Ok(bytes)

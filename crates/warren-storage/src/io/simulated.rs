@@ -4,10 +4,12 @@
 //! `sync_dir`. A crash keeps the durable state plus an arbitrary (seeded) subset of the unsynced
 //! writes, torn at [`SECTOR_BYTES`] granularity, and a prefix of the unsynced directory changes:
 //! a file created or renamed but not yet made durable by a `sync_dir` of its directory may
-//! vanish (or keep its old name), and a removed one may come back. Directories themselves are
-//! durable from their creation. The [`FaultPlan`] adds failing syncs, failing writes, short
-//! writes, `EIO` at any chosen operation and crashes at a chosen operation. All state lives in
-//! the value (no globals), so tests run in parallel.
+//! vanish (or keep its old name), and a removed one may come back. A directory is such an entry
+//! too: one created but not made durable by a `sync_dir` of its parent may vanish at a crash,
+//! with every file in it (a directory without a parent, `/`, is durable). The [`FaultPlan`]
+//! adds failing syncs, failing writes, short writes, `EIO` at any chosen operation, crashes at
+//! a chosen operation, and read faults: `EIO` on a read, short reads, and a bit flipped in the
+//! bytes a read returns. All state lives in the value (no globals), so tests run in parallel.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -36,6 +38,10 @@ pub struct SimulatedStats {
     pub operations: u64,
     /// Operations failed with `EIO` by [`FaultPlan::eio_at_operation`].
     pub injected_eio: u64,
+    /// Reads: `read_at` calls and maps (the clock of the plan's read faults).
+    pub reads: u64,
+    /// Reads failed or bit-flipped by the plan.
+    pub injected_read_faults: u64,
 }
 
 /// An in-memory file system with durability tracking and fault injection. Clones share files.
@@ -44,7 +50,7 @@ pub struct SimulatedFileSystem {
     disk: Arc<Mutex<Disk>>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Disk {
     inodes: HashMap<u64, Inode>,
     next_inode: u64,
@@ -54,8 +60,10 @@ struct Disk {
     durable_names: BTreeMap<PathBuf, u64>,
     /// Directory changes not yet made durable, in the order they happened.
     pending_dir_changes: Vec<DirChange>,
-    /// Directories (durable from their creation).
+    /// The directories a process sees now.
     dirs: BTreeSet<PathBuf>,
+    /// The directories that survive a crash.
+    durable_dirs: BTreeSet<PathBuf>,
     /// Writer locks held now (a crash ends the process that held them only when its handles
     /// are dropped, as the tests do).
     locks: BTreeSet<PathBuf>,
@@ -68,22 +76,23 @@ struct Disk {
     fault_path: Option<PathBuf>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Inode {
     current: Vec<u8>,
     durable: Vec<u8>,
     pending: Vec<PendingChange>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum PendingChange {
     Write { offset: u64, bytes: Vec<u8> },
     SetLen(u64),
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum DirChange {
     Link { path: PathBuf, inode: u64 },
+    MakeDir { path: PathBuf },
     Unlink { path: PathBuf },
     Rename { from: PathBuf, to: PathBuf },
 }
@@ -91,13 +100,18 @@ enum DirChange {
 impl DirChange {
     fn is_in(&self, dir: &Path) -> bool {
         match self {
-            DirChange::Link { path, .. } | DirChange::Unlink { path } => parent_dir(path) == dir,
+            DirChange::Link { path, .. }
+            | DirChange::Unlink { path }
+            | DirChange::MakeDir { path } => parent_dir(path) == dir,
             DirChange::Rename { from, to } => parent_dir(from) == dir && parent_dir(to) == dir,
         }
     }
 
-    fn apply(&self, names: &mut BTreeMap<PathBuf, u64>) {
+    fn apply(&self, names: &mut BTreeMap<PathBuf, u64>, dirs: &mut BTreeSet<PathBuf>) {
         match self {
+            DirChange::MakeDir { path } => {
+                dirs.insert(path.clone());
+            }
             DirChange::Link { path, inode } => {
                 names.insert(path.clone(), *inode);
             }
@@ -208,6 +222,75 @@ impl Disk {
         }
     }
 
+    /// Counts a read of `path`; fails it with `EIO` when the plan says so, and says whether
+    /// its bytes get a bit flipped.
+    fn begin_read(&mut self, path: &Path) -> Result<bool> {
+        self.stats.reads += 1;
+        if self.plan.read_failure_at == Some(self.stats.reads) {
+            self.stats.injected_read_faults += 1;
+            self.fault_path = Some(path.to_path_buf());
+            return Err(io_error(path, os_error(libc::EIO)));
+        }
+        let flip = self.plan.bit_flip_at_read == Some(self.stats.reads);
+        if flip {
+            self.stats.injected_read_faults += 1;
+            self.fault_path = Some(path.to_path_buf());
+        }
+        Ok(flip)
+    }
+
+    /// Flips one seeded bit of `bytes` (none when empty).
+    fn flip_a_bit(&mut self, bytes: &mut [u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let bit = self.rng.range_inclusive(0, bytes.len() as u64 * 8 - 1);
+        bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
+    }
+
+    fn read(&mut self, handle: &SimulatedFile, offset: u64, buffer: &mut [u8]) -> Result<usize> {
+        self.inode(handle)?;
+        let flip = self.begin_read(&handle.path)?;
+        let short = self.plan.short_reads;
+        let (start, available) = {
+            let current = &self.inode(handle)?.current;
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(current.len());
+            (start, buffer.len().min(current.len() - start))
+        };
+        let count = if short && available > 1 {
+            self.rng.range_inclusive(1, available as u64 - 1) as usize
+        } else {
+            available
+        };
+        let current = &self.inode(handle)?.current;
+        buffer[..count].copy_from_slice(&current[start..start + count]);
+        if flip {
+            self.flip_a_bit(&mut buffer[..count]);
+        }
+        Ok(count)
+    }
+
+    /// Creates the directories of `path` that are missing: each is durable once its parent
+    /// is synced (one without a parent at once).
+    fn make_dirs(&mut self, path: &Path) {
+        let missing: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|dir| !dir.as_os_str().is_empty() && !self.dirs.contains(*dir))
+            .map(Path::to_path_buf)
+            .collect();
+        for dir in missing.into_iter().rev() {
+            self.dirs.insert(dir.clone());
+            if dir.parent().is_none() {
+                self.durable_dirs.insert(dir);
+            } else {
+                self.pending_dir_changes
+                    .push(DirChange::MakeDir { path: dir });
+            }
+        }
+    }
+
     fn crash(&mut self) {
         for inode in self.inodes.values_mut() {
             let mut image = std::mem::take(&mut inode.durable);
@@ -222,9 +305,20 @@ impl Disk {
             .rng
             .range_inclusive(0, self.pending_dir_changes.len() as u64) as usize;
         for change in &self.pending_dir_changes[..kept] {
-            change.apply(&mut self.durable_names);
+            change.apply(&mut self.durable_names, &mut self.durable_dirs);
         }
         self.pending_dir_changes.clear();
+        // Files in a directory that vanished vanish with it.
+        let durable_dirs = &self.durable_dirs;
+        let lost: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|dir| !durable_dirs.contains(*dir))
+            .cloned()
+            .collect();
+        self.durable_names
+            .retain(|name, _| !lost.iter().any(|dir| name.starts_with(dir)));
+        self.dirs = self.durable_dirs.clone();
         self.names = self.durable_names.clone();
         let names = &self.names;
         self.inodes
@@ -315,12 +409,14 @@ impl Disk {
         self.begin_or_fail(path)?;
         let source = match &change {
             DirChange::Unlink { path } | DirChange::Rename { from: path, .. } => path,
-            DirChange::Link { .. } => unreachable!("links are made by create"),
+            DirChange::Link { .. } | DirChange::MakeDir { .. } => {
+                unreachable!("links and directories are made by create and create_dir_all")
+            }
         };
         if !self.names.contains_key(source) {
             return Err(io_error(source, os_error(libc::ENOENT)));
         }
-        change.apply(&mut self.names);
+        change.apply(&mut self.names, &mut self.dirs);
         self.pending_dir_changes.push(change);
         Ok(())
     }
@@ -337,7 +433,7 @@ impl Disk {
             .into_iter()
             .partition(|change| change.is_in(dir));
         for change in &synced {
-            change.apply(&mut self.durable_names);
+            change.apply(&mut self.durable_names, &mut self.durable_dirs);
         }
         self.pending_dir_changes = pending;
         Ok(())
@@ -355,6 +451,7 @@ impl SimulatedFileSystem {
             durable_names: BTreeMap::new(),
             pending_dir_changes: Vec::new(),
             dirs: BTreeSet::new(),
+            durable_dirs: BTreeSet::new(),
             locks: BTreeSet::new(),
             plan,
             rng,
@@ -378,6 +475,17 @@ impl SimulatedFileSystem {
     /// unsynced writes (torn at sector granularity); handles opened before fail from now on.
     pub fn crash(&self) {
         self.lock().crash();
+    }
+
+    /// An independent copy of this file system as it is now (its files, names, pending
+    /// changes, fault plan and counters): tests run an operation on the copy first to learn,
+    /// say, how many reads it makes. Locks are not copied.
+    pub fn fork(&self) -> SimulatedFileSystem {
+        let mut disk = self.lock().clone();
+        disk.locks.clear();
+        Self {
+            disk: Arc::new(Mutex::new(disk)),
+        }
     }
 
     /// Replaces the fault plan (the random generator keeps its state; counters keep counting).
@@ -460,11 +568,7 @@ impl FileSystem for SimulatedFileSystem {
         if disk.names.contains_key(path) {
             return Err(io_error(path, os_error(libc::EEXIST)));
         }
-        for ancestor in path.ancestors() {
-            if !ancestor.as_os_str().is_empty() {
-                disk.dirs.insert(ancestor.to_path_buf());
-            }
-        }
+        disk.make_dirs(path);
         Ok(())
     }
 
@@ -491,12 +595,17 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn map(&self, path: &Path) -> Result<Arc<FileMap>> {
-        let disk = self.lock();
-        let number = disk
+        let mut disk = self.lock();
+        let number = *disk
             .names
             .get(path)
             .ok_or_else(|| io_error(path, os_error(libc::ENOENT)))?;
-        Ok(Arc::new(FileMap::copied(&disk.inodes[number].current)))
+        let flip = disk.begin_read(path)?;
+        let mut bytes = disk.inodes[&number].current.clone();
+        if flip {
+            disk.flip_a_bit(&mut bytes);
+        }
+        Ok(Arc::new(FileMap::copied(&bytes)))
     }
 
     fn try_lock(&self, path: &Path) -> Result<Option<FileLock>> {
@@ -565,14 +674,7 @@ impl FileHandle for SimulatedFile {
     }
 
     fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<usize> {
-        let mut disk = self.lock();
-        let current = &disk.inode(self)?.current;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(current.len());
-        let count = buffer.len().min(current.len() - start);
-        buffer[..count].copy_from_slice(&current[start..start + count]);
-        Ok(count)
+        self.lock().read(self, offset, buffer)
     }
 
     fn write_at(&self, offset: u64, bytes: &[u8]) -> Result<usize> {

@@ -195,6 +195,8 @@ fn a_new_file_whose_directory_was_not_synced_may_vanish_at_a_crash() {
             ..FaultPlan::default()
         });
         fs.create_dir_all(Path::new("db/data")).unwrap();
+        fs.sync_dir(Path::new(".")).unwrap();
+        fs.sync_dir(Path::new("db")).unwrap();
         let old = create_with(&fs, Path::new("db/data/old"), b"old");
         old.sync_data().unwrap();
         fs.sync_dir(Path::new("db/data")).unwrap();
@@ -273,4 +275,82 @@ fn maps_listings_and_locks_work_on_both_file_systems() {
             "a released lock is taken"
         );
     }
+}
+
+#[test]
+fn a_new_directory_whose_parent_was_not_synced_may_vanish_with_its_files() {
+    let mut vanished = 0;
+    for seed in 0..32 {
+        let fs = simulated(FaultPlan {
+            seed,
+            ..FaultPlan::default()
+        });
+        fs.create_dir_all(Path::new("db")).unwrap();
+        fs.sync_dir(Path::new(".")).unwrap();
+        fs.create_dir_all(Path::new("db/data")).unwrap();
+        let file = create_with(&fs, Path::new("db/data/f"), b"f");
+        file.sync_data().unwrap();
+        // The file's name is durable in its directory, the directory's name is not.
+        fs.sync_dir(Path::new("db/data")).unwrap();
+        fs.crash();
+        assert!(fs.is_dir(Path::new("db")).unwrap(), "seed {seed}");
+        let has_dir = fs.is_dir(Path::new("db/data")).unwrap();
+        let has_file = fs.exists(Path::new("db/data/f")).unwrap();
+        assert!(
+            has_dir || !has_file,
+            "seed {seed}: a file outlived its directory"
+        );
+        vanished += u32::from(!has_dir);
+    }
+    assert!(vanished > 0, "no crash made an unsynced directory vanish");
+    // Synced, the directory and its file survive every crash.
+    let fs = simulated(FaultPlan::default());
+    fs.create_dir_all(Path::new("db/data")).unwrap();
+    fs.sync_dir(Path::new(".")).unwrap();
+    fs.sync_dir(Path::new("db")).unwrap();
+    let file = create_with(&fs, Path::new("db/data/f"), b"f");
+    file.sync_data().unwrap();
+    fs.sync_dir(Path::new("db/data")).unwrap();
+    fs.crash();
+    assert!(fs.exists(Path::new("db/data/f")).unwrap());
+}
+
+#[test]
+fn read_faults_fail_shorten_or_flip_a_read_and_leave_the_file_alone() {
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+    let fs = simulated(FaultPlan::default());
+    create_with(&fs, Path::new("f"), &bytes)
+        .sync_data()
+        .unwrap();
+    let reads = fs.stats().reads;
+    fs.set_faults(FaultPlan {
+        seed: 5,
+        read_failure_at: Some(reads + 1),
+        bit_flip_at_read: Some(reads + 2),
+        short_reads: true,
+        ..FaultPlan::default()
+    });
+    let file = fs.open(Path::new("f"), OpenMode::Read).unwrap();
+    let error = read_all(file.as_ref()).unwrap_err();
+    assert!(error.to_string().contains("Input/output error"), "{error}");
+    // Short reads are completed by the loop; one of them has a bit flipped.
+    let flipped = read_all(file.as_ref()).unwrap();
+    assert_eq!(flipped.len(), bytes.len());
+    let differing: u32 = flipped
+        .iter()
+        .zip(&bytes)
+        .map(|(a, b)| (a ^ b).count_ones())
+        .sum();
+    assert_eq!(differing, 1);
+    assert!(fs.stats().reads > reads + 2, "short reads make more reads");
+    assert_eq!(read_all(file.as_ref()).unwrap(), bytes);
+    assert_eq!(fs.stats().injected_read_faults, 2);
+    // A map is a read too.
+    let reads = fs.stats().reads;
+    fs.set_faults(FaultPlan {
+        bit_flip_at_read: Some(reads + 1),
+        ..FaultPlan::default()
+    });
+    assert_ne!(&fs.map(Path::new("f")).unwrap()[..], &bytes[..]);
+    assert_eq!(&fs.map(Path::new("f")).unwrap()[..], &bytes[..]);
 }

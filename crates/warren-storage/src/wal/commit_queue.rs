@@ -117,6 +117,10 @@ pub(super) struct CommitQueue {
     changed: Condvar,
     /// What a gathering leader waits on (only it: appends do not wake every waiter).
     queued: Condvar,
+    /// What appends to a full queue wait on (only they: a leader taking the queue does not
+    /// wake the committers waiting for durability, which would find their frame not yet
+    /// durable and wait again).
+    room: Condvar,
     path: PathBuf,
 }
 
@@ -145,6 +149,7 @@ impl CommitQueue {
             state: Mutex::new(state),
             changed: Condvar::new(),
             queued: Condvar::new(),
+            room: Condvar::new(),
             path,
         }
     }
@@ -176,6 +181,7 @@ impl CommitQueue {
         let error = read_only_error(&self.path, cause);
         state.failure = Some(error.clone());
         self.changed.notify_all();
+        self.room.notify_all();
         error
     }
 
@@ -193,7 +199,10 @@ impl CommitQueue {
         check_payload_size(payload.len())?;
         let mut state = self.lock();
         while state.failure.is_none() && state.pending_frames >= BATCH_FRAMES_MAX {
-            state = self.wait(state);
+            state = self
+                .room
+                .wait(state)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         state.check_failure()?;
         let lsn = state.enqueue(txn_id, payload);
@@ -253,7 +262,7 @@ impl CommitQueue {
         let offset = state.end_bytes;
         drop(state);
         // Waiters for a full queue may proceed now that it is empty.
-        self.changed.notify_all();
+        self.room.notify_all();
 
         let result = write_all_at(file.as_ref(), offset, &batch).and_then(|()| file.sync_data());
 

@@ -27,7 +27,7 @@ use std::sync::{Arc, MutexGuard};
 
 use warren_common::{Error, Result};
 
-use crate::io::{parent_dir, read_all, write_all_at, FileHandle, FileSystem, OpenMode};
+use crate::io::{parent_dir, read_all, read_range, write_all_at, FileHandle, FileSystem, OpenMode};
 pub use commit_queue::WalStats;
 use commit_queue::{CommitQueue, QueueState};
 use format::{decode_header, encode_header, Header};
@@ -35,7 +35,7 @@ pub use format::{
     DatabaseId, BATCH_FRAMES_MAX, FORMAT_VERSION, FRAME_HEADER_BYTES, HEADER_BYTES, LSN_MIN, MAGIC,
     PAYLOAD_BYTES_MAX,
 };
-use scan::{scan, Scan, Tail};
+use scan::{scan, scan_from, Scan, Start, Tail};
 
 /// A log's base LSN and length: equal marks mean nothing was committed in between.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,21 @@ pub struct RecoveredFrame {
     pub payload: Vec<u8>,
 }
 
+/// Where a reading of a log stopped, so that the next reading reads only what was appended
+/// since ([`Wal::read_after`]). The base LSN and checksum mode name the log: a checkpoint
+/// replaces the log by one with a higher base LSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogCursor {
+    pub base_lsn: u64,
+    pub checksums: bool,
+    /// The byte offset just past the last valid frame read.
+    pub offset: u64,
+    /// The LSN the next frame takes.
+    pub next_lsn: u64,
+    /// The first LSN of the batch of the last frame read (`None` when none was read).
+    pub batch_first_lsn: Option<u64>,
+}
+
 /// What recovery found in a log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recovered {
@@ -61,6 +76,8 @@ pub struct Recovered {
     pub frames: Vec<RecoveredFrame>,
     /// Bytes after the last valid frame: cut off by [`Wal::open`], ignored by [`Wal::read`].
     pub tail_bytes: u64,
+    /// Where the reading stopped: just past the last valid frame.
+    pub cursor: LogCursor,
 }
 
 impl Recovered {
@@ -115,28 +132,38 @@ fn write_log(fs: &dyn FileSystem, path: &Path, header: &Header, frames: &[u8]) -
     file.sync_data()
 }
 
+/// The error for a log whose header names another database.
+fn foreign_log(path: &Path, found: &DatabaseId, expected: &DatabaseId) -> Error {
+    Error::Corrupt(format!(
+        "write-ahead log {} belongs to database {}, not to this database ({}); it will not be \
+         replayed",
+        path.display(),
+        hex(found),
+        hex(expected)
+    ))
+}
+
 /// Reads and checks a log's header and frames.
 fn read_log(file: &dyn FileHandle, database_id: &DatabaseId) -> Result<(Header, Vec<u8>)> {
     let bytes = read_all(file)?;
     let path = file.path().display().to_string();
     let header = decode_header(&bytes, &path)?;
     if header.database_id != *database_id {
-        return Err(Error::Corrupt(format!(
-            "write-ahead log {path} belongs to database {}, not to this database ({}); it \
-             will not be replayed",
-            hex(&header.database_id),
-            hex(database_id)
-        )));
+        return Err(foreign_log(file.path(), &header.database_id, database_id));
     }
     Ok((header, bytes))
 }
 
-/// The recovered frames of a scan, or an error when committed frames are damaged.
+/// The recovered frames of a scan, or an error when committed frames are damaged. The scanned
+/// bytes start at byte `bytes_at` of the file and hold `scanned_bytes` bytes; `start` is where
+/// the scan began.
 fn recovered(
     path: &Path,
     header: &Header,
     scan: &Scan<'_>,
-    file_bytes: usize,
+    bytes_at: u64,
+    scanned_bytes: usize,
+    start: &Start,
 ) -> Result<Recovered> {
     if let Tail::Damaged {
         offset,
@@ -145,6 +172,8 @@ fn recovered(
         later_lsn,
     } = scan.tail
     {
+        let offset = bytes_at + offset as u64;
+        let later_offset = bytes_at + later_offset as u64;
         return Err(Error::Corrupt(format!(
             "write-ahead log {}: the frame of LSN {lsn} at byte {offset} is damaged, yet a \
              later committed frame (LSN {later_lsn} at byte {later_offset}) follows it; \
@@ -152,7 +181,7 @@ fn recovered(
             path.display()
         )));
     }
-    let frames = scan
+    let frames: Vec<RecoveredFrame> = scan
         .frames
         .iter()
         .map(|(frame, payload)| RecoveredFrame {
@@ -161,11 +190,56 @@ fn recovered(
             payload: payload.to_vec(),
         })
         .collect();
+    let cursor = LogCursor {
+        base_lsn: header.base_lsn,
+        checksums: header.checksums,
+        offset: bytes_at + scan.valid_end as u64,
+        next_lsn: start.expected_lsn + frames.len() as u64,
+        batch_first_lsn: scan
+            .frames
+            .last()
+            .map(|(frame, _)| frame.batch_first_lsn())
+            .or(start.previous_batch_first),
+    };
     Ok(Recovered {
         base_lsn: header.base_lsn,
         frames,
-        tail_bytes: (file_bytes - scan.valid_end) as u64,
+        tail_bytes: (scanned_bytes - scan.valid_end) as u64,
+        cursor,
     })
+}
+
+/// Reads the bytes from `valid_end` on again before they are cut off as a torn tail: a read
+/// that returned wrong bytes (a flipped bit) would otherwise make committed frames look torn
+/// and the cut would lose them. Bytes that differ between the two reads are an I/O error.
+fn confirm_tail(file: &dyn FileHandle, first: &[u8], valid_end: usize) -> Result<()> {
+    let again = read_range(file, valid_end as u64, first.len() - valid_end)?;
+    if again != first[valid_end..] {
+        return Err(Error::Io(format!(
+            "write-ahead log {}: the bytes after byte {valid_end} read differently twice (a \
+             device or read error); the log is not opened, so that nothing is cut off",
+            file.path().display()
+        )));
+    }
+    Ok(())
+}
+
+/// A whole log file's scan and the start it began at.
+fn scan_file<'a>(bytes: &'a [u8], header: &Header) -> (Scan<'a>, Start) {
+    let scan = scan(bytes, header.base_lsn, header.checksums);
+    let start = Start {
+        offset: HEADER_BYTES,
+        base_lsn: header.base_lsn,
+        expected_lsn: header.base_lsn,
+        previous_batch_first: None,
+    };
+    (scan, start)
+}
+
+/// Reads and checks the header of an open log file (its first [`HEADER_BYTES`] bytes only).
+fn read_header(file: &dyn FileHandle, path: &Path) -> Result<Header> {
+    let header = read_range(file, 0, HEADER_BYTES)?;
+    decode_header(&header, &path.display().to_string())
 }
 
 impl Wal {
@@ -219,9 +293,10 @@ impl Wal {
     ) -> Result<(Wal, Recovered)> {
         let file: Arc<dyn FileHandle> = Arc::from(fs.open(path, OpenMode::ReadWrite)?);
         let (header, bytes) = read_log(file.as_ref(), &database_id)?;
-        let scan = scan(&bytes, header.base_lsn, header.checksums);
-        let recovered = recovered(path, &header, &scan, bytes.len())?;
+        let (scan, start) = scan_file(&bytes, &header);
+        let recovered = recovered(path, &header, &scan, 0, bytes.len(), &start)?;
         if recovered.tail_bytes > 0 {
+            confirm_tail(file.as_ref(), &bytes, scan.valid_end)?;
             file.set_len(scan.valid_end as u64)?;
         }
         // The frames may have been read from the page cache of a process that died before its
@@ -254,9 +329,7 @@ impl Wal {
             Err(error) => return Err(error),
         };
         let length = file.len()?;
-        let mut header = [0u8; HEADER_BYTES];
-        let read = file.read_at(0, &mut header)?;
-        let header = decode_header(&header[..read], &path.display().to_string())?;
+        let header = read_header(file.as_ref(), path)?;
         Ok(Some(LogMark {
             base_lsn: header.base_lsn,
             length,
@@ -268,8 +341,46 @@ impl Wal {
     pub fn read(fs: &dyn FileSystem, path: &Path, database_id: DatabaseId) -> Result<Recovered> {
         let file = fs.open(path, OpenMode::Read)?;
         let (header, bytes) = read_log(file.as_ref(), &database_id)?;
-        let scan = scan(&bytes, header.base_lsn, header.checksums);
-        recovered(path, &header, &scan, bytes.len())
+        let (scan, start) = scan_file(&bytes, &header);
+        recovered(path, &header, &scan, 0, bytes.len(), &start)
+    }
+
+    /// Reads the committed frames appended to the log at `path` since a reading stopped at
+    /// `cursor` (reading only the header and the bytes after the cursor), as [`Wal::read`]
+    /// does. `None` when the log at `path` is not the one `cursor` is in (a checkpoint
+    /// replaced it, or it is gone): the caller reads the database afresh.
+    pub fn read_after(
+        fs: &dyn FileSystem,
+        path: &Path,
+        database_id: DatabaseId,
+        cursor: &LogCursor,
+    ) -> Result<Option<Recovered>> {
+        let file = match fs.open(path, OpenMode::Read) {
+            Ok(file) => file,
+            Err(_) if !fs.exists(path)? => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let length = file.len()?;
+        let header = read_header(file.as_ref(), path)?;
+        if header.database_id != database_id {
+            return Err(foreign_log(path, &header.database_id, &database_id));
+        }
+        let same_log = header.base_lsn == cursor.base_lsn && header.checksums == cursor.checksums;
+        if !same_log || length < cursor.offset || cursor.offset < HEADER_BYTES as u64 {
+            return Ok(None);
+        }
+        let appended = usize::try_from(length - cursor.offset).map_err(|_| {
+            Error::LimitExceeded(format!("{} is too large to read", path.display()))
+        })?;
+        let bytes = read_range(file.as_ref(), cursor.offset, appended)?;
+        let start = Start {
+            offset: 0,
+            base_lsn: header.base_lsn,
+            expected_lsn: cursor.next_lsn,
+            previous_batch_first: cursor.batch_first_lsn,
+        };
+        let scan = scan_from(&bytes, start, header.checksums);
+        recovered(path, &header, &scan, cursor.offset, bytes.len(), &start).map(Some)
     }
 
     fn from_state(

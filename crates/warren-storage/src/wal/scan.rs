@@ -35,26 +35,57 @@ pub struct Scan<'a> {
     pub tail: Tail,
 }
 
+/// Where a scan starts reading frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    /// The byte offset (in the bytes scanned) of the first frame to read.
+    pub offset: usize,
+    /// The LSN of the log's first frame.
+    pub base_lsn: u64,
+    /// The LSN the first frame read must have.
+    pub expected_lsn: u64,
+    /// The first LSN of the batch of the frame before `offset` (`None` when there is none):
+    /// a scan resumed in the middle of a batch continues it.
+    pub previous_batch_first: Option<u64>,
+}
+
 /// Reads the frames of `file` (the whole file, header included) whose first LSN is `base_lsn`
 /// (`checksums`: whether its frames carry checksums).
 pub fn scan(file: &[u8], base_lsn: u64, checksums: bool) -> Scan<'_> {
     assert!(file.len() >= HEADER_BYTES, "the header was checked first");
+    let start = Start {
+        offset: HEADER_BYTES,
+        base_lsn,
+        expected_lsn: base_lsn,
+        previous_batch_first: None,
+    };
+    scan_from(file, start, checksums)
+}
+
+/// Reads the frames of `bytes` from `start` on: `bytes` is a whole log file or the part of one
+/// after an earlier scan's valid end (offsets in the result are into `bytes`).
+pub fn scan_from(bytes: &[u8], start: Start, checksums: bool) -> Scan<'_> {
+    assert!(
+        start.offset <= bytes.len(),
+        "a scan starts inside its bytes"
+    );
     let mut frames: Vec<(FrameHeader, &[u8])> = Vec::new();
-    let mut offset = HEADER_BYTES;
-    let mut expected_lsn = base_lsn;
-    while let Some((header, payload)) = decode_frame(&file[offset..], checksums) {
-        let previous = frames.last().map(|(previous, _)| previous);
-        if !follows(previous, &header, expected_lsn, base_lsn) {
+    let mut offset = start.offset;
+    let mut expected_lsn = start.expected_lsn;
+    let mut previous_batch_first = start.previous_batch_first;
+    while let Some((header, payload)) = decode_frame(&bytes[offset..], checksums) {
+        if !follows(previous_batch_first, &header, expected_lsn, start.base_lsn) {
             break;
         }
         frames.push((header, payload));
+        previous_batch_first = Some(header.batch_first_lsn());
         offset += header.frame_bytes();
         expected_lsn += 1;
     }
-    let tail = if offset == file.len() {
+    let tail = if offset == bytes.len() {
         Tail::Clean
     } else {
-        match later_batch_frame(file, offset, expected_lsn, checksums) {
+        match later_batch_frame(bytes, offset, expected_lsn, checksums) {
             None => Tail::Torn { offset },
             Some((later_offset, later_lsn)) => Tail::Damaged {
                 offset,
@@ -71,9 +102,10 @@ pub fn scan(file: &[u8], base_lsn: u64, checksums: bool) -> Scan<'_> {
     }
 }
 
-/// Whether a checksummed frame `header` continues the sequence after `previous`.
+/// Whether a checksummed frame `header` continues the sequence after a frame of the batch
+/// starting at `previous_batch_first`.
 fn follows(
-    previous: Option<&FrameHeader>,
+    previous_batch_first: Option<u64>,
     header: &FrameHeader,
     expected_lsn: u64,
     base_lsn: u64,
@@ -82,8 +114,7 @@ fn follows(
         return false;
     }
     // A frame that is not first in its batch continues the batch of the frame before it.
-    header.batch_index == 0
-        || previous.is_some_and(|p| p.batch_first_lsn() == header.batch_first_lsn())
+    header.batch_index == 0 || previous_batch_first == Some(header.batch_first_lsn())
 }
 
 /// The first valid frame at or after `from` that belongs to a batch starting after
