@@ -231,7 +231,11 @@ mod tests {
             let mut set = Bitset::new(bits);
             set.set_range(start, end);
             for i in 0..bits as u32 {
-                assert_eq!(set.get(i), (start..end).contains(&i), "bit {i} of {start}..{end}");
+                assert_eq!(
+                    set.get(i),
+                    (start..end).contains(&i),
+                    "bit {i} of {start}..{end}"
+                );
             }
             assert_eq!(set.count(), (end - start) as usize);
         }
