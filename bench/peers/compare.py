@@ -28,7 +28,7 @@ from typing import Any
 import child
 import report
 import warren_side
-from cells import SYSTEMS, TITLES, Cell, abbreviate, check_answers
+from cells import DEFAULT_SYSTEMS, SYSTEMS, TITLES, Cell, abbreviate, check_answers
 from workloads import DEFAULT_WORKLOADS, Workload, workload
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,6 +51,7 @@ class Plan:
     memory_limit_bytes: int
     systems: list[str]
     workloads: list[Workload]
+    gapbs_src: str | None
     warren_help: str | None  # the help of `warren bench`; None when Warren is not run
 
     @property
@@ -71,7 +72,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per workload")
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--systems",
+        default=",".join(DEFAULT_SYSTEMS),
+        help=f"comma-separated, of {', '.join(SYSTEMS)} (default: all but gapbs)",
+    )
+    parser.add_argument(
+        "--gapbs-src",
+        help="GAPBS source for the gapbs peer: a folder with src/bfs.cc or a bare git "
+        "repository (default: $GAPBS_SRC, else peer_gapbs.py's default)",
+    )
     parser.add_argument("--out", help="output folder (default bench/out/peers-sS)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per timed run")
     parser.add_argument(
@@ -140,6 +150,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         memory_limit_bytes=int(args.memory_limit * 2**30),
         systems=[s for s in SYSTEMS if s in args.systems.split(",")],
         workloads=[workload(name) for name in ordered],
+        gapbs_src=args.gapbs_src,
         warren_help=warren_side.bench_help(args.warren)
         if "warren" in args.systems.split(",")
         else None,
@@ -182,6 +193,8 @@ def peer_command(plan: Plan, system: str, work: Workload, repeat: int, output: s
     ]
     if system in ON_DISK:
         command += ["--db", plan.path("dbs", system)]
+    if system == "gapbs" and plan.gapbs_src:
+        command += ["--gapbs-src", plan.gapbs_src]
     return command
 
 

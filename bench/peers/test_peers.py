@@ -7,8 +7,11 @@ and the table's ratios and goal verdicts.
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,6 +20,7 @@ from typing import Any
 
 import child
 import peer_duckdb
+import peer_gapbs
 import peer_igraph
 import peer_kuzu
 import peer_networkx
@@ -169,6 +173,76 @@ class PeersAgreeWithBruteForce(unittest.TestCase):
                 with self.subTest(peer=peer.name):
                     self.assertEqual(normal_answer("load", peer.loaded(handle)), expected)
                 peer.close(handle)
+
+
+GAPBS_SRC = os.environ.get("GAPBS_SRC", peer_gapbs.DEFAULT_SOURCE)
+GAPBS_PRESENT = os.path.exists(GAPBS_SRC) and shutil.which("g++") is not None
+
+
+class GapbsLogAndEdges(unittest.TestCase):
+    """What peer_gapbs.py computes itself, testable without GAPBS's source."""
+
+    LOG = "\n".join(
+        [
+            "Source:                    7",
+            "    i                0.00010",
+            "   td          2     0.00001",
+            "   td        318     0.00020",
+            "    e                0.00003",
+            "   bu      59246     0.00100",
+            "   bu       2566     0.00050",
+            "    c                0.00002",
+            "   td         22     0.00001",
+            "   td          0     0.00001",
+            "Trial Time:          0.00190",
+        ]
+    )
+
+    def test_level_sizes_follow_the_log_in_order(self) -> None:
+        self.assertEqual(peer_gapbs.level_sizes(self.LOG), [2, 318, 59246, 2566, 22])
+        self.assertEqual(peer_gapbs.trial_times(self.LOG), [0.0019])
+
+    def test_answer_counts_levels_one_to_thirty(self) -> None:
+        self.assertEqual(peer_gapbs.shortest_answer(7, [2, 3]), [[7, 5, 2 + 6]])
+        self.assertEqual(peer_gapbs.shortest_answer(7, []), [])
+        sizes = [1] * 35  # a path of 35 hops: SHORTEST 1..30 keeps 30 destinations
+        self.assertEqual(peer_gapbs.shortest_answer(0, sizes), [[0, 30, 465]])
+
+    def test_edge_list_keeps_every_node(self) -> None:
+        edges = peer_gapbs.edge_list(list(range(5)), [[0, 1], [1, 2]])
+        self.assertEqual(edges.tolist(), [[0, 1], [1, 2], [4, 4]])
+
+    def test_a_missing_source_says_where_to_point(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            with self.assertRaisesRegex(peer_gapbs.GapbsMissing, "--gapbs-src"):
+                peer_gapbs.extract_source(os.path.join(folder, "absent"), folder)
+
+
+@unittest.skipUnless(GAPBS_PRESENT, f"GAPBS source not at {GAPBS_SRC} (set GAPBS_SRC) or no g++")
+class GapbsAgreesWithBruteForce(unittest.TestCase):
+    def setUp(self) -> None:
+        self.build = tempfile.mkdtemp(prefix="gapbs-test-")
+        self.addCleanup(shutil.rmtree, self.build)
+
+    def gapbs_answer(self, folder: str) -> Any:
+        output = os.path.join(folder, "gapbs.json")
+        command = [sys.executable, os.path.join(os.path.dirname(__file__), "peer_gapbs.py")]
+        command += ["--workload", "sp1", "--dataset", folder, "--threads", "2"]
+        command += ["--repeat", "2", "--output", output, "--build-dir", self.build]
+        command += ["--gapbs-src", GAPBS_SRC]
+        subprocess.run(command, check=True, capture_output=True)
+        with open(output) as f:
+            result = json.load(f)
+        self.assertEqual(len(result["figures"]["time_s"]["samples"]), 2)
+        return result["answer"]
+
+    def test_random_graphs(self) -> None:
+        for seed, nodes, edge_count in [(1, 12, 30), (2, 16, 24), (4, 14, 14), (5, 10, 0)]:
+            edges = random_edges(random.Random(seed), nodes, edge_count)
+            with tempfile.TemporaryDirectory() as folder, self.subTest(seed=seed):
+                write_dataset(folder, nodes, edges)
+                expected = brute_answer(WORKLOADS["sp1"], nodes, edges)
+                self.assertEqual(self.gapbs_answer(folder), expected)
 
 
 class ChildProcesses(unittest.TestCase):

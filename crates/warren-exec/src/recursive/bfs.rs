@@ -19,6 +19,7 @@ use std::time::Instant;
 use warren_common::{Error, Result};
 
 use super::counters::{LevelCounters, TraversalRecorder};
+use super::frontier_bits::{FrontierBits, NextWords};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::{Adjacency, Graph};
@@ -66,10 +67,20 @@ struct LevelState {
     level: u32,
     frontier: Vec<u32>,
     bottom_up: bool,
+    /// The frontier as a bitmap, read by bottom-up levels (direction-optimizing searches).
+    bits: FrontierBits,
+    /// Whether `bits`'s current map holds `frontier`.
+    bits_current: bool,
+    /// Whether the running level records its discoveries in `bits`'s next map (bottom-up
+    /// levels do).
+    bits_next: bool,
     morsels: usize,
     /// Nodes reached at distance >= 1, in discovery order (a deterministic order in `Parents`
     /// mode).
     reached: Vec<u32>,
+    /// Destinations reached per level, (level, destinations), when the search counts them as
+    /// it goes (see [`BfsSearch::counts_by_level`]); `None` otherwise.
+    level_destinations: Option<Vec<(u32, u64)>>,
     /// Out-edges of the frontier and in-edges of still unvisited nodes (direction choice).
     frontier_out_edges: u64,
     unvisited_in_edges: u64,
@@ -87,6 +98,8 @@ struct Piece {
     claims: Vec<(u32, u32, u64)>,
     out_edges: u64,
     in_edges: u64,
+    /// Destinations among `nodes` (when the search counts by level).
+    destinations: u64,
     counters: LevelCounters,
 }
 
@@ -121,20 +134,26 @@ impl Bfs {
                 source: UNREACHED,
                 parent: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
                 parent_edge: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
+                bits: if bottom_up_possible(&config) {
+                    FrontierBits::new(nodes)
+                } else {
+                    FrontierBits::default()
+                },
                 ..LevelState::default()
             }),
             pieces: Mutex::new(Vec::new()),
         }
     }
 
-    /// Bytes a search in `mode` holds for a graph of `nodes` nodes.
+    /// Bytes a search in `mode` holds for a graph of `nodes` nodes (the frontier bitmaps
+    /// counted whether or not the search is direction-optimizing).
     pub fn bytes(nodes: u32, mode: BfsMode) -> u64 {
         let per_node = match mode {
             BfsMode::Lengths => 8,
             BfsMode::PathCounts => 16,
             BfsMode::Parents => 24,
         };
-        u64::from(nodes) * per_node
+        u64::from(nodes) * per_node + FrontierBits::bytes(nodes)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, LevelState> {
@@ -199,6 +218,16 @@ impl Bfs {
         }
         let state = self.read();
         let mut total = PathStats::default();
+        if let Some(levels) = &state.level_destinations {
+            assert!(
+                !per_destination && only.is_none(),
+                "level counts serve totals only"
+            );
+            for &(level, destinations) in levels.iter().filter(|(level, _)| *level >= lower) {
+                total.add(level, destinations)?;
+            }
+            return Ok((total, Vec::new()));
+        }
         let mut by_destination = Vec::new();
         for &v in &state.reached {
             let dist = self.distance(v);
@@ -238,10 +267,16 @@ impl Bfs {
             }
         }
         state.reached.clear();
+        state.level_destinations = None;
         state.frontier.clear();
         self.overflow.store(false, Ordering::Relaxed);
         self.pieces.lock().expect("pieces lock").clear();
     }
+}
+
+/// Whether a search with `config` may run bottom-up levels (and so keeps frontier bitmaps).
+fn bottom_up_possible(config: &BfsConfig) -> bool {
+    config.direction_optimizing && config.mode != BfsMode::Parents
 }
 
 /// One search of a [`Bfs`] over a graph and its masks: what the scheduler runs.
@@ -256,18 +291,37 @@ pub struct BfsSearch<'a> {
 }
 
 impl<'a> BfsSearch<'a> {
+    /// Whether the search counts destinations level by level as it discovers them, so that
+    /// the end of the search needs no pass over every reached node: when only the totals of
+    /// the counting mode are wanted and every path counts once (`Lengths` mode).
+    fn counts_by_level(&self, target: Option<u32>) -> bool {
+        self.bfs.config.mode == BfsMode::Lengths
+            && target.is_none()
+            && matches!(self.counting, Some((_, false)))
+    }
+
     /// Morsels of the level about to run.
     fn plan_level(&self, state: &mut LevelState) -> usize {
         if state.frontier.is_empty() || state.level > self.bfs.config.upper {
             return 0;
         }
         let n = u64::from(self.graph.num_nodes());
-        if self.bfs.config.direction_optimizing && self.bfs.config.mode != BfsMode::Parents {
+        state.bits_next = false;
+        if bottom_up_possible(&self.bfs.config) {
             // A bottom-up level visits every node: worth it only for a large frontier.
             let large = (state.frontier.len() as u64) >= n / BOTTOM_UP_TO_TOP_DOWN;
             state.bottom_up = large
                 && (state.bottom_up
                     || state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP);
+            if state.bottom_up && !state.bits_current {
+                let LevelState { bits, frontier, .. } = state;
+                bits.set_current(frontier);
+                state.bits_current = true;
+            }
+            state.bits_next = state.bottom_up;
+            if state.bits_next {
+                state.bits.start_next();
+            }
         }
         let morsel = self.bfs.config.morsel_size.max(1);
         state.morsels = if state.bottom_up {
@@ -329,10 +383,15 @@ impl<'a> BfsSearch<'a> {
         let size = self.bfs.config.morsel_size.max(1) * BOTTOM_UP_MORSEL_FACTOR;
         let start = (morsel * size) as u32;
         let end = ((morsel + 1) * size).min(self.graph.num_nodes() as usize) as u32;
+        assert!(
+            state.bits_current,
+            "a bottom-up level reads the frontier bitmap"
+        );
         let scan = BottomUpScan {
             adjacency: self.graph.backward.view(),
             masks: self.masks,
             level: state.level,
+            frontier: &state.bits,
         };
         let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
         if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
@@ -384,11 +443,13 @@ impl PhasedSearch for BfsSearch<'_> {
         state.target = target;
         state.level = 1;
         state.bottom_up = false;
+        state.bits_current = false;
         self.bfs.dist[source as usize].store(0, Ordering::Relaxed);
         if let Some(paths) = self.bfs.paths.get(source as usize) {
             paths.store(1, Ordering::Relaxed);
         }
         state.frontier.push(source);
+        state.level_destinations = self.counts_by_level(target).then(Vec::new);
         let forward = self.graph.forward.view();
         let backward = self.graph.backward.view();
         state.frontier_out_edges = forward.degree(source);
@@ -414,6 +475,13 @@ impl PhasedSearch for BfsSearch<'_> {
             let nodes = std::mem::take(&mut piece.nodes);
             self.degrees(&nodes, &mut piece);
             piece.nodes = nodes;
+        }
+        if state.level_destinations.is_some() {
+            piece.destinations = piece
+                .nodes
+                .iter()
+                .filter(|&&v| self.masks.is_destination(v))
+                .count() as u64;
         }
         if let Some(recorder) = self.recorder {
             recorder.merge(state.level, piece.counters);
@@ -447,8 +515,16 @@ impl PhasedSearch for BfsSearch<'_> {
         state.frontier_out_edges = pieces.iter().map(|p| p.out_edges).sum();
         let in_edges: u64 = pieces.iter().map(|p| p.in_edges).sum();
         state.unvisited_in_edges = state.unvisited_in_edges.saturating_sub(in_edges);
+        let level = state.level;
+        if let Some(levels) = &mut state.level_destinations {
+            levels.push((level, pieces.iter().map(|p| p.destinations).sum()));
+        }
         state.reached.extend_from_slice(&next);
         state.frontier = next;
+        state.bits_current = state.bits_next;
+        if state.bits_next {
+            state.bits.swap();
+        }
         state.level += 1;
         if self.bfs.overflow.load(Ordering::Relaxed) {
             return Err(path_count_overflow());
@@ -500,6 +576,7 @@ impl TopDownScan<'_> {
         piece: &mut Piece,
     ) -> bool {
         let mut overflow = false;
+        let every_edge = self.masks.edges.is_none();
         for (i, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
                 prefetch_adjacency(&self.adjacency, frontier, i, self.prefetch_distance);
@@ -510,8 +587,9 @@ impl TopDownScan<'_> {
             let (targets, edges) = self.adjacency.entries(u);
             piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
-            for (&target, &edge) in targets.iter().zip(edges) {
-                if !self.masks.follows(edge) {
+            for (i, &target) in targets.iter().enumerate() {
+                // Rel ids are read only under a rel filter.
+                if !every_edge && !self.masks.follows(edges[i]) {
                     continue;
                 }
                 let v = target as usize;
@@ -587,6 +665,8 @@ struct BottomUpScan<'a> {
     adjacency: AdjacencyView<'a>,
     masks: &'a Masks,
     level: u32,
+    /// The frontier (the nodes at `level - 1`).
+    frontier: &'a FrontierBits,
 }
 
 impl BottomUpScan<'_> {
@@ -602,6 +682,8 @@ impl BottomUpScan<'_> {
     ) -> bool {
         let frontier_level = self.level - 1;
         let mut overflow = false;
+        let every_edge = self.masks.edges.is_none();
+        let mut next = NextWords::new(self.frontier);
         for v in nodes {
             if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
                 continue;
@@ -609,10 +691,10 @@ impl BottomUpScan<'_> {
             let (sources, edges) = self.adjacency.entries(v);
             let mut found = false;
             let mut total: u64 = 0;
-            for (&u, &edge) in sources.iter().zip(edges) {
+            for (i, &u) in sources.iter().enumerate() {
                 piece.counters.edges_scanned += 1;
-                if dist[u as usize].load(Ordering::Relaxed) != frontier_level
-                    || !self.masks.follows(edge)
+                if !self.frontier.contains(u)
+                    || (!every_edge && !self.masks.follows(edges[i]))
                     || (frontier_level > 0 && !self.masks.expandable(u))
                 {
                     continue;
@@ -635,8 +717,10 @@ impl BottomUpScan<'_> {
                     paths[v as usize].store(total, Ordering::Relaxed);
                 }
                 piece.nodes.push(v);
+                next.push(v);
             }
         }
+        next.flush();
         overflow
     }
 }

@@ -6,6 +6,7 @@ pub mod auto_k;
 pub mod bfs;
 pub mod counters;
 pub mod counting;
+pub mod frontier_bits;
 pub mod graph;
 pub mod lanes;
 pub mod masks;

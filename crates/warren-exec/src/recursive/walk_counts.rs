@@ -327,6 +327,9 @@ impl BackwardCounts {
         let values = &self.levels[previous];
         let forward = graph.forward.view();
         let node_at = |i: usize| nodes.map_or(i, |list| list[i] as usize);
+        // Without a rel filter and with every out-neighbour passing the gate, a node's sum is
+        // a branch-free fold over its neighbours (rel ids unread).
+        let unmasked = masks.edges.is_none() && (previous == 0 || masks.intermediate.is_none());
         let mut pieces: Vec<(usize, Vec<u64>, Vec<u32>)> = Vec::new();
         for_each_morsel(
             nodes.map_or(n, <[u32]>::len),
@@ -338,14 +341,19 @@ impl BackwardCounts {
                 let mut support = Vec::new();
                 for i in range.clone() {
                     let u = node_at(i);
-                    let mut sum = 0u64;
                     let (targets, edges) = forward.entries(u as u32);
-                    for (&v, &edge) in targets.iter().zip(edges) {
-                        let value = values[v as usize];
-                        if value != 0 && masks.follows(edge) && Self::gate(previous, masks, v) {
-                            sum = sum.saturating_add(value);
+                    let sum = if unmasked {
+                        sum_unmasked(targets, values)
+                    } else {
+                        let mut sum = 0u64;
+                        for (&v, &edge) in targets.iter().zip(edges) {
+                            let value = values[v as usize];
+                            if value != 0 && masks.follows(edge) && Self::gate(previous, masks, v) {
+                                sum = sum.saturating_add(value);
+                            }
                         }
-                    }
+                        sum
+                    };
                     if sum != 0 {
                         support.push(u as u32);
                     }
@@ -371,6 +379,14 @@ impl BackwardCounts {
         }
         Ok((level, support))
     }
+}
+
+/// The saturating sum of `values` over `targets`, without branches on the values.
+#[inline]
+fn sum_unmasked(targets: &[u32], values: &[u64]) -> u64 {
+    targets
+        .iter()
+        .fold(0u64, |sum, &v| sum.saturating_add(values[v as usize]))
 }
 
 /// The walks of `depth+1..=upper` hops (and at least `lower`) of a source whose forward sweep
