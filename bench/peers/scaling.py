@@ -55,6 +55,8 @@ def read_run(path: str) -> ScaleRun:
     """Reads one results.json (or the folder holding it)."""
     if os.path.isdir(path):
         path = os.path.join(path, "results.json")
+    if not os.path.exists(path):
+        raise SystemExit(f"scaling.py: no {path} (has that run.sh run finished?)")
     with open(path) as f:
         summary = json.load(f)
     dataset = summary["config"]["dataset"]
@@ -243,7 +245,9 @@ def draw(runs: list[ScaleRun], svg_path: str) -> None:
     columns = 3
     rows = (len(names) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4 * rows), squeeze=False)
-    colors = dict(zip(SYSTEMS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]))
+    palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#ff7f0e", "#17becf"]
+    assert len(SYSTEMS) <= len(palette), "a colour for every system"
+    colors = dict(zip(SYSTEMS, palette))
     for index, workload in enumerate(names):
         axis = axes[index // columns][index % columns]
         for system in systems:

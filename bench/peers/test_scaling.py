@@ -46,6 +46,7 @@ class ScaleTableTest(unittest.TestCase):
                 "warren": {"status": "ok", "median_s": 0.01},
                 "kuzu": {"status": "ok", "median_s": 1.0},
                 "duckdb": {"status": "ok", "median_s": 2.0},
+                "gapbs": {"status": "ok", "median_s": 0.02},
             },
         )
         self.large = results(
