@@ -199,7 +199,7 @@ def table(runs: list[ScaleRun], pair: tuple[int, int]) -> str:
     for workload in workloads_of(runs):
         for system in systems:
             cells = [cell_text(run.outcomes.get(workload, {}).get(system)) for run in runs]
-            if all(c == "-" for c in cells):
+            if all(c in ("-", "n/a") for c in cells):
                 continue
             lines.append(
                 [workload, TITLES[system]] + cells + [growth(runs, workload, system, pair)]
@@ -214,7 +214,7 @@ def table(runs: list[ScaleRun], pair: tuple[int, int]) -> str:
                 )
                 for run in runs
             ]
-            if all(r == "-" for r in ratios):
+            if all(r in ("-", "n/a") for r in ratios):
                 continue
             lines.append([workload, f"Warren vs {TITLES[peer]}"] + ratios + [""])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
