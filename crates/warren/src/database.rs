@@ -111,7 +111,7 @@ pub(crate) struct Inner {
     /// log stopped, just past the last frame the published snapshot holds (`None`: there was
     /// no log), so that a refresh reads only the frames appended since. `None` here for a
     /// database this process writes (or in memory).
-    reader_mark: Option<Mutex<Option<LogCursor>>>,
+    reader_cursor: Option<Mutex<Option<LogCursor>>>,
     /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
     vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
 }
@@ -229,10 +229,10 @@ impl Database {
             (false, false) => OpenMode::Write,
         };
         let (mut dir, snapshot) = DatabaseDir::open_on(fs.clone(), path, mode)?;
-        let mut reader_mark = None;
+        let mut reader_cursor = None;
         let (wal, snapshot, lsn, since_checkpoint) = if dir.is_read_only() {
             let (snapshot, lsn, cursor) = read_committed(&mut dir, snapshot, &fs)?;
-            reader_mark = Some(cursor);
+            reader_cursor = Some(cursor);
             (None, snapshot, lsn, Vec::new())
         } else {
             let (wal, snapshot, lsn, frames) =
@@ -258,7 +258,7 @@ impl Database {
             read_only,
             read_only_reason,
             options,
-            reader_mark,
+            reader_cursor,
         ))
     }
 
@@ -287,7 +287,7 @@ impl Database {
         read_only: bool,
         read_only_reason: Option<String>,
         options: DatabaseOptions,
-        reader_mark: Option<Option<LogCursor>>,
+        reader_cursor: Option<Option<LogCursor>>,
     ) -> Self {
         let snapshot = Arc::new(snapshot);
         let vector_indexes = Arc::new(warren_exec::vector_index::VectorIndexCache::default());
@@ -320,7 +320,7 @@ impl Database {
             background: Mutex::new(None),
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
-            reader_mark: reader_mark.map(Mutex::new),
+            reader_cursor: reader_cursor.map(Mutex::new),
             vector_indexes,
         });
         Self {
@@ -339,7 +339,7 @@ impl Database {
     /// process that reads a database another process writes, it first takes in what was
     /// committed since (each statement sees the database as of its start).
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        if self.inner.reader_mark.is_some() {
+        if self.inner.reader_cursor.is_some() {
             self.refresh_reader();
         }
         self.inner
@@ -567,10 +567,10 @@ impl Database {
     /// manifest and its log, and publishes the result. A failed refresh keeps the published
     /// snapshot, which stays consistent, only older; the next statement tries again.
     fn refresh_reader(&self) {
-        let (Some(cursor), Some(dir)) = (&self.inner.reader_mark, &self.inner.dir) else {
+        let (Some(cursor), Some(dir)) = (&self.inner.reader_cursor, &self.inner.dir) else {
             return;
         };
-        let mut cursor = cursor.lock().expect("reader mark");
+        let mut cursor = cursor.lock().expect("reader cursor");
         let mut dir = dir.lock().expect("directory lock");
         let fs = dir.file_system();
         let log = dir.path().join(WAL);

@@ -37,13 +37,6 @@ pub use format::{
 };
 use scan::{scan, scan_from, Scan, Start, Tail};
 
-/// A log's base LSN and length: equal marks mean nothing was committed in between.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogMark {
-    pub base_lsn: u64,
-    pub length: u64,
-}
-
 /// One committed frame, as recovery returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecoveredFrame {
@@ -317,23 +310,6 @@ impl Wal {
             header.checksums,
         );
         Ok((Self::from_state(fs, path, database_id, state), recovered))
-    }
-
-    /// Where the log at `path` stands, for a reading process to tell cheaply whether anything
-    /// was committed since it last read (`None` when there is no log). Appends change the
-    /// length; a checkpoint replaces the log by one with a higher base LSN.
-    pub fn mark(fs: &dyn FileSystem, path: &Path) -> Result<Option<LogMark>> {
-        let file = match fs.open(path, OpenMode::Read) {
-            Ok(file) => file,
-            Err(_) if !fs.exists(path)? => return Ok(None),
-            Err(error) => return Err(error),
-        };
-        let length = file.len()?;
-        let header = read_header(file.as_ref(), path)?;
-        Ok(Some(LogMark {
-            base_lsn: header.base_lsn,
-            length,
-        }))
     }
 
     /// Reads the committed frames of the log at `path` without changing the file. A torn tail
