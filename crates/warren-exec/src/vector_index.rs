@@ -193,11 +193,11 @@ impl VectorIndexCache {
         dimension: usize,
         threads: usize,
     ) -> Result<Arc<BuiltIndex>> {
+        let same_index = |e: &CachedIndex| {
+            e.schema.table == schema.table && e.schema.name.eq_ignore_ascii_case(&schema.name)
+        };
         let previous = {
             let mut entries = self.entries.lock().expect("vector index cache lock");
-            let same_index = |e: &CachedIndex| {
-                e.schema.table == schema.table && e.schema.name.eq_ignore_ascii_case(&schema.name)
-            };
             match entries.iter().position(same_index) {
                 Some(at) if entries[at].schema != *schema => {
                     entries.remove(at);
@@ -229,9 +229,7 @@ impl VectorIndexCache {
         };
         let built = Arc::new(built);
         let mut entries = self.entries.lock().expect("vector index cache lock");
-        entries.retain(|e| {
-            !(e.schema.table == schema.table && e.schema.name.eq_ignore_ascii_case(&schema.name))
-        });
+        entries.retain(|e| !same_index(e));
         entries.push(CachedIndex {
             schema: schema.clone(),
             table: Arc::downgrade(table),
