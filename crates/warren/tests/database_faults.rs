@@ -17,16 +17,28 @@
 //! fault-free reopen opens, and it must leave the files so that the next reopen still keeps
 //! every acknowledged transaction.
 //!
-//! `WARREN_FAULT_CASES` sets the number of cases (256 by default) for long runs.
+//! Every random choice of a case (its statements, the faulted operation and read, the kind of
+//! fault, short writes and reads, background checkpoints, and the simulated file system's own
+//! random numbers: which unsynced sectors a crash keeps, short-write lengths, the flipped bit)
+//! derives from one case seed, which a failing case prints. Replay it alone with
+//!
+//! ```text
+//! WARREN_FAULT_SEED=<seed> cargo test --profile ci -p warren --test database_faults -- a_fault_anywhere
+//! ```
+//!
+//! (decimal or `0x` hex). A case with background checkpoints replays the same choices, but the
+//! checkpoint thread's timing, and so the exact operation faulted, can differ between runs.
+//! Without `WARREN_FAULT_SEED` the case seeds derive from a random run seed, printed first;
+//! `WARREN_FAULT_RUN_SEED` replays a whole run, and `WARREN_FAULT_CASES` sets the number of
+//! cases (256 by default) for long runs.
 
 use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
-use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestRunner};
 use warren::{Database, DatabaseOptions};
-use warren_storage::io::{FaultPlan, FileSystem, SimulatedFileSystem};
+use warren_storage::io::{FaultPlan, FileSystem, SeededRng, SimulatedFileSystem};
 
 const COPY_NODES: i64 = 40;
 
@@ -45,19 +57,29 @@ enum Step {
     Checkpoint,
 }
 
-fn step() -> impl Strategy<Value = Step> {
-    prop_oneof![
-        6 => Just(Step::Insert),
-        2 => any::<u32>().prop_map(Step::Update),
-        1 => any::<u32>().prop_map(Step::Delete),
-        3 => (any::<u32>(), any::<u32>()).prop_map(|(a, b)| Step::Rel(a, b)),
-        1 => Just(Step::CreateTable),
-        1 => Just(Step::DropTable),
-        1 => Just(Step::AddColumn),
-        1 => Just(Step::DdlTransaction),
-        1 => Just(Step::Copy),
-        2 => Just(Step::Checkpoint),
-    ]
+/// A random step, with weights: inserts most often, DDL and COPY now and then.
+fn random_step(rng: &mut SeededRng) -> Step {
+    // The weights of the kinds below, in their order.
+    const WEIGHTS: [u64; 10] = [6, 2, 1, 3, 1, 1, 1, 1, 1, 2];
+    let mut pick = rng.range_inclusive(0, WEIGHTS.iter().sum::<u64>() - 1);
+    let mut kind = 0;
+    while pick >= WEIGHTS[kind] {
+        pick -= WEIGHTS[kind];
+        kind += 1;
+    }
+    let mut number = || rng.next_u64() as u32;
+    match kind {
+        0 => Step::Insert,
+        1 => Step::Update(number()),
+        2 => Step::Delete(number()),
+        3 => Step::Rel(number(), number()),
+        4 => Step::CreateTable,
+        5 => Step::DropTable,
+        6 => Step::AddColumn,
+        7 => Step::DdlTransaction,
+        8 => Step::Copy,
+        _ => Step::Checkpoint,
+    }
 }
 
 /// A statement of a run and whether it commits a transaction (CHECKPOINT does not).
@@ -208,6 +230,8 @@ fn try_state(db: &Database) -> Result<Vec<String>, String> {
 
 /// A simulated file system holding a new database with tables T and R.
 fn set_up(path: &Path, background: bool) -> (SimulatedFileSystem, Database) {
+    // The set-up injects no faults and draws no random numbers; `set_faults` reseeds the
+    // generator with the case's seed.
     let sim = SimulatedFileSystem::new(FaultPlan::default());
     let fs: Arc<dyn FileSystem> = Arc::new(sim.clone());
     let db = Database::open_with_file_system(path, options(false), fs).unwrap();
@@ -318,11 +342,24 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
-/// One case's random choices.
+/// A seed from the environment variable `name` (decimal or `0x` hex), if set.
+fn seed_from_env(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    let text = text.trim();
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    Some(parsed.unwrap_or_else(|e| panic!("{name}={text} is not a seed: {e}")))
+}
+
+/// One case's random choices, all derived from `seed`.
 #[derive(Clone, Debug)]
 struct Case {
     steps: Vec<Step>,
-    seed: u64,
+    /// Seeds the simulated file system's random numbers (torn sectors, short writes, the
+    /// flipped bit).
+    fs_seed: u64,
     /// Picks the faulted operation among those of the fault-free run.
     at: u64,
     fault: Fault,
@@ -335,52 +372,49 @@ struct Case {
     short_reads: bool,
 }
 
-fn case() -> impl Strategy<Value = Case> {
-    let fault = prop_oneof![
-        Just(Fault::Crash),
-        Just(Fault::Eio { crash_after: true }),
-        Just(Fault::Eio { crash_after: false }),
-    ];
-    (
-        proptest::collection::vec(step(), 4..24),
-        any::<u64>(),
-        any::<u64>(),
-        fault,
-        proptest::bool::ANY,
-        proptest::bool::ANY,
-        (
-            prop_oneof![
-                1 => Just(ReadFault::None),
-                1 => Just(ReadFault::Eio),
-                2 => Just(ReadFault::BitFlip),
-            ],
-            any::<u64>(),
-            proptest::bool::ANY,
-        ),
-    )
-        .prop_map(
-            |(
-                steps,
-                seed,
-                at,
-                fault,
-                short_writes,
-                background,
-                (read_fault, read_at, short_reads),
-            )| {
-                Case {
-                    steps,
-                    seed,
-                    at,
-                    fault,
-                    short_writes,
-                    background,
-                    read_fault,
-                    read_at,
-                    short_reads,
-                }
+impl Case {
+    fn from_seed(seed: u64) -> Case {
+        let mut rng = SeededRng::new(seed);
+        let step_count = rng.range_inclusive(4, 23);
+        let steps = (0..step_count).map(|_| random_step(&mut rng)).collect();
+        let fault = match rng.range_inclusive(0, 2) {
+            0 => Fault::Crash,
+            1 => Fault::Eio { crash_after: true },
+            _ => Fault::Eio { crash_after: false },
+        };
+        Case {
+            steps,
+            fs_seed: rng.next_u64(),
+            at: rng.next_u64(),
+            fault,
+            short_writes: rng.coin(),
+            background: rng.coin(),
+            read_fault: match rng.range_inclusive(0, 3) {
+                0 => ReadFault::None,
+                1 => ReadFault::Eio,
+                _ => ReadFault::BitFlip,
             },
-        )
+            read_at: rng.next_u64(),
+            short_reads: rng.coin(),
+        }
+    }
+}
+
+/// The seeds of the cases to run: the one of `WARREN_FAULT_SEED`, or `cases()` seeds drawn
+/// from a run seed (`WARREN_FAULT_RUN_SEED`, or a random one), which is printed.
+fn case_seeds() -> Vec<u64> {
+    if let Some(seed) = seed_from_env("WARREN_FAULT_SEED") {
+        eprintln!("database faults: replaying the case of seed {seed:#x}");
+        return vec![seed];
+    }
+    let run_seed = seed_from_env("WARREN_FAULT_RUN_SEED").unwrap_or_else(|| {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    });
+    eprintln!("database faults: run seed {run_seed:#x} (WARREN_FAULT_RUN_SEED replays the run)");
+    let mut rng = SeededRng::new(run_seed);
+    (0..cases()).map(|_| rng.next_u64()).collect()
 }
 
 /// Which file an injected fault hit, for the summary.
@@ -395,9 +429,12 @@ fn fault_place(path: &Path, db: &Path) -> &'static str {
     }
 }
 
-/// Runs one case; returns where its fault landed (`None`: the run ended before it) and what
-/// its read fault led to.
-fn check_case(case: &Case) -> Result<(Option<&'static str>, &'static str), TestCaseError> {
+/// What one case found: where its fault landed (`None`: the run ended before it) and what its
+/// read fault led to; `None` when the fault-free run makes no I/O to fault.
+type CaseOutcome = Option<(Option<&'static str>, &'static str)>;
+
+/// Runs one case; panics (with what went wrong) when recovery breaks a promise.
+fn check_case(case: &Case) -> CaseOutcome {
     let temp = tempfile::tempdir().unwrap();
     let nodes: String = (0..COPY_NODES).map(|i| format!("{i}\n")).collect();
     let rels: String = (1..COPY_NODES)
@@ -412,12 +449,14 @@ fn check_case(case: &Case) -> Result<(Option<&'static str>, &'static str), TestC
     let statements = statements(&case.steps, temp.path());
     let path = temp.path().join("db");
     let (states, first, last) = fault_free_run(&path, &statements, case.background);
-    prop_assume!(last > first);
+    if last == first {
+        return None;
+    }
     let operation = first + 1 + case.at % (last - first);
     let (sim, db) = set_up(&path, case.background);
-    prop_assert_eq!(sim.stats().operations, first);
+    assert_eq!(sim.stats().operations, first);
     sim.set_faults(FaultPlan {
-        seed: case.seed,
+        seed: case.fs_seed,
         crash_at_operation: matches!(case.fault, Fault::Crash).then_some(operation),
         eio_at_operation: matches!(case.fault, Fault::Eio { .. }).then_some(operation),
         short_writes: case.short_writes,
@@ -431,17 +470,16 @@ fn check_case(case: &Case) -> Result<(Option<&'static str>, &'static str), TestC
     }
     drop(db);
     sim.set_faults(FaultPlan::default());
-    let (expected, read_outcome) = reopen_with_read_fault(&sim, &path, case)?;
+    let (expected, read_outcome) = reopen_with_read_fault(&sim, &path, case);
     let db = open(&sim, &path);
     let recovered = state(&db);
-    prop_assert_eq!(
-        &recovered,
-        &expected,
+    assert_eq!(
+        &recovered, &expected,
         "a read fault changed what recovery finds"
     );
     let prefix =
         (outcome.acknowledged..=outcome.attempted).find(|&count| states[count] == recovered);
-    prop_assert!(
+    assert!(
         prefix.is_some(),
         "{:?} at operation {operation}: {} acknowledged, {} attempted, recovered {recovered:?}",
         case.fault,
@@ -451,15 +489,15 @@ fn check_case(case: &Case) -> Result<(Option<&'static str>, &'static str), TestC
     drop(db);
     // Recovery is repeatable, and the database takes writes again.
     let db = open(&sim, &path);
-    prop_assert_eq!(state(&db), recovered);
+    assert_eq!(state(&db), recovered);
     db.connect()
         .query("CREATE (:T {id: 1000000, name: 'after'})")
         .unwrap();
     drop(db);
     let db = open(&sim, &path);
     let after = rows(&db, "MATCH (t:T {id: 1000000}) RETURN t.name");
-    prop_assert_eq!(after, vec!["after".to_string()]);
-    Ok((place, read_outcome))
+    assert_eq!(after, vec!["after".to_string()]);
+    Some((place, read_outcome))
 }
 
 /// The message of a caught panic.
@@ -491,7 +529,7 @@ fn reopen_with_read_fault(
     sim: &SimulatedFileSystem,
     path: &Path,
     case: &Case,
-) -> Result<(Vec<String>, &'static str), TestCaseError> {
+) -> (Vec<String>, &'static str) {
     let copy = sim.fork();
     let reads_before = copy.stats().reads;
     let expected = {
@@ -500,11 +538,11 @@ fn reopen_with_read_fault(
     };
     let reads = copy.stats().reads - reads_before;
     if case.read_fault == ReadFault::None || reads == 0 {
-        return Ok((expected, "no read fault"));
+        return (expected, "no read fault");
     }
     let at = sim.stats().reads + 1 + case.read_at % reads;
     sim.set_faults(FaultPlan {
-        seed: case.seed,
+        seed: case.fs_seed,
         read_failure_at: (case.read_fault == ReadFault::Eio).then_some(at),
         bit_flip_at_read: (case.read_fault == ReadFault::BitFlip).then_some(at),
         short_reads: case.short_reads,
@@ -530,51 +568,49 @@ fn reopen_with_read_fault(
         (Err(_), _) => "bit flip: clear error",
     };
     match outcome {
-        Ok(state) => prop_assert_eq!(
-            &state,
-            &expected,
-            "{:?} at read {} opened another database",
-            case.read_fault,
-            at
+        Ok(state) => assert_eq!(
+            &state, &expected,
+            "{:?} at read {at} opened another database",
+            case.read_fault
         ),
-        Err(error) => prop_assert!(
+        Err(error) => assert!(
             is_clear_read_error(&error),
             "{:?} at read {at}: an unclear error: {error}",
             case.read_fault
         ),
     }
-    Ok((expected, led_to))
+    (expected, led_to)
 }
 
 #[test]
 fn a_fault_anywhere_keeps_a_prefix_with_every_acknowledged_transaction() {
-    let cases = cases();
-    let mut runner = TestRunner::new(ProptestConfig {
-        cases,
-        source_file: Some(file!()),
-        ..ProptestConfig::default()
-    });
-    let places = std::cell::RefCell::new(BTreeMap::<&str, u32>::new());
-    let read_outcomes = std::cell::RefCell::new(BTreeMap::<&str, u32>::new());
-    let result = runner.run(&case(), |case| {
-        let (place, read_outcome) = check_case(&case)?;
-        *places
-            .borrow_mut()
-            .entry(place.unwrap_or("not reached"))
-            .or_default() += 1;
-        *read_outcomes.borrow_mut().entry(read_outcome).or_default() += 1;
-        Ok(())
-    });
-    if let Err(error) = result {
-        panic!("{error}");
+    let seeds = case_seeds();
+    let mut places = BTreeMap::<&str, u32>::new();
+    let mut read_outcomes = BTreeMap::<&str, u32>::new();
+    let mut without_io = 0;
+    for &seed in &seeds {
+        let case = Case::from_seed(seed);
+        let checked = std::panic::catch_unwind(|| check_case(&case));
+        let outcome = checked.unwrap_or_else(|panic| {
+            eprintln!(
+                "database faults: the case of seed {seed:#x} failed ({case:?}); replay it with \
+                 WARREN_FAULT_SEED={seed:#x}"
+            );
+            std::panic::resume_unwind(panic)
+        });
+        let Some((place, read_outcome)) = outcome else {
+            without_io += 1;
+            continue;
+        };
+        *places.entry(place.unwrap_or("not reached")).or_default() += 1;
+        *read_outcomes.entry(read_outcome).or_default() += 1;
     }
-    let places = places.into_inner();
-    let read_outcomes = read_outcomes.into_inner();
     eprintln!(
-        "database faults: {cases} cases passed; faults landed in {places:?}; read faults at \
-         the first reopen: {read_outcomes:?}"
+        "database faults: {} cases passed ({without_io} without I/O to fault); faults landed in \
+         {places:?}; read faults at the first reopen: {read_outcomes:?}",
+        seeds.len()
     );
-    if cases >= 128 {
+    if seeds.len() >= 128 {
         for place in ["log", "segment", "manifest", "directory sync"] {
             assert!(
                 places.contains_key(place),

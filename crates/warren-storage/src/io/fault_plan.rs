@@ -53,18 +53,19 @@ pub struct FaultPlan {
     pub sync_latency: std::time::Duration,
 }
 
-/// SplitMix64: a small, fast, seedable generator (quality is ample for fault injection).
+/// SplitMix64: a small, fast, seedable generator (quality is ample for fault injection). Public
+/// so that fault tests derive every choice of a case (workload, faults) from one seed.
 #[derive(Clone, Debug)]
-pub(crate) struct SeededRng {
+pub struct SeededRng {
     state: u64,
 }
 
 impl SeededRng {
-    pub(crate) fn new(seed: u64) -> Self {
+    pub fn new(seed: u64) -> Self {
         Self { state: seed }
     }
 
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -73,7 +74,7 @@ impl SeededRng {
     }
 
     /// A number in `low..=high`.
-    pub(crate) fn range_inclusive(&mut self, low: u64, high: u64) -> u64 {
+    pub fn range_inclusive(&mut self, low: u64, high: u64) -> u64 {
         assert!(low <= high);
         let span = high - low;
         if span == u64::MAX {
@@ -82,7 +83,7 @@ impl SeededRng {
         low + self.next_u64() % (span + 1)
     }
 
-    pub(crate) fn coin(&mut self) -> bool {
+    pub fn coin(&mut self) -> bool {
         self.next_u64() & 1 == 1
     }
 }

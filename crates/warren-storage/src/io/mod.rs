@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use warren_common::{Error, Result};
 
-pub use fault_plan::{FaultPlan, WriteFault};
+pub use fault_plan::{FaultPlan, SeededRng, WriteFault};
 pub use file_map::FileMap;
 pub use file_writer::FileWriter;
 pub use real::RealFileSystem;

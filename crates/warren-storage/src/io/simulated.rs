@@ -488,9 +488,13 @@ impl SimulatedFileSystem {
         }
     }
 
-    /// Replaces the fault plan (the random generator keeps its state; counters keep counting).
+    /// Replaces the fault plan and reseeds the random generator from the plan's seed, so that
+    /// what happens from here on depends on that seed alone (and not on the random numbers
+    /// drawn before); counters keep counting.
     pub fn set_faults(&self, plan: FaultPlan) {
-        self.lock().plan = plan;
+        let mut disk = self.lock();
+        disk.rng = SeededRng::new(plan.seed);
+        disk.plan = plan;
     }
 
     pub fn stats(&self) -> SimulatedStats {
