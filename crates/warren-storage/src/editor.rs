@@ -64,7 +64,8 @@ struct RelEdit {
 #[derive(Debug)]
 pub struct Editor {
     base: Arc<Snapshot>,
-    catalog: Catalog,
+    /// The base's catalog until a DDL statement changes it (copied on the first change).
+    catalog: Arc<Catalog>,
     tables: BTreeMap<TableId, TableData>,
     node_edits: BTreeMap<TableId, NodeEdit>,
     rel_edits: BTreeMap<TableId, RelEdit>,
@@ -77,7 +78,7 @@ pub struct Editor {
 impl Editor {
     pub fn new(base: Arc<Snapshot>) -> Self {
         Self {
-            catalog: base.catalog().clone(),
+            catalog: base.catalog_arc().clone(),
             tables: base.tables().clone(),
             base,
             node_edits: BTreeMap::new(),
@@ -91,6 +92,17 @@ impl Editor {
         &self.catalog
     }
 
+    /// The catalog, to change: copied from the base's on the first change.
+    fn catalog_mut(&mut self) -> &mut Catalog {
+        Arc::make_mut(&mut self.catalog)
+    }
+
+    /// Whether a statement changed the catalog (a copy equal to the base's counts as unchanged).
+    fn catalog_changed(&self) -> bool {
+        !Arc::ptr_eq(&self.catalog, self.base.catalog_arc())
+            && *self.catalog != **self.base.catalog_arc()
+    }
+
     pub fn base(&self) -> &Arc<Snapshot> {
         &self.base
     }
@@ -100,7 +112,7 @@ impl Editor {
         self.changed.is_empty()
             && self.node_edits.is_empty()
             && self.rel_edits.is_empty()
-            && self.catalog == **self.base.catalog_arc()
+            && !self.catalog_changed()
     }
 
     fn node_data(&self, table: TableId) -> &Arc<NodeTable> {
@@ -133,7 +145,7 @@ impl Editor {
             check_primary_key_type(primary_key, ty)?;
         }
         let id = self
-            .catalog
+            .catalog_mut()
             .create_node_table(name, properties, primary_key)?;
         let schema = self.catalog.node_table_by_id(id).expect("just created");
         self.tables
@@ -150,9 +162,9 @@ impl Editor {
         properties: Vec<Property>,
         multiplicity: Option<&str>,
     ) -> Result<TableId> {
-        let id = self
-            .catalog
-            .create_rel_table(name, connections, properties, multiplicity)?;
+        let id =
+            self.catalog_mut()
+                .create_rel_table(name, connections, properties, multiplicity)?;
         let schema = self
             .catalog
             .rel_tables()
@@ -172,7 +184,7 @@ impl Editor {
     }
 
     pub fn drop_table(&mut self, name: &str) -> Result<()> {
-        for id in self.catalog.drop_table(name)? {
+        for id in self.catalog_mut().drop_table(name)? {
             self.tables.remove(&id);
             self.node_edits.remove(&id);
             self.rel_edits.remove(&id);
@@ -186,7 +198,7 @@ impl Editor {
     pub fn add_property(&mut self, table: &str, property: Property) -> Result<()> {
         let value = default_value(&property)?;
         let ty = property.ty.clone();
-        self.catalog.add_property(table, property)?;
+        self.catalog_mut().add_property(table, property)?;
         let filled = |rows: u64| -> Result<Column> {
             let mut builder = ColumnBuilder::new(ty.clone());
             for _ in 0..rows {
@@ -220,7 +232,7 @@ impl Editor {
 
     /// `ALTER TABLE t DROP name`.
     pub fn drop_property(&mut self, table: &str, name: &str) -> Result<()> {
-        let index = self.catalog.drop_property(table, name)?;
+        let index = self.catalog_mut().drop_property(table, name)?;
         for id in self.storage_ids(table) {
             match self.folded_data(id)? {
                 Some(TableData::Node(data)) => {
@@ -252,24 +264,24 @@ impl Editor {
 
     pub fn rename_property(&mut self, table: &str, from: &str, to: &str) -> Result<()> {
         self.structural = true;
-        self.catalog.rename_property(table, from, to)
+        self.catalog_mut().rename_property(table, from, to)
     }
 
     /// `CALL CREATE_VECTOR_INDEX(...)`: a catalog entry; the index graph is built on use.
     pub fn create_vector_index(&mut self, index: crate::VectorIndexSchema) -> Result<()> {
         self.structural = true;
-        self.catalog.create_vector_index(index)
+        self.catalog_mut().create_vector_index(index)
     }
 
     /// `CALL DROP_VECTOR_INDEX(table, name)`.
     pub fn drop_vector_index(&mut self, table: &str, name: &str) -> Result<()> {
         self.structural = true;
-        self.catalog.drop_vector_index(table, name)
+        self.catalog_mut().drop_vector_index(table, name)
     }
 
     pub fn rename_table(&mut self, table: &str, to: &str) -> Result<()> {
         self.structural = true;
-        self.catalog.rename_table(table, to)
+        self.catalog_mut().rename_table(table, to)
     }
 
     /// Replaces a table's data by the same data with its delta folded in (COPY and ALTER
@@ -619,9 +631,9 @@ impl Editor {
             other => other,
         })?;
         let generation = self.base.generation() + 1;
-        let structural = self.structural || self.catalog != **self.base.catalog_arc();
+        let structural = self.structural || self.catalog_changed();
         let snapshot = if structural {
-            Snapshot::new(self.catalog, self.tables, generation)
+            Snapshot::from_arc_catalog(self.catalog, self.tables, generation)
         } else {
             Snapshot::from_arc_catalog(self.base.catalog_arc().clone(), self.tables, generation)
         };

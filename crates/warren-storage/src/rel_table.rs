@@ -362,7 +362,9 @@ impl RelTable {
     fn touched_since(&self, parent: &RelTable) -> Parent {
         let mut forward = Vec::new();
         let mut backward = Vec::new();
-        for appended in self.delta.appended.skip(parent.delta.appended.len()) {
+        // By index: `Vector::skip` would build a new vector (a copy of a chunk per commit).
+        for index in parent.delta.appended.len()..self.delta.appended.len() {
+            let appended = &self.delta.appended[index];
             forward.push(appended.source);
             backward.push(appended.target);
         }
