@@ -19,13 +19,6 @@ use warren::{Connection, Database, Value};
 
 use crate::output::Format;
 
-/// mimalloc rather than the system allocator: a write statement allocates and frees a few
-/// hundred small blocks (plans, expressions, the delta's new nodes), and glibc's malloc spent
-/// about a third of a single-row commit's instructions on them (OPTIMIZATION_LOG, "The warren
-/// binary allocates with mimalloc"). The library itself leaves the choice to the application.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "warren",
