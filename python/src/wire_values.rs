@@ -167,35 +167,15 @@ impl WireGraph {
 
     /// One row-wise wire value.
     pub fn value(&mut self, value: &WireValue) -> Value {
+        if let Some(scalar) = warren::wire_parameter::scalar(value) {
+            return scalar;
+        }
         match value {
-            WireValue::Null => Value::Null,
-            WireValue::Bool(v) => Value::Bool(*v),
-            WireValue::Int8(v) => Value::Int8(*v),
-            WireValue::Int16(v) => Value::Int16(*v),
-            WireValue::Int32(v) => Value::Int32(*v),
-            WireValue::Int64(v) => Value::Int64(*v),
-            WireValue::Int128(v) => Value::Int128(*v),
-            WireValue::UInt8(v) => Value::UInt8(*v),
-            WireValue::UInt16(v) => Value::UInt16(*v),
-            WireValue::UInt32(v) => Value::UInt32(*v),
-            WireValue::UInt64(v) => Value::UInt64(*v),
-            WireValue::Float(v) => Value::Float(*v),
-            WireValue::Double(v) => Value::Double(*v),
             WireValue::Decimal(d) => Value::Decimal(Box::new(Decimal {
                 value: d.value,
                 precision: d.precision,
                 scale: d.scale,
             })),
-            WireValue::Date(v) => Value::Date(*v),
-            WireValue::Timestamp(v) => Value::Timestamp(*v),
-            WireValue::TimestampNs(v) => Value::TimestampNs(*v),
-            WireValue::TimestampMs(v) => Value::TimestampMs(*v),
-            WireValue::TimestampSec(v) => Value::TimestampSec(*v),
-            WireValue::TimestampTz(v) => Value::TimestampTz(*v),
-            WireValue::Interval(i) => Value::Interval(interval(*i)),
-            WireValue::String(s) => Value::String(Arc::from(s.as_str())),
-            WireValue::Blob(b) => Value::Blob(Arc::from(b.as_slice())),
-            WireValue::Uuid(v) => Value::Uuid(*v),
             WireValue::List(items) => Value::List(items.iter().map(|v| self.value(v)).collect()),
             WireValue::Struct(fields) => Value::Struct(Arc::new(StructValue {
                 fields: self.properties_of(fields),
@@ -210,10 +190,10 @@ impl WireGraph {
                 tag: Arc::from(u.tag.as_str()),
                 value: self.value(&u.value),
             })),
-            WireValue::InternalId(id) => Value::InternalId(Self::id(*id)),
             WireValue::Node(node) => Value::Node(self.node(node)),
             WireValue::Rel(rel) => Value::Rel(self.rel(rel)),
             WireValue::Path(path) => Value::Path(Arc::new(self.path(path))),
+            _ => unreachable!("scalar wire values are mapped above"),
         }
     }
 

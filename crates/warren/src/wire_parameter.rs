@@ -42,36 +42,12 @@ fn value_at(value: &WireValue, depth: usize) -> std::result::Result<Value, Strin
     if depth > PARAMETER_DEPTH_MAX {
         return Err(format!("nested deeper than {PARAMETER_DEPTH_MAX}"));
     }
+    if let Some(scalar) = scalar(value) {
+        return Ok(scalar);
+    }
     let nested = |v: &WireValue| value_at(v, depth + 1);
     Ok(match value {
-        WireValue::Null => Value::Null,
-        WireValue::Bool(v) => Value::Bool(*v),
-        WireValue::Int8(v) => Value::Int8(*v),
-        WireValue::Int16(v) => Value::Int16(*v),
-        WireValue::Int32(v) => Value::Int32(*v),
-        WireValue::Int64(v) => Value::Int64(*v),
-        WireValue::Int128(v) => Value::Int128(*v),
-        WireValue::UInt8(v) => Value::UInt8(*v),
-        WireValue::UInt16(v) => Value::UInt16(*v),
-        WireValue::UInt32(v) => Value::UInt32(*v),
-        WireValue::UInt64(v) => Value::UInt64(*v),
-        WireValue::Float(v) => Value::Float(*v),
-        WireValue::Double(v) => Value::Double(*v),
         WireValue::Decimal(d) => Value::Decimal(Box::new(decimal(d)?)),
-        WireValue::Date(v) => Value::Date(*v),
-        WireValue::Timestamp(v) => Value::Timestamp(*v),
-        WireValue::TimestampNs(v) => Value::TimestampNs(*v),
-        WireValue::TimestampMs(v) => Value::TimestampMs(*v),
-        WireValue::TimestampSec(v) => Value::TimestampSec(*v),
-        WireValue::TimestampTz(v) => Value::TimestampTz(*v),
-        WireValue::Interval(i) => Value::Interval(Interval {
-            months: i.months,
-            days: i.days,
-            micros: i.micros,
-        }),
-        WireValue::String(s) => Value::string(s.as_str()),
-        WireValue::Blob(b) => Value::Blob(Arc::from(b.as_slice())),
-        WireValue::Uuid(v) => Value::Uuid(*v),
         WireValue::List(items) => Value::list(
             items
                 .iter()
@@ -95,10 +71,54 @@ fn value_at(value: &WireValue, depth: usize) -> std::result::Result<Value, Strin
             tag: Arc::from(u.tag.as_str()),
             value: nested(&u.value)?,
         })),
-        WireValue::InternalId(id) => Value::InternalId(InternalId::new(id.table, id.offset)),
         WireValue::Node(_) | WireValue::Rel(_) | WireValue::Path(_) => {
             return Err("a node, rel or path cannot be a parameter".into())
         }
+        _ => unreachable!("scalar wire values are mapped above"),
+    })
+}
+
+/// A wire value that holds one scalar (every kind but DECIMAL, which has limits to check, and
+/// the nested and graph kinds), as the engine's value; `None` for the others. The server's
+/// parameters and the Python client's results share this mapping.
+pub fn scalar(value: &WireValue) -> Option<Value> {
+    Some(match value {
+        WireValue::Null => Value::Null,
+        WireValue::Bool(v) => Value::Bool(*v),
+        WireValue::Int8(v) => Value::Int8(*v),
+        WireValue::Int16(v) => Value::Int16(*v),
+        WireValue::Int32(v) => Value::Int32(*v),
+        WireValue::Int64(v) => Value::Int64(*v),
+        WireValue::Int128(v) => Value::Int128(*v),
+        WireValue::UInt8(v) => Value::UInt8(*v),
+        WireValue::UInt16(v) => Value::UInt16(*v),
+        WireValue::UInt32(v) => Value::UInt32(*v),
+        WireValue::UInt64(v) => Value::UInt64(*v),
+        WireValue::Float(v) => Value::Float(*v),
+        WireValue::Double(v) => Value::Double(*v),
+        WireValue::Date(v) => Value::Date(*v),
+        WireValue::Timestamp(v) => Value::Timestamp(*v),
+        WireValue::TimestampNs(v) => Value::TimestampNs(*v),
+        WireValue::TimestampMs(v) => Value::TimestampMs(*v),
+        WireValue::TimestampSec(v) => Value::TimestampSec(*v),
+        WireValue::TimestampTz(v) => Value::TimestampTz(*v),
+        WireValue::Interval(i) => Value::Interval(Interval {
+            months: i.months,
+            days: i.days,
+            micros: i.micros,
+        }),
+        WireValue::String(s) => Value::string(s.as_str()),
+        WireValue::Blob(b) => Value::Blob(Arc::from(b.as_slice())),
+        WireValue::Uuid(v) => Value::Uuid(*v),
+        WireValue::InternalId(id) => Value::InternalId(InternalId::new(id.table, id.offset)),
+        WireValue::Decimal(_)
+        | WireValue::List(_)
+        | WireValue::Struct(_)
+        | WireValue::Map(_)
+        | WireValue::Union(_)
+        | WireValue::Node(_)
+        | WireValue::Rel(_)
+        | WireValue::Path(_) => return None,
     })
 }
 
