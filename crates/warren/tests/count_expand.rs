@@ -137,7 +137,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "count(*)",
         "count(c.ID)",
     ),
-    ("MATCH (a:Q)<-[e:E]-(c:P)", "a.ID, count(e)", "a.ID, count(e.eid)"),
+    (
+        "MATCH (a:Q)<-[e:E]-(c:P)",
+        "a.ID, count(e)",
+        "a.ID, count(e.eid)",
+    ),
     ("MATCH (a:P)-[e:E]->(c:P)", "count(*)", "count(e.eid)"),
 ];
 

@@ -161,7 +161,11 @@ mod tests {
         Plan::Aggregate {
             input: Box::new(input),
             keys,
-            aggregates: aggregates.into_iter().enumerate().map(|(i, a)| (10 + i, a)).collect(),
+            aggregates: aggregates
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (10 + i, a))
+                .collect(),
         }
     }
 
@@ -189,24 +193,60 @@ mod tests {
     #[test]
     fn counts_of_the_last_hop_are_rewritten() {
         let two_hops = || expand(expand(scan(0), 0, 1, None), 1, 2, Some(3));
-        assert!(rewritten(aggregate(two_hops(), vec![], vec![count(None, false)])));
-        assert!(rewritten(aggregate(two_hops(), vec![], vec![count(Some(2), false)])));
-        assert!(rewritten(aggregate(two_hops(), vec![], vec![count(Some(3), false)])));
-        assert!(rewritten(aggregate(two_hops(), vec![], vec![count(Some(0), false)])));
+        assert!(rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(None, false)]
+        )));
+        assert!(rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(Some(2), false)]
+        )));
+        assert!(rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(Some(3), false)]
+        )));
+        assert!(rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(Some(0), false)]
+        )));
         let by_middle = vec![(9, Expr::Slot(1))];
-        assert!(rewritten(aggregate(two_hops(), by_middle, vec![count(None, false)])));
+        assert!(rewritten(aggregate(
+            two_hops(),
+            by_middle,
+            vec![count(None, false)]
+        )));
     }
 
     #[test]
     fn reads_of_the_last_hop_keep_the_rows() {
         let two_hops = || expand(expand(scan(0), 0, 1, None), 1, 2, Some(3));
-        assert!(!rewritten(aggregate(two_hops(), vec![], vec![count(Some(2), true)])));
+        assert!(!rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(Some(2), true)]
+        )));
         let by_target = vec![(9, Expr::Slot(2))];
-        assert!(!rewritten(aggregate(two_hops(), by_target, vec![count(None, false)])));
+        assert!(!rewritten(aggregate(
+            two_hops(),
+            by_target,
+            vec![count(None, false)]
+        )));
         let by_rel = vec![(9, Expr::Slot(3))];
-        assert!(!rewritten(aggregate(two_hops(), by_rel, vec![count(None, false)])));
+        assert!(!rewritten(aggregate(
+            two_hops(),
+            by_rel,
+            vec![count(None, false)]
+        )));
         // A slot the chain does not bind may be NULL: count(x) must skip those rows.
-        assert!(!rewritten(aggregate(two_hops(), vec![], vec![count(Some(7), false)])));
+        assert!(!rewritten(aggregate(
+            two_hops(),
+            vec![],
+            vec![count(Some(7), false)]
+        )));
         let check = Plan::Expand {
             input: Box::new(scan(0)),
             from: 0,
@@ -214,6 +254,10 @@ mod tests {
             rel_slot: None,
             target: Target::Check { slot: 0 },
         };
-        assert!(!rewritten(aggregate(check, vec![], vec![count(None, false)])));
+        assert!(!rewritten(aggregate(
+            check,
+            vec![],
+            vec![count(None, false)]
+        )));
     }
 }
