@@ -546,6 +546,21 @@ fn summary(value: f64) -> Option<Summary> {
 
 pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Option<String>)> {
     let sizes = if options.quick { QUICK } else { FULL };
+    let names: Vec<&str> = QUERIES
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["mix"])
+        .collect();
+    if let Some(unknown) = options
+        .scenarios
+        .iter()
+        .find(|s| !names.contains(&s.as_str()))
+    {
+        return Err(BenchError::Result(format!(
+            "serve has no workload {unknown:?} (it has {})",
+            names.join(", ")
+        )));
+    }
     let (db_path, dir) = crate::bench::database_at(options, 0);
     // Loaded first when new (as the other workloads do), then served read-only.
     let info = crate::dataset::open(db_path, dir)?.info;
@@ -553,6 +568,9 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     let config = warren_server::Config {
         listen: "127.0.0.1:0".parse().expect("a loopback address"),
         threads: options.threads.unwrap_or(2),
+        heavy_threads: options
+            .heavy_threads
+            .unwrap_or(warren_server::config::HEAVY_THREADS_DEFAULT),
         queue: 4_096,
         connections_max: 1_024,
         ..warren_server::Config::default()
@@ -570,6 +588,9 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     let workloads = (0..QUERIES.len()).map(Some).chain([None]);
     for (seed, workload) in workloads.enumerate() {
         let name = workload.map_or("mix", |w| QUERIES[w].0);
+        if !options.scenarios.is_empty() && !options.scenarios.iter().any(|s| s == name) {
+            continue;
+        }
         for &rate in &rates {
             let count = ((rate * sizes.step.as_secs_f64()) as usize).max(1);
             let bodies = schedule(workload, count, nodes, seed as u64 + 1);

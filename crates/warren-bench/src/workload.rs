@@ -155,8 +155,11 @@ pub struct BenchOptions {
     pub sweep: bool,
     /// serve: the overload run (the mix at twice the knee, between two steps at half of it).
     pub overload: bool,
-    /// writes: only these scenarios (all when empty).
+    /// writes, serve: only these scenarios or workloads (all when empty).
     pub scenarios: Vec<String>,
+    /// serve: the server's heavy-lane threads (`warren serve --heavy-threads`; its default
+    /// when `None`).
+    pub heavy_threads: Option<usize>,
     /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
     pub vectors: crate::vectors::VectorOptions,
 }
@@ -182,6 +185,7 @@ impl BenchOptions {
             sweep: false,
             overload: false,
             scenarios: Vec::new(),
+            heavy_threads: None,
             vectors: crate::vectors::VectorOptions::default(),
         }
     }

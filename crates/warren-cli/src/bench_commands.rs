@@ -64,6 +64,9 @@ pub struct BenchArgs {
     /// serve: requests per second sent to every workload (default 1000).
     #[arg(long)]
     pub rate: Option<f64>,
+    /// serve: the server's heavy-lane threads (`warren serve --heavy-threads`; 0: one lane).
+    #[arg(long = "heavy-threads")]
+    pub heavy_threads: Option<usize>,
     /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
     #[arg(long)]
     pub sweep: bool,
@@ -71,7 +74,8 @@ pub struct BenchArgs {
     /// again, with 503s, latency and memory per phase (the knee: --rate, else a sweep of the mix).
     #[arg(long)]
     pub overload: bool,
-    /// writes: run only these scenarios (comma-separated, e.g. commit-1,commit-8).
+    /// writes: run only these scenarios (comma-separated, e.g. commit-1,commit-8); serve: only
+    /// these workloads (point, neighbours, twohop, shortest, mix).
     #[arg(long, value_delimiter = ',', value_name = "SCENARIO,...")]
     pub scenarios: Option<Vec<String>>,
     /// vectors: rows of the generated dataset (default 1,000,000; --quick: 3,000).
@@ -156,6 +160,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.sweep = args.sweep;
     options.overload = args.overload;
     options.scenarios = args.scenarios.unwrap_or_default();
+    options.heavy_threads = args.heavy_threads;
     let mut vectors = if args.quick {
         warren_bench::vectors::VectorOptions::quick()
     } else {

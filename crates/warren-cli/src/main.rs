@@ -113,9 +113,14 @@ struct ServeArgs {
     /// Address to listen on; an address beyond loopback needs --token-file.
     #[arg(long, default_value = warren_server::config::LISTEN_DEFAULT)]
     listen: std::net::SocketAddr,
-    /// Query threads (queries running at once); the machine's cores by default.
+    /// Query threads of the light lane (key lookups, one hop, counted hops); the machine's
+    /// cores by default.
     #[arg(long)]
     threads: Option<usize>,
+    /// Query threads of the heavy lane (recursive joins, scans, multi-hop rows), so that light
+    /// queries never wait behind heavy ones; 0: one lane for every query.
+    #[arg(long, default_value_t = warren_server::config::HEAVY_THREADS_DEFAULT)]
+    heavy_threads: usize,
     /// A file whose first line is the bearer token every request but GET /health must send.
     #[arg(long)]
     token_file: Option<PathBuf>,
@@ -127,7 +132,7 @@ struct ServeArgs {
     files: Option<PathBuf>,
     #[arg(long, default_value_t = warren_server::config::CONNECTIONS_MAX_DEFAULT)]
     max_connections: usize,
-    /// Queries that may wait for a query thread; beyond, 503 with Retry-After.
+    /// Queries that may wait for a query thread, per lane; beyond, 503 with Retry-After.
     #[arg(long, default_value_t = warren_server::config::QUEUE_DEFAULT)]
     queue: usize,
     /// Each query's time limit in milliseconds.
@@ -298,6 +303,7 @@ fn serve(args: ServeArgs) -> warren::Result<()> {
         read_only: args.read_only,
         files: args.files,
         connections_max: args.max_connections,
+        heavy_threads: args.heavy_threads,
         queue: args.queue,
         timeout_ms: args.timeout_ms,
         body_bytes_max: args.max_body,

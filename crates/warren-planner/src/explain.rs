@@ -230,6 +230,22 @@ pub fn operator_line(plan: &Plan) -> String {
                 steps.join(",")
             )
         }
+        Plan::CountExpand {
+            from,
+            steps,
+            tables,
+            count_slot,
+            ..
+        } => {
+            let steps: Vec<String> = steps
+                .iter()
+                .map(|s| format!("{}{:?}", s.pair, s.direction))
+                .collect();
+            format!(
+                "CountExpand #{from} -> count #{count_slot} tables={tables:?} steps=[{}]",
+                steps.join(",")
+            )
+        }
         Plan::Recursive(r) => {
             let destination = match &r.destination {
                 Destination::Bind { slot, filter, .. } => format!("#{slot}{}", opt(filter)),

@@ -4,6 +4,7 @@
 
 pub mod binder;
 pub mod constant;
+pub mod cost;
 pub mod explain;
 pub mod expr;
 pub mod functions;

@@ -64,6 +64,17 @@ pub enum Plan {
         rel_slot: Option<usize>,
         target: Target,
     },
+    /// Single-hop expansion counted, not enumerated: for each input row whose node in `from`
+    /// has at least one entry along `steps` reaching a node of `tables`, one row with that
+    /// number of entries in `count_slot` (rows with none are dropped, as the expansion yields
+    /// nothing for them). What an aggregation that only counts the expansion's rows reads.
+    CountExpand {
+        input: Box<Plan>,
+        from: usize,
+        steps: Vec<Step>,
+        tables: Vec<TableId>,
+        count_slot: usize,
+    },
     Recursive(Box<RecursivePlan>),
     Filter {
         input: Box<Plan>,
@@ -346,6 +357,7 @@ impl Plan {
             Plan::ScanNodes { input, .. }
             | Plan::LookupNode { input, .. }
             | Plan::Expand { input, .. }
+            | Plan::CountExpand { input, .. }
             | Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -378,7 +390,9 @@ impl Plan {
                 visit(key);
                 filter.iter().for_each(visit);
             }
-            Plan::Expand { from, .. } => visit(&Expr::Slot(*from)),
+            Plan::Expand { from, .. } | Plan::CountExpand { from, .. } => {
+                visit(&Expr::Slot(*from));
+            }
             Plan::Recursive(r) => {
                 visit(&Expr::Slot(r.source));
                 match &r.destination {
@@ -461,7 +475,10 @@ impl Plan {
         match self {
             Plan::ScanNodes { slot, .. }
             | Plan::LookupNode { slot, .. }
-            | Plan::Unwind { slot, .. } => vec![*slot],
+            | Plan::Unwind { slot, .. }
+            | Plan::CountExpand {
+                count_slot: slot, ..
+            } => vec![*slot],
             Plan::VectorTopK(v) => vec![v.slot],
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
             Plan::TableFunction { columns, .. } | Plan::Procedure { columns, .. } => {
@@ -605,6 +622,19 @@ impl Plan {
                 steps,
                 rel_slot,
                 target,
+            },
+            Plan::CountExpand {
+                input,
+                from,
+                steps,
+                tables,
+                count_slot,
+            } => Plan::CountExpand {
+                input: boxed(input),
+                from,
+                steps,
+                tables,
+                count_slot,
             },
             Plan::Recursive(mut r) => {
                 let input = std::mem::replace(&mut r.input, Plan::Unit);

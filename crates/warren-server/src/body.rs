@@ -57,6 +57,8 @@ pub struct ResponseBody {
     pub guard: Option<RequestGuard>,
     /// The query's cancel id, held until the answer is complete.
     pub registration: Option<crate::cancel::Registration>,
+    /// Stops the query if the body is dropped (the client went away) before its end.
+    pub stop: Option<crate::cancel::StopOnDrop>,
 }
 
 impl ResponseBody {
@@ -65,6 +67,7 @@ impl ResponseBody {
             content: Content::Whole(Some(bytes.into())),
             guard: None,
             registration: None,
+            stop: None,
         }
     }
 
@@ -76,6 +79,7 @@ impl ResponseBody {
             },
             guard: None,
             registration: None,
+            stop: None,
         }
     }
 }
@@ -88,7 +92,8 @@ impl Body for ResponseBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        match &mut self.get_mut().content {
+        let this = self.get_mut();
+        match &mut this.content {
             Content::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Content::Stream { receiver, ended } => {
                 if *ended {
@@ -101,6 +106,9 @@ impl Body for ResponseBody {
                     }
                     Poll::Ready(Some(Piece::End)) => {
                         *ended = true;
+                        if let Some(stop) = &mut this.stop {
+                            stop.complete();
+                        }
                         Poll::Ready(None)
                     }
                     // Cut short: an error makes hyper end the connection without the final

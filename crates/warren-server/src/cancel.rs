@@ -1,6 +1,10 @@
 //! Queries a client may stop by id (`POST /cancel`): the id a request chose, its cancel
 //! request, and the interrupt flag of the engine connection running it once it has started.
 //!
+//! A query whose client goes away is stopped the same way: [`StopOnDrop`] travels with the
+//! request's handler and then with its response body, and requests the cancel when either is
+//! dropped before the answer is complete (hyper drops them when the connection closes).
+//!
 //! The id belongs to the request until its answer is complete (the registration travels with
 //! the response body); the engine flag is attached only while the query thread runs the query
 //! ([`Attached`] detaches it), so a late cancel never reaches the thread's next query.
@@ -26,9 +30,10 @@ impl Cancel {
     /// `flag`; if one came first, `flag` is set at once.
     pub fn attach(self: &Arc<Self>, flag: Arc<AtomicBool>) -> Attached {
         self.reassert(&flag);
-        *self.engine() = Some(flag);
+        *self.engine() = Some(flag.clone());
         Attached {
             cancel: self.clone(),
+            flag,
         }
     }
 
@@ -39,7 +44,7 @@ impl Cancel {
         }
     }
 
-    fn request(&self) {
+    pub fn request(&self) {
         self.requested.store(true, Ordering::SeqCst);
         if let Some(flag) = self.engine().as_ref() {
             flag.store(true, Ordering::SeqCst);
@@ -51,15 +56,48 @@ impl Cancel {
     }
 }
 
-/// A query thread's engine flag attached to a query's cancel; detached when dropped.
+/// A query thread's engine flag attached to a query's cancel; detached when dropped, unless
+/// another thread's flag was attached since (the query moved to the heavy lane's thread).
 #[derive(Debug)]
 pub struct Attached {
     cancel: Arc<Cancel>,
+    flag: Arc<AtomicBool>,
 }
 
 impl Drop for Attached {
     fn drop(&mut self) {
-        *self.cancel.engine() = None;
+        let mut engine = self.cancel.engine();
+        if engine.as_ref().is_some_and(|f| Arc::ptr_eq(f, &self.flag)) {
+            *engine = None;
+        }
+    }
+}
+
+/// Requests its query's cancel when dropped, unless [`StopOnDrop::complete`] said the answer
+/// is complete: a client that disconnects stops its query, queued or running.
+#[derive(Debug)]
+pub struct StopOnDrop {
+    cancel: Option<Arc<Cancel>>,
+}
+
+impl StopOnDrop {
+    pub fn new(cancel: Arc<Cancel>) -> Self {
+        Self {
+            cancel: Some(cancel),
+        }
+    }
+
+    /// The answer is complete (or the query ended by itself): nothing to stop.
+    pub fn complete(&mut self) {
+        self.cancel = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.request();
+        }
     }
 }
 
@@ -153,6 +191,35 @@ mod tests {
         flag.store(false, Ordering::SeqCst);
         assert!(cancels.cancel(2));
         assert!(!flag.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_query_handed_to_another_thread_keeps_that_threads_flag_attached() {
+        let cancel = Arc::new(Cancel::default());
+        let first = Arc::new(AtomicBool::new(false));
+        let second = Arc::new(AtomicBool::new(false));
+        let handed_over = cancel.attach(first.clone());
+        let running = cancel.attach(second.clone());
+        drop(handed_over);
+        cancel.request();
+        assert!(second.load(Ordering::SeqCst) && !first.load(Ordering::SeqCst));
+        drop(running);
+        assert!(cancel.engine().is_none());
+    }
+
+    #[test]
+    fn a_dropped_request_stops_its_query_unless_complete() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let gone = Arc::new(Cancel::default());
+        let _attached = gone.attach(flag.clone());
+        drop(StopOnDrop::new(gone.clone()));
+        assert!(gone.requested() && flag.load(Ordering::SeqCst));
+
+        let answered = Arc::new(Cancel::default());
+        let mut stop = StopOnDrop::new(answered.clone());
+        stop.complete();
+        drop(stop);
+        assert!(!answered.requested());
     }
 
     #[test]

@@ -11,13 +11,19 @@ pub const BODY_BYTES_MAX_DEFAULT: usize = 1 << 20;
 pub const TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const CONNECTIONS_MAX_DEFAULT: usize = 256;
 pub const QUEUE_DEFAULT: usize = 256;
+/// Threads of the heavy lane unless `--heavy-threads` says otherwise.
+pub const HEAVY_THREADS_DEFAULT: usize = 1;
 pub const LISTEN_DEFAULT: &str = "127.0.0.1:7878";
 
 #[derive(Clone, Debug)]
 pub struct Config {
     pub listen: SocketAddr,
-    /// Query threads: at most this many queries run at once.
+    /// Query threads of the light lane (key lookups, one hop; every query when
+    /// `heavy_threads` is 0): at most this many light queries run at once.
     pub threads: usize,
+    /// Query threads of the heavy lane (recursive joins, scans, multi-hop rows: see
+    /// `crate::lane`); 0: one lane for every query.
+    pub heavy_threads: usize,
     /// Required as `Authorization: Bearer <token>` on every request but `GET /health`.
     pub token: Option<String>,
     pub read_only: bool,
@@ -25,7 +31,7 @@ pub struct Config {
     /// only; without it they are refused.
     pub files: Option<PathBuf>,
     pub connections_max: usize,
-    /// Queries waiting for a query thread; one more is answered 503 at once.
+    /// Queries waiting for a query thread, per lane; one more is answered 503 at once.
     pub queue: usize,
     pub timeout_ms: u64,
     pub body_bytes_max: usize,
@@ -36,6 +42,7 @@ impl Default for Config {
         Self {
             listen: LISTEN_DEFAULT.parse().expect("the default address parses"),
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            heavy_threads: HEAVY_THREADS_DEFAULT,
             token: None,
             read_only: false,
             files: None,

@@ -12,7 +12,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::body::{RequestGuard, ResponseBody};
-use crate::cancel::Cancels;
+use crate::cancel::{Cancels, StopOnDrop};
 use crate::metrics::Metrics;
 use crate::pool::{Format, Job, Pool, PIECES_IN_FLIGHT};
 
@@ -184,12 +184,17 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
     };
     let (started_sender, started) = oneshot::channel();
     let (body_sender, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+    // Every query can be stopped: by `POST /cancel` when it has an id, and by its client
+    // going away (this future or the response body dropped before the answer is complete).
+    let cancel = registration
+        .as_ref()
+        .map_or_else(Default::default, |r| r.cancel.clone());
     let job = Job {
         query: decoded.query,
         parameters: decoded.parameters,
         format,
         every_statement: decoded.every_statement,
-        cancel: registration.as_ref().map(|r| r.cancel.clone()),
+        cancel: Some(cancel.clone()),
         started: started_sender,
         body: body_sender,
     };
@@ -197,7 +202,13 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
         state.metrics.error("Overloaded");
         return overloaded("every query thread is busy and the queue is full");
     }
-    match started.await {
+    let mut stop = StopOnDrop::new(cancel);
+    let outcome = started.await;
+    if !matches!(outcome, Ok(Ok(()))) {
+        // The query ended by itself (an error): nothing left to stop.
+        stop.complete();
+    }
+    match outcome {
         Ok(Ok(())) => {
             let content_type = match format {
                 Format::Json => "application/json",
@@ -206,6 +217,7 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
             let mut response = Response::new(ResponseBody::stream(pieces));
             // The id stays the request's until its answer is complete.
             response.body_mut().registration = registration;
+            response.body_mut().stop = Some(stop);
             response
                 .headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));

@@ -13,6 +13,7 @@ pub mod cancel;
 pub mod config;
 pub mod guard;
 mod http;
+pub mod lane;
 pub mod metrics;
 pub mod pool;
 pub mod request;
@@ -108,6 +109,7 @@ impl Server {
             db,
             pool::PoolSettings {
                 threads: config.threads,
+                heavy_threads: config.heavy_threads,
                 queue: config.queue,
                 timeout: Duration::from_millis(config.timeout_ms),
                 files,

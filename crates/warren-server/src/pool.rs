@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use warren::{Connection, Database, Error, QueryResult, Value};
 use warren_cypher::ast::Statement;
 
+use crate::lane::{HeavyTexts, Lane};
 use crate::metrics::Metrics;
 
 /// Result bytes are handed to the I/O side in pieces of about this size (a small result is
@@ -55,17 +56,36 @@ pub struct Job {
 
 #[derive(Debug)]
 pub struct PoolSettings {
+    /// Threads of the light lane (every query when `heavy_threads` is 0).
     pub threads: usize,
+    /// Threads of the heavy lane; 0: one lane for all queries.
+    pub heavy_threads: usize,
+    /// Queued jobs per lane.
     pub queue: usize,
     pub timeout: Duration,
     pub files: Option<PathBuf>,
 }
 
+/// The query threads of both lanes (`crate::lane`).
 #[derive(Debug)]
 pub struct Pool {
+    light: Queue,
+    heavy: Option<Queue>,
+    heavy_texts: Arc<HeavyTexts>,
+    metrics: Arc<Metrics>,
+}
+
+/// One lane: a bounded queue and the threads that take jobs from it.
+#[derive(Debug)]
+struct Queue {
     sender: Mutex<Option<SyncSender<Job>>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
-    metrics: Arc<Metrics>,
+}
+
+/// What a light-lane thread needs to hand heavy queries over.
+struct Forward {
+    heavy: SyncSender<Job>,
+    heavy_texts: Arc<HeavyTexts>,
 }
 
 impl Pool {
@@ -75,54 +95,99 @@ impl Pool {
         metrics: Arc<Metrics>,
         runtime: tokio::runtime::Handle,
     ) -> Pool {
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Job>(settings.queue);
-        let receiver = Arc::new(Mutex::new(receiver));
         let settings = Arc::new(settings);
-        let workers = (0..settings.threads)
-            .map(|index| {
-                let worker = Worker {
-                    db: db.clone(),
-                    conn: db.connect(),
-                    receiver: receiver.clone(),
-                    settings: settings.clone(),
-                    metrics: metrics.clone(),
-                    runtime: runtime.clone(),
-                };
-                std::thread::Builder::new()
-                    .name(format!("warren-query-{index}"))
-                    .spawn(move || worker.run())
-                    .expect("spawning a query thread")
+        let heavy_texts = Arc::new(HeavyTexts::default());
+        let start = |lane: Lane, threads: usize, forward: &dyn Fn() -> Option<Forward>| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<Job>(settings.queue);
+            let receiver = Arc::new(Mutex::new(receiver));
+            let workers = (0..threads)
+                .map(|index| {
+                    let worker = Worker {
+                        db: db.clone(),
+                        conn: db.connect(),
+                        receiver: receiver.clone(),
+                        settings: settings.clone(),
+                        metrics: metrics.clone(),
+                        runtime: runtime.clone(),
+                        forward: forward(),
+                    };
+                    let name = match lane {
+                        Lane::Light => format!("warren-query-{index}"),
+                        Lane::Heavy => format!("warren-heavy-{index}"),
+                    };
+                    std::thread::Builder::new()
+                        .name(name)
+                        .spawn(move || worker.run())
+                        .expect("spawning a query thread")
+                })
+                .collect();
+            (
+                Queue {
+                    sender: Mutex::new(Some(sender.clone())),
+                    workers: Mutex::new(workers),
+                },
+                sender,
+            )
+        };
+        let heavy = (settings.heavy_threads > 0)
+            .then(|| start(Lane::Heavy, settings.heavy_threads, &|| None));
+        let forward = || {
+            heavy.as_ref().map(|(_, sender)| Forward {
+                heavy: sender.clone(),
+                heavy_texts: heavy_texts.clone(),
             })
-            .collect();
+        };
+        let (light, _) = start(Lane::Light, settings.threads, &forward);
         Pool {
-            sender: Mutex::new(Some(sender)),
-            workers: Mutex::new(workers),
+            light,
+            heavy: heavy.map(|(queue, _)| queue),
+            heavy_texts,
             metrics,
         }
     }
 
-    /// Queues a job; gives it back when the queue is full (or the pool has stopped).
+    /// Queues a job in its lane; gives it back when the lane's queue is full (or the pool has
+    /// stopped).
     pub fn submit(&self, job: Job) -> Result<(), Job> {
-        let sender = self.sender.lock().unwrap_or_else(|e| e.into_inner());
+        let queue = match (&self.heavy, self.heavy_texts.lane(&job.query)) {
+            (Some(heavy), Lane::Heavy) => heavy,
+            _ => &self.light,
+        };
+        let sender = queue.sender.lock().unwrap_or_else(|e| e.into_inner());
         let Some(sender) = sender.as_ref() else {
             return Err(job);
         };
-        self.metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
-        match sender.try_send(job) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
-                self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
-                Err(job)
-            }
-        }
+        queue_job(sender, job, &self.metrics)
     }
 
-    /// Lets the queued jobs finish, then stops the threads.
+    /// Lets the queued jobs finish, then stops the threads: the light lane's first, since
+    /// they may still hand jobs to the heavy lane.
     pub fn stop(&self) {
+        self.light.stop();
+        if let Some(heavy) = &self.heavy {
+            heavy.stop();
+        }
+    }
+}
+
+impl Queue {
+    fn stop(&self) {
         drop(self.sender.lock().unwrap_or_else(|e| e.into_inner()).take());
         let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|e| e.into_inner()));
         for worker in workers {
             let _ = worker.join();
+        }
+    }
+}
+
+/// Queues `job` without waiting; gives it back when the queue is full or closed.
+fn queue_job(sender: &SyncSender<Job>, job: Job, metrics: &Metrics) -> Result<(), Job> {
+    metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
+    match sender.try_send(job) {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
+            metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            Err(job)
         }
     }
 }
@@ -134,6 +199,8 @@ struct Worker {
     settings: Arc<PoolSettings>,
     metrics: Arc<Metrics>,
     runtime: tokio::runtime::Handle,
+    /// Set on the light lane's threads when there is a heavy lane.
+    forward: Option<Forward>,
 }
 
 impl Worker {
@@ -211,7 +278,7 @@ impl Worker {
         // Detached when this function returns, before the thread takes its next job.
         let _attached = match &job.cancel {
             Some(cancel) if cancel.requested() => {
-                let _ = job.started.send(Err(interrupted()));
+                self.fail(job.started, interrupted());
                 return;
             }
             Some(cancel) => Some(cancel.attach(self.conn.interrupt_flag())),
@@ -222,16 +289,25 @@ impl Worker {
             match checked {
                 Ok(statements) => self.serve_every_statement(&statements, job, deadline),
                 Err(error) => {
-                    let _ = job.started.send(Err(error));
+                    self.fail(job.started, error);
                 }
             }
             return;
         }
-        let result = checked.and_then(|statements| self.execute(&statements, &job));
-        let mut result = match result {
-            Ok(result) => result,
+        let result = checked.and_then(|statements| {
+            let result = self.execute(&statements, &job)?;
+            Ok((result, statements.len()))
+        });
+        let (mut result, job) = match result {
+            Ok((result, statements)) => {
+                let job = match self.hand_over_heavy(job, &result, statements) {
+                    Ok(()) => return,
+                    Err(job) => job,
+                };
+                (result, job)
+            }
             Err(error) => {
-                let _ = job.started.send(Err(error));
+                self.fail(job.started, error);
                 return;
             }
         };
@@ -248,7 +324,7 @@ impl Worker {
         let first = match first {
             Ok(first) => first,
             Err(error) => {
-                let _ = job.started.send(Err(error));
+                self.fail(job.started, error);
                 return;
             }
         };
@@ -265,6 +341,32 @@ impl Worker {
         self.finish(writer, written);
     }
 
+    /// On a light-lane thread, a request of one read-only statement whose plan is heavy goes
+    /// to the heavy lane before it runs (its text remembered, so that the next ones go there
+    /// at once); gives the job back to run here otherwise, or when the heavy queue is full.
+    fn hand_over_heavy(
+        &self,
+        job: Job,
+        result: &QueryResult,
+        statements: usize,
+    ) -> Result<(), Job> {
+        let Some(forward) = &self.forward else {
+            return Err(job);
+        };
+        if statements != 1 || job.every_statement || !result.is_heavy() {
+            return Err(job);
+        }
+        forward.heavy_texts.insert(&job.query);
+        queue_job(&forward.heavy, job, &self.metrics)
+    }
+
+    /// Answers a request with `error`; counts a client that went away before its answer.
+    fn fail(&self, started: oneshot::Sender<Result<(), Error>>, error: Error) {
+        if started.send(Err(error)).is_err() {
+            self.metrics.error("Disconnected");
+        }
+    }
+
     /// Answers `Results(n)`, then each statement's result in turn (each run to its end before
     /// the next starts, as the embedded API runs a script). The status waits for the first
     /// statement's first batch; a later statement's error ends the stream with an `Error`.
@@ -275,7 +377,7 @@ impl Worker {
                 .query_with(&job.query, &job.parameters)
                 .err()
                 .unwrap_or_else(|| Error::runtime("Connection Exception: Query is empty."));
-            let _ = job.started.send(Err(error));
+            self.fail(job.started, error);
             return;
         };
         let started = self
@@ -287,7 +389,7 @@ impl Worker {
         let (mut result, first) = match started {
             Ok(started) => started,
             Err(error) => {
-                let _ = job.started.send(Err(error));
+                self.fail(job.started, error);
                 return;
             }
         };

@@ -34,14 +34,19 @@ struct Fixture {
 }
 
 fn start() -> Fixture {
+    start_with(|_| {})
+}
+
+fn start_with(configure: impl FnOnce(&mut Config)) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");
     database(&db_dir);
-    let config = Config {
+    let mut config = Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         threads: 2,
         ..Config::default()
     };
+    configure(&mut config);
     let db = open_database(&db_dir, false).unwrap();
     let server = Server::start(&config, &db).unwrap();
     Fixture {
@@ -387,4 +392,59 @@ fn cancel_bodies_are_checked() {
 fn a_results_message_round_trips() {
     let bytes = warren_wire::Encode::to_bytes(&Message::Results(3));
     assert_eq!(bytes, [4, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn light_queries_pass_heavy_ones_in_their_own_lane() {
+    // One thread per lane: two heavy queries hold the heavy lane (one running, one queued)
+    // while light ones keep being answered on the light lane.
+    let fixture = start_with(|config| {
+        config.threads = 1;
+        config.heavy_threads = 1;
+    });
+    let heavy = |id: u64| {
+        let url = format!("http://{}", fixture.server.addr());
+        std::thread::spawn(move || {
+            let mut client = Client::connect(&url, None).unwrap();
+            let mut request = request(LONG_WALKS);
+            request.query_id = id;
+            client.request_stream(&request).map(|_| ()).unwrap_err()
+        })
+    };
+    let first = heavy(0x1a0e_0001);
+    let in_flight = &fixture.server.metrics().in_flight;
+    while in_flight.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The first one, seen heavy on the light lane, was handed over: the next goes there at once.
+    std::thread::sleep(Duration::from_millis(300));
+    let second = heavy(0x1a0e_0002);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut client = client(&fixture);
+    let started = Instant::now();
+    for i in 0..20 {
+        let mut stream = client
+            .request_stream(&self::request(&format!(
+                "MATCH (a:N {{id: {i}}}) RETURN a.id"
+            )))
+            .unwrap();
+        assert_eq!(rows(&mut stream), [[WireValue::Int64(i)]]);
+    }
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "light queries took {elapsed:?}"
+    );
+    for id in [0x1a0e_0001, 0x1a0e_0002] {
+        assert!(
+            client.cancel(id).unwrap(),
+            "heavy query {id:#x} is no longer in flight"
+        );
+    }
+    for handle in [first, second] {
+        let ClientError::Status { status, .. } = handle.join().unwrap() else {
+            panic!("expected the interrupt error")
+        };
+        assert_eq!(status, 408);
+    }
 }

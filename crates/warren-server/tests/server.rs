@@ -401,3 +401,54 @@ fn shutdown_drains_a_query_in_flight() {
     assert!(std::net::TcpStream::connect(address).is_err());
     let _ = std::io::stderr().flush();
 }
+
+#[test]
+fn a_query_whose_client_disconnects_is_interrupted() {
+    // One query thread, and a timeout the test would notice: only the disconnect can free the
+    // thread for the next query in time.
+    let fixture = start(|config| {
+        config.threads = 1;
+        config.timeout_ms = 30_000;
+    });
+    let body = query_body(SLOW);
+    let mut gone = std::net::TcpStream::connect(fixture.server.addr()).unwrap();
+    write!(
+        gone,
+        "POST /query HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The query is running once it has left the queue.
+    let metrics = fixture.server.metrics().clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while metrics.in_flight.load(std::sync::atomic::Ordering::Relaxed) == 0
+        || metrics
+            .queue_depth
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the query never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let disconnected = std::time::Instant::now();
+    drop(gone);
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let (status, _, text) = post(&mut client, &query_body("RETURN 7"));
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains('7'), "{text}");
+    let waited = disconnected.elapsed();
+    assert!(
+        waited < Duration::from_secs(5),
+        "the next query waited {waited:?}"
+    );
+    let metrics = client.request("GET", "/metrics", &[], b"").unwrap();
+    let metrics = String::from_utf8(metrics.into_bytes().unwrap()).unwrap();
+    assert!(
+        metrics.contains("warren_errors_total{kind=\"Disconnected\"} 1"),
+        "{metrics}"
+    );
+}

@@ -87,6 +87,15 @@ impl QueryResult {
         }
     }
 
+    /// Whether the query's plan is of the heavy class (a recursive join, a scan of whole node
+    /// tables, rows expanded over more than one hop, ...: `warren_planner::cost`), decided
+    /// before it runs; false for statements that wrote (they ran when they were executed).
+    pub fn is_heavy(&self) -> bool {
+        self.rerun
+            .as_ref()
+            .is_some_and(|rerun| warren_planner::cost::is_heavy(&rerun.plan.plan))
+    }
+
     /// Whether [`QueryResult::rerun`] can run the query again (read-only queries).
     pub fn can_rerun(&self) -> bool {
         self.rerun.is_some()

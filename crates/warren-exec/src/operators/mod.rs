@@ -3,6 +3,7 @@
 //! operator tree.
 
 mod aggregate;
+mod count_expand;
 mod expand;
 mod extend_each;
 mod load;
@@ -103,6 +104,19 @@ fn build_operator(
             steps.clone(),
             *rel_slot,
             target.clone(),
+        )),
+        Plan::CountExpand {
+            input,
+            from,
+            steps,
+            tables,
+            count_slot,
+        } => Box::new(count_expand::CountExpand::new(
+            child(input),
+            *from,
+            steps.clone(),
+            tables.clone(),
+            *count_slot,
         )),
         Plan::Recursive(recursive) => {
             let input = child(&recursive.input);

@@ -1,7 +1,9 @@
 //! Plan rewrites applied after binding, one rule per file: dead-slot pruning (don't build path
-//! values nobody reads), path counting (aggregate over path counts instead of paths) and top-k
-//! (ORDER BY ... LIMIT as a bounded heap, or as a parallel vector scan).
+//! values nobody reads), path counting (aggregate over path counts instead of paths), expansion
+//! counting (aggregate over degrees instead of a last hop's rows) and top-k (ORDER BY ... LIMIT
+//! as a bounded heap, or as a parallel vector scan).
 
+mod count_expand;
 mod count_paths;
 mod prune;
 mod top_k;
@@ -14,5 +16,6 @@ use crate::plan::Plan;
 pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mut usize) -> Plan {
     let plan = prune::prune(plan, columns);
     let plan = count_paths::count_paths(plan, slots);
+    let plan = count_expand::count_expand(plan, slots);
     top_k::top_k(plan)
 }
