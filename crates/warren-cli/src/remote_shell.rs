@@ -1,9 +1,14 @@
 //! `warren shell --server URL`: the shell over `warren serve`. Each statement is sent as
 //! `POST /query` (a JSON answer) and printed by the same printers as the local shell, so `:mode`,
 //! `:max_rows` and `:timer` work alike; the times printed are the server's. Errors print the
-//! server's `Error: <kind>: <message>` line. Ctrl-C clears the line being typed; it does not
-//! stop a statement running on the server.
+//! server's `Error: <kind>: <message>` line. Ctrl-C clears the line being typed; while a
+//! statement runs, it asks the server to stop it (`POST /cancel` with the statement's query id,
+//! over a connection of its own), and the server's interrupt error is printed.
 
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use warren_client::Client;
@@ -17,21 +22,90 @@ fn io(error: impl std::fmt::Display) -> warren::Error {
 
 pub fn run(url: &str, token: Option<&str>) -> warren::Result<()> {
     let client = Client::connect(url, token).map_err(|e| io(format!("{url}: {e}")))?;
+    let in_flight = Arc::new(AtomicU64::new(0));
+    let canceller = Canceller {
+        url: url.to_string(),
+        token: token.map(str::to_string),
+        in_flight: in_flight.clone(),
+    };
+    ctrlc::set_handler(move || canceller.cancel())
+        .map_err(|e| io(format!("cannot install the Ctrl-C handler: {e}")))?;
     shell::run_session(&mut RemoteSession {
         client,
         url: url.to_string(),
+        in_flight,
+        ids: QueryIds::new(),
     })
+}
+
+/// What Ctrl-C does while a statement runs: a cancel request for its id.
+struct Canceller {
+    url: String,
+    token: Option<String>,
+    /// The id of the statement in flight; 0 when none is.
+    in_flight: Arc<AtomicU64>,
+}
+
+impl Canceller {
+    fn cancel(&self) {
+        let id = self.in_flight.load(Ordering::Acquire);
+        if id == 0 {
+            return;
+        }
+        let sent =
+            Client::connect_with_timeout(&self.url, self.token.as_deref(), Some(CANCEL_TIMEOUT))
+                .and_then(|mut client| client.cancel(id));
+        if let Err(error) = sent {
+            eprintln!("Error: the cancel request failed: {error}");
+        }
+    }
+}
+
+/// How long a cancel request may take before the shell gives up on it.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Query ids for this shell's statements: a random start (so that two shells on one server
+/// do not collide) counting up, never 0 (which means "no id").
+struct QueryIds {
+    next: u64,
+}
+
+impl QueryIds {
+    fn new() -> Self {
+        Self {
+            next: RandomState::new().hash_one(std::process::id()) >> 1,
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.next = self.next.wrapping_add(1).max(1);
+        self.next
+    }
 }
 
 struct RemoteSession {
     client: Client,
     url: String,
+    in_flight: Arc<AtomicU64>,
+    ids: QueryIds,
 }
 
 impl RemoteSession {
-    /// Sends `text`; the server's JSON answer, or the error line to print.
+    /// Sends `text` with a fresh query id that Ctrl-C can cancel; the server's JSON answer, or
+    /// the error line to print.
     fn query(&mut self, text: &str) -> Result<serde_json::Value, String> {
-        let body = format!("{{\"query\": {}}}", warren_client::json_string(text));
+        let id = self.ids.next();
+        self.in_flight.store(id, Ordering::Release);
+        let answer = self.send(text, id);
+        self.in_flight.store(0, Ordering::Release);
+        answer
+    }
+
+    fn send(&mut self, text: &str, id: u64) -> Result<serde_json::Value, String> {
+        let body = format!(
+            "{{\"query\": {}, \"query_id\": {id}}}",
+            warren_client::json_string(text)
+        );
         let response = self
             .client
             .request(

@@ -310,3 +310,54 @@ fn shell_over_a_server() {
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+/// Ctrl-C (SIGINT) in `warren shell --server URL` while a statement runs asks the server to
+/// stop it: the shell prints the server's interrupt error and goes on to the next input.
+#[test]
+fn ctrl_c_in_a_remote_shell_stops_the_statement_on_the_server() {
+    use std::io::Write;
+    use std::time::Instant;
+    let temp = tempfile::tempdir().unwrap();
+    let db = temp.path().join("db");
+    load(&db);
+    let (mut server, url) = serve(&db);
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_warren"))
+        .args(["shell", "--server", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // About 10^12 rows: far longer than the test's deadline unless it is cancelled.
+    shell
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y RETURN count(*);\n\
+              MATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\n:quit\n",
+        )
+        .unwrap();
+    let started = Instant::now();
+    // The statement may not have reached the server at the first signal: repeat until the
+    // shell, whose input ends with :quit, exits.
+    while shell.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the shell did not stop its statement"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: signals a child process this test started and has not yet reaped.
+        unsafe { libc::kill(shell.id() as libc::pid_t, libc::SIGINT) };
+    }
+    let output = shell.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("Error: Interrupted: the query was interrupted"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("│ Bob    │"), "{stdout}");
+    server.kill().unwrap();
+}
