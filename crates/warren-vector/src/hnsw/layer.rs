@@ -1,8 +1,10 @@
-//! One layer of the graph: every node's neighbour list in one flat array with a fixed stride
-//! (`degree` u32 slots per node, `EMPTY` in unused slots), a count per node, and a spin lock per
-//! node. Readers never lock: slots are atomics, so a reader racing a writer sees each slot either
-//! old or new, always a valid id or `EMPTY`. Writers hold the node's lock, and a thread holds at
-//! most one lock at a time, so there is no lock order to get wrong.
+//! One layer of the graph: every node's neighbour list in one flat array of fixed-size blocks,
+//! each starting on a cache line: the node's count in the block's first word, then `degree`
+//! slots (`EMPTY` when unused), padded to whole 64-byte lines. Expanding a node in a search
+//! thus reads its count and its neighbours from the same lines (one miss, not two). A spin lock
+//! per node guards writers. Readers never lock: words are atomics, so a reader racing a writer
+//! sees each slot either old or new, always a valid id or `EMPTY`. Writers hold the node's lock,
+//! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -12,10 +14,19 @@ pub const EMPTY: u32 = u32::MAX;
 /// Spins before a waiting writer yields its core (the build oversubscribes small machines).
 const SPINS_BEFORE_YIELD: u32 = 64;
 
+/// Words in one 64-byte cache line.
+const LINE_WORDS: usize = 16;
+
+/// One cache line of a layer's blocks.
+#[repr(C, align(64))]
+struct Line([AtomicU32; LINE_WORDS]);
+
 pub struct Layer {
     degree: usize,
-    neighbours: Vec<AtomicU32>,
-    counts: Vec<AtomicU32>,
+    /// Words per node block: the count and `degree` slots, rounded up to whole lines.
+    stride: usize,
+    nodes: usize,
+    lines: Vec<Line>,
     locks: Vec<AtomicBool>,
 }
 
@@ -30,13 +41,19 @@ impl Drop for NodeGuard<'_> {
     }
 }
 
+/// Words per node block for `degree` slots: the count and the slots, in whole lines.
+fn stride(degree: usize) -> usize {
+    (1 + degree).div_ceil(LINE_WORDS) * LINE_WORDS
+}
+
 impl Layer {
     pub fn new(degree: usize, nodes: usize) -> Self {
         assert!(degree > 0, "a layer needs a positive degree");
         let mut layer = Layer {
             degree,
-            neighbours: Vec::new(),
-            counts: Vec::new(),
+            stride: stride(degree),
+            nodes: 0,
+            lines: Vec::new(),
             locks: Vec::new(),
         };
         layer.grow(nodes);
@@ -50,11 +67,25 @@ impl Layer {
             counts.len() * degree,
             "slots do not match the counts"
         );
+        let stride = stride(degree);
+        let mut lines = Vec::with_capacity(counts.len() * stride / LINE_WORDS);
+        for (&count, list) in counts.iter().zip(slots.chunks_exact(degree)) {
+            let word = |index: usize| match index {
+                0 => count,
+                _ => list.get(index - 1).copied().unwrap_or(EMPTY),
+            };
+            for line in 0..stride / LINE_WORDS {
+                lines.push(Line(std::array::from_fn(|i| {
+                    AtomicU32::new(word(line * LINE_WORDS + i))
+                })));
+            }
+        }
         Layer {
             degree,
+            stride,
+            nodes: counts.len(),
+            lines,
             locks: counts.iter().map(|_| AtomicBool::new(false)).collect(),
-            counts: counts.into_iter().map(AtomicU32::new).collect(),
-            neighbours: slots.into_iter().map(AtomicU32::new).collect(),
         }
     }
 
@@ -63,29 +94,65 @@ impl Layer {
     }
 
     pub fn nodes(&self) -> usize {
-        self.counts.len()
+        self.nodes
+    }
+
+    /// Every word of every block.
+    #[inline]
+    fn words(&self) -> &[AtomicU32] {
+        // SAFETY: `Line` is `repr(C)` over an array of `AtomicU32`, so the lines are one
+        // contiguous run of `lines.len() * LINE_WORDS` initialized atomics.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.lines.as_ptr().cast::<AtomicU32>(),
+                self.lines.len() * LINE_WORDS,
+            )
+        }
+    }
+
+    /// The node's block: its count, then its `degree` slots.
+    #[inline]
+    fn block(&self, node: u32) -> &[AtomicU32] {
+        let start = node as usize * self.stride;
+        &self.words()[start..start + 1 + self.degree]
     }
 
     /// Adds empty nodes until the layer has `nodes` of them.
     pub fn grow(&mut self, nodes: usize) {
-        let old = self.nodes();
-        if nodes <= old {
+        if nodes <= self.nodes {
             return;
         }
-        self.counts.resize_with(nodes, || AtomicU32::new(0));
+        let empty_line = || Line(std::array::from_fn(|_| AtomicU32::new(EMPTY)));
+        let lines_per_node = self.stride / LINE_WORDS;
+        self.lines.reserve((nodes - self.nodes) * lines_per_node);
+        for _ in self.nodes..nodes {
+            let first = empty_line();
+            first.0[0].store(0, Ordering::Relaxed);
+            self.lines.push(first);
+            for _ in 1..lines_per_node {
+                self.lines.push(empty_line());
+            }
+        }
         self.locks.resize_with(nodes, || AtomicBool::new(false));
-        self.neighbours
-            .resize_with(nodes * self.degree, || AtomicU32::new(EMPTY));
+        self.nodes = nodes;
     }
 
     /// The node's slots, `count` of them used; slots may read `EMPTY` mid-update.
     #[inline]
     pub fn slots(&self, node: u32) -> &[AtomicU32] {
-        let node = node as usize;
-        let count = self.counts[node].load(Ordering::Acquire) as usize;
+        let block = self.block(node);
+        let count = block[0].load(Ordering::Acquire) as usize;
         debug_assert!(count <= self.degree);
-        let start = node * self.degree;
-        &self.neighbours[start..start + count]
+        &block[1..1 + count]
+    }
+
+    /// Asks the CPU to start loading the node's block (a search is about to expand it).
+    #[inline]
+    pub fn prefetch(&self, node: u32) {
+        let block = self.block(node);
+        for line in block.chunks(LINE_WORDS) {
+            super::measure::prefetch_line(line.as_ptr().cast());
+        }
     }
 
     /// Copies the node's current neighbours into `out` (cleared first).
@@ -120,30 +187,31 @@ impl Layer {
     /// Replaces the node's list; the caller holds the node's lock.
     pub fn set_neighbours(&self, _guard: &NodeGuard<'_>, node: u32, list: &[u32]) {
         assert!(list.len() <= self.degree, "neighbour list over the degree");
-        let start = node as usize * self.degree;
-        let old = self.counts[node as usize].load(Ordering::Relaxed) as usize;
-        for (slot, &id) in self.neighbours[start..].iter().zip(list) {
+        let block = self.block(node);
+        let slots = &block[1..];
+        let old = block[0].load(Ordering::Relaxed) as usize;
+        for (slot, &id) in slots.iter().zip(list) {
             debug_assert!(id != EMPTY && id != node);
             slot.store(id, Ordering::Relaxed);
         }
-        for slot in &self.neighbours[start + list.len()..start + old.max(list.len())] {
+        for slot in &slots[list.len()..old.max(list.len())] {
             slot.store(EMPTY, Ordering::Relaxed);
         }
-        self.counts[node as usize].store(list.len() as u32, Ordering::Release);
+        block[0].store(list.len() as u32, Ordering::Release);
     }
 
     /// The counts, for serialization.
     pub fn counts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.counts
-            .iter()
-            .map(|count| count.load(Ordering::Relaxed))
+        (0..self.nodes as u32).map(|node| self.block(node)[0].load(Ordering::Relaxed))
     }
 
-    /// Every slot in node order, for serialization.
+    /// Every slot in node order (`degree` per node), for serialization.
     pub fn all_slots(&self) -> impl Iterator<Item = u32> + '_ {
-        self.neighbours
-            .iter()
-            .map(|slot| slot.load(Ordering::Relaxed))
+        (0..self.nodes as u32).flat_map(|node| {
+            self.block(node)[1..]
+                .iter()
+                .map(|slot| slot.load(Ordering::Relaxed))
+        })
     }
 }
 
@@ -172,5 +240,28 @@ mod tests {
         assert_eq!(layer.nodes(), 5);
         layer.copy_neighbours(4, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn blocks_start_on_cache_lines_and_round_trip() {
+        let layer = Layer::new(60, 3);
+        assert_eq!(layer.stride, 64);
+        for node in 0..3u32 {
+            let address = layer.block(node).as_ptr() as usize;
+            assert_eq!(address % 64, 0, "node {node}'s block starts a cache line");
+            let guard = layer.lock(node);
+            let list: Vec<u32> = (0..node + 1).map(|i| (node + 1 + i) % 3 + 10).collect();
+            layer.set_neighbours(&guard, node, &list);
+        }
+        let counts: Vec<u32> = layer.counts().collect();
+        let slots: Vec<u32> = layer.all_slots().collect();
+        assert_eq!(counts, [1, 2, 3]);
+        assert_eq!(slots.len(), 3 * 60);
+        let copy = Layer::from_parts(60, counts.clone(), slots.clone());
+        assert_eq!(copy.counts().collect::<Vec<_>>(), counts);
+        assert_eq!(copy.all_slots().collect::<Vec<_>>(), slots);
+        let mut out = Vec::new();
+        copy.copy_neighbours(2, &mut out);
+        assert_eq!(out, [10, 11, 12]);
     }
 }
