@@ -408,7 +408,8 @@ fn push_private(
 
 /// Calls `deliver(v, arrival * weight * decay)` for every entry `u -> v` of every node `u` of
 /// `frontier[range]` (rels with a NULL weight skipped; a negative weight is an error): the
-/// loop both push strategies share, each with its own way of adding what arrives.
+/// loop both push strategies share, each with its own way of adding what arrives. Unit
+/// weights take a loop of their own that never reads the entries' rel ids.
 #[inline(always)]
 fn send_range(
     graph: &SpreadGraph<'_>,
@@ -419,6 +420,7 @@ fn send_range(
     run: &SpreadRun<'_>,
     mut deliver: impl FnMut(u32, f64),
 ) -> Result<()> {
+    let unit = matches!(graph.weights, EdgeWeights::Unit);
     for view in &graph.push {
         for i in range.clone() {
             if run.prefetch_distance > 0 {
@@ -427,6 +429,13 @@ fn send_range(
             let u = frontier[i];
             let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
             let (targets, rels) = entries(view, u);
+            if unit {
+                let x = sent * decay;
+                for &v in targets {
+                    deliver(v, x);
+                }
+                continue;
+            }
             for (&v, &rel) in targets.iter().zip(rels) {
                 let weight = graph.weights.get(rel);
                 if weight.is_nan() {
