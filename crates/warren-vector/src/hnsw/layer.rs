@@ -60,33 +60,20 @@ impl Layer {
         layer
     }
 
-    /// Rebuilds a layer from its serialized counts and slots (already validated).
-    pub fn from_parts(degree: usize, counts: Vec<u32>, slots: Vec<u32>) -> Self {
-        assert_eq!(
-            slots.len(),
-            counts.len() * degree,
-            "slots do not match the counts"
-        );
-        let stride = stride(degree);
-        let mut lines = Vec::with_capacity(counts.len() * stride / LINE_WORDS);
-        for (&count, list) in counts.iter().zip(slots.chunks_exact(degree)) {
-            let word = |index: usize| match index {
-                0 => count,
-                _ => list.get(index - 1).copied().unwrap_or(EMPTY),
-            };
-            for line in 0..stride / LINE_WORDS {
-                lines.push(Line(std::array::from_fn(|i| {
-                    AtomicU32::new(word(line * LINE_WORDS + i))
-                })));
+    /// Rebuilds a layer from its serialized counts and slots (already validated): `slot(i)` is
+    /// the i-th slot in node order, `degree` per node.
+    pub fn from_parts(degree: usize, counts: &[u32], slot: impl Fn(usize) -> u32) -> Self {
+        let mut layer = Layer::new(degree, counts.len());
+        let stride = layer.stride;
+        let words = layer.words_mut();
+        for (node, &count) in counts.iter().enumerate() {
+            let block = &mut words[node * stride..node * stride + 1 + degree];
+            *block[0].get_mut() = count;
+            for (index, word) in block[1..].iter_mut().enumerate() {
+                *word.get_mut() = slot(node * degree + index);
             }
         }
-        Layer {
-            degree,
-            stride,
-            nodes: counts.len(),
-            lines,
-            locks: counts.iter().map(|_| AtomicBool::new(false)).collect(),
-        }
+        layer
     }
 
     pub fn degree(&self) -> usize {
@@ -110,6 +97,17 @@ impl Layer {
         }
     }
 
+    /// Every word of every block, for filling without atomic operations.
+    fn words_mut(&mut self) -> &mut [AtomicU32] {
+        // SAFETY: as in `words`; `&mut self` makes the access exclusive.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.lines.as_mut_ptr().cast::<AtomicU32>(),
+                self.lines.len() * LINE_WORDS,
+            )
+        }
+    }
+
     /// The node's block: its count, then its `degree` slots.
     #[inline]
     fn block(&self, node: u32) -> &[AtomicU32] {
@@ -122,19 +120,18 @@ impl Layer {
         if nodes <= self.nodes {
             return;
         }
-        let empty_line = || Line(std::array::from_fn(|_| AtomicU32::new(EMPTY)));
+        let old = self.nodes;
         let lines_per_node = self.stride / LINE_WORDS;
-        self.lines.reserve((nodes - self.nodes) * lines_per_node);
-        for _ in self.nodes..nodes {
-            let first = empty_line();
-            first.0[0].store(0, Ordering::Relaxed);
-            self.lines.push(first);
-            for _ in 1..lines_per_node {
-                self.lines.push(empty_line());
-            }
-        }
+        self.lines.resize_with(nodes * lines_per_node, || {
+            Line(std::array::from_fn(|_| AtomicU32::new(EMPTY)))
+        });
         self.locks.resize_with(nodes, || AtomicBool::new(false));
         self.nodes = nodes;
+        let stride = self.stride;
+        let words = self.words_mut();
+        for node in old..nodes {
+            *words[node * stride].get_mut() = 0;
+        }
     }
 
     /// The node's slots, `count` of them used; slots may read `EMPTY` mid-update.
@@ -257,7 +254,7 @@ mod tests {
         let slots: Vec<u32> = layer.all_slots().collect();
         assert_eq!(counts, [1, 2, 3]);
         assert_eq!(slots.len(), 3 * 60);
-        let copy = Layer::from_parts(60, counts.clone(), slots.clone());
+        let copy = Layer::from_parts(60, &counts, |index| slots[index]);
         assert_eq!(copy.counts().collect::<Vec<_>>(), counts);
         assert_eq!(copy.all_slots().collect::<Vec<_>>(), slots);
         let mut out = Vec::new();
