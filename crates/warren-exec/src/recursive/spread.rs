@@ -652,7 +652,7 @@ fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
     }
     let mut spare = vec![(0u64, 0u32); items.len()];
     for (d, count) in counts.iter().enumerate() {
-        if count.iter().any(|&c| c == items.len()) {
+        if count.contains(&items.len()) {
             continue;
         }
         let mut next = [0usize; BUCKETS];
