@@ -1,7 +1,8 @@
 //! Timing of the spreading-activation kernel alone (no result rows) on a database named by
 //! `WARREN_SPREAD_DB` (a Graph500 database from `warren generate`), per strategy, thread count
 //! and hop count. Ignored by default: `WARREN_SPREAD_DB=/tmp/g18db cargo test --profile ci -p
-//! warren --test spread_timing -- --ignored --nocapture`.
+//! warren --test spread_timing -- --ignored --nocapture`. `WARREN_SPREAD_QUICK=1` times only
+//! the default strategy (`Auto`) at 3 hops, 15 runs per thread count.
 
 use std::time::Instant;
 
@@ -48,14 +49,24 @@ fn spread_kernel_timing() {
     };
     let interrupt = Interrupt::none();
     let memory = MemoryTracker::new(u64::MAX);
-    for max_hops in [1, 2, 3] {
-        for threads in [1, 2] {
-            for strategy in [
+    let quick = std::env::var("WARREN_SPREAD_QUICK").is_ok_and(|v| v == "1");
+    let (hop_counts, strategies, repeat): (&[u32], &[SpreadStrategy], usize) = if quick {
+        (&[3], &[SpreadStrategy::Auto], 15)
+    } else {
+        (
+            &[1, 2, 3],
+            &[
                 SpreadStrategy::Auto,
                 SpreadStrategy::Push,
                 SpreadStrategy::PushPrivate,
                 SpreadStrategy::Pull,
-            ] {
+            ],
+            REPEAT,
+        )
+    };
+    for &max_hops in hop_counts {
+        for threads in [1, 2] {
+            for &strategy in strategies {
                 let run = SpreadRun {
                     threads,
                     morsel_size: 2048,
@@ -71,7 +82,7 @@ fn spread_kernel_timing() {
                 };
                 let mut times = Vec::new();
                 let mut reached = 0;
-                for _ in 0..REPEAT {
+                for _ in 0..repeat {
                     let start = Instant::now();
                     reached = spread(&spread_graph, &seeds, parameters, &run)
                         .unwrap()
@@ -81,7 +92,7 @@ fn spread_kernel_timing() {
                 times.sort_by(f64::total_cmp);
                 eprintln!(
                     "hops {max_hops} threads {threads} {strategy:?}: median {:.2} ms (min {:.2}), {reached} reached",
-                    times[REPEAT / 2], times[0]
+                    times[repeat / 2], times[0]
                 );
             }
         }

@@ -408,7 +408,8 @@ fn push_private(
 
 /// Calls `deliver(v, arrival * weight * decay)` for every entry `u -> v` of every node `u` of
 /// `frontier[range]` (rels with a NULL weight skipped; a negative weight is an error): the
-/// loop both push strategies share, each with its own way of adding what arrives.
+/// loop both push strategies share, each with its own way of adding what arrives. Unit
+/// weights take a loop of their own that never reads the entries' rel ids.
 #[inline(always)]
 fn send_range(
     graph: &SpreadGraph<'_>,
@@ -419,6 +420,7 @@ fn send_range(
     run: &SpreadRun<'_>,
     mut deliver: impl FnMut(u32, f64),
 ) -> Result<()> {
+    let unit = matches!(graph.weights, EdgeWeights::Unit);
     for view in &graph.push {
         for i in range.clone() {
             if run.prefetch_distance > 0 {
@@ -427,6 +429,13 @@ fn send_range(
             let u = frontier[i];
             let sent = f64::from_bits(state.arrival[u as usize].load(Ordering::Relaxed));
             let (targets, rels) = entries(view, u);
+            if unit {
+                let x = sent * decay;
+                for &v in targets {
+                    deliver(v, x);
+                }
+                continue;
+            }
             for (&v, &rel) in targets.iter().zip(rels) {
                 let weight = graph.weights.get(rel);
                 if weight.is_nan() {
@@ -577,21 +586,88 @@ fn pulled(
 }
 
 /// The reached nodes with their totals and first hops, activation descending, id ascending.
+/// Few nodes are sorted by comparison; many (over [`RADIX_RANK_SHARE`] of the graph) are
+/// listed in id order from the first-hop array and radix-sorted by activation, which is
+/// stable, so ties keep id order.
 fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
-    let mut out: Vec<Activation> = reached
+    let nodes = state.first_hop.len();
+    if reached.len() < RADIX_RANK_MIN || (reached.len() as f64) < RADIX_RANK_SHARE * nodes as f64 {
+        let mut out: Vec<Activation> = reached.into_iter().map(|v| activation(state, v)).collect();
+        out.sort_unstable_by(|a, b| {
+            b.activation
+                .total_cmp(&a.activation)
+                .then(a.node.cmp(&b.node))
+        });
+        return out;
+    }
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(reached.len());
+    for (v, &hop) in state.first_hop.iter().enumerate() {
+        if hop != HOPS_NONE {
+            keyed.push((descending_key(state.total[v]), v as u32));
+        }
+    }
+    debug_assert_eq!(keyed.len(), reached.len());
+    radix_sort_by_key(&mut keyed);
+    keyed
         .into_iter()
-        .map(|v| Activation {
-            node: v,
-            activation: state.total[v as usize],
-            hops: u32::from(state.first_hop[v as usize]),
-        })
-        .collect();
-    out.sort_unstable_by(|a, b| {
-        b.activation
-            .total_cmp(&a.activation)
-            .then(a.node.cmp(&b.node))
-    });
-    out
+        .map(|(_, v)| activation(state, v))
+        .collect()
+}
+
+/// Reached nodes over this share of the graph, and at least `RADIX_RANK_MIN` of them, are
+/// ranked by radix sort (`ranked`).
+const RADIX_RANK_SHARE: f64 = 1.0 / 64.0;
+const RADIX_RANK_MIN: usize = 4096;
+
+fn activation(state: &State, v: u32) -> Activation {
+    Activation {
+        node: v,
+        activation: state.total[v as usize],
+        hops: u32::from(state.first_hop[v as usize]),
+    }
+}
+
+/// A key whose ascending order is `activation`'s descending order. Activations are sums of
+/// non-negative terms (weights and seeds are checked), so their bits order like their values;
+/// a -0.0 counts as 0.
+#[inline]
+fn descending_key(activation: f64) -> u64 {
+    debug_assert!(activation >= 0.0, "activations are non-negative");
+    !(activation + 0.0).to_bits()
+}
+
+/// Bits per radix digit.
+const RADIX_BITS: u32 = 11;
+
+/// Sorts by the `u64`, stably (least significant digit first), skipping digits all keys share.
+fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
+    const BUCKETS: usize = 1 << RADIX_BITS;
+    let digits = 64u32.div_ceil(RADIX_BITS) as usize;
+    let digit = |key: u64, d: usize| ((key >> (d as u32 * RADIX_BITS)) as usize) & (BUCKETS - 1);
+    let mut counts = vec![[0usize; BUCKETS]; digits];
+    for &(key, _) in items.iter() {
+        for (d, count) in counts.iter_mut().enumerate() {
+            count[digit(key, d)] += 1;
+        }
+    }
+    let mut spare = vec![(0u64, 0u32); items.len()];
+    for (d, count) in counts.iter().enumerate() {
+        if count.contains(&items.len()) {
+            continue;
+        }
+        let mut next = [0usize; BUCKETS];
+        let mut sum = 0;
+        for (bucket, &c) in count.iter().enumerate() {
+            next[bucket] = sum;
+            sum += c;
+        }
+        for &item in items.iter() {
+            let bucket = digit(item.0, d);
+            spare[next[bucket]] = item;
+            next[bucket] += 1;
+        }
+        std::mem::swap(items, &mut spare);
+    }
 }
 
 #[cfg(test)]

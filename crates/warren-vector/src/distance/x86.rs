@@ -21,10 +21,12 @@ use super::portable;
 
 // ---- AVX-512F, f32 -------------------------------------------------------------------------
 
-/// The three sums of one pass (`a·b`, `a·a`, `b·b`) or, for the squared distance, one sum in
-/// `dot`. Loads past the end are masked to zero, which adds nothing to any sum.
+/// The three sums of one pass (`a·b`, `a·a`, `b·b`; the norms only when `NORMS`, zero
+/// otherwise) or, when `DIFFERENCE`, the squared distance's one sum in `dot`. The flags are
+/// constants so that each kernel compiles to its own loop and horizontal reductions. Loads
+/// past the end are masked to zero, which adds nothing to any sum.
 #[target_feature(enable = "avx512f")]
-fn sums_avx512_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> [f32; 3] {
+fn sums_avx512_f32<const NORMS: bool, const DIFFERENCE: bool>(a: &[f32], b: &[f32]) -> [f32; 3] {
     const W: usize = 16;
     let n = a.len();
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
@@ -41,14 +43,14 @@ fn sums_avx512_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> 
                 _mm512_loadu_ps(pa.add(i + W)),
                 _mm512_loadu_ps(pb.add(i + W)),
             );
-            if difference {
+            if DIFFERENCE {
                 let (e0, e1) = (_mm512_sub_ps(x0, y0), _mm512_sub_ps(x1, y1));
                 d0 = _mm512_fmadd_ps(e0, e0, d0);
                 d1 = _mm512_fmadd_ps(e1, e1, d1);
             } else {
                 d0 = _mm512_fmadd_ps(x0, y0, d0);
                 d1 = _mm512_fmadd_ps(x1, y1, d1);
-                if want_norms {
+                if NORMS {
                     a0 = _mm512_fmadd_ps(x0, x0, a0);
                     a1 = _mm512_fmadd_ps(x1, x1, a1);
                     b0 = _mm512_fmadd_ps(y0, y0, b0);
@@ -66,12 +68,12 @@ fn sums_avx512_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> 
             };
             let x = _mm512_maskz_loadu_ps(mask, pa.add(i));
             let y = _mm512_maskz_loadu_ps(mask, pb.add(i));
-            if difference {
+            if DIFFERENCE {
                 let e = _mm512_sub_ps(x, y);
                 d0 = _mm512_fmadd_ps(e, e, d0);
             } else {
                 d0 = _mm512_fmadd_ps(x, y, d0);
-                if want_norms {
+                if NORMS {
                     a0 = _mm512_fmadd_ps(x, x, a0);
                     b0 = _mm512_fmadd_ps(y, y, b0);
                 }
@@ -81,8 +83,16 @@ fn sums_avx512_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> 
     }
     [
         reduce_512_ps(_mm512_add_ps(d0, d1)),
-        reduce_512_ps(_mm512_add_ps(a0, a1)),
-        reduce_512_ps(_mm512_add_ps(b0, b1)),
+        if NORMS {
+            reduce_512_ps(_mm512_add_ps(a0, a1))
+        } else {
+            0.0
+        },
+        if NORMS {
+            reduce_512_ps(_mm512_add_ps(b0, b1))
+        } else {
+            0.0
+        },
     ]
 }
 
@@ -94,26 +104,26 @@ fn reduce_512_ps(v: __m512) -> f32 {
 pub fn inner_product_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: handed out only when AVX-512F was detected (module comment).
-    unsafe { sums_avx512_f32(a, b, false, false)[0] }
+    unsafe { sums_avx512_f32::<false, false>(a, b)[0] }
 }
 
 pub fn squared_distance_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    unsafe { sums_avx512_f32(a, b, false, true)[0] }
+    unsafe { sums_avx512_f32::<false, true>(a, b)[0] }
 }
 
 pub fn cosine_similarity_f32_avx512(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let [dot, aa, bb] = unsafe { sums_avx512_f32(a, b, true, false) };
+    let [dot, aa, bb] = unsafe { sums_avx512_f32::<true, false>(a, b) };
     super::cosine_from_sums(dot, aa, bb)
 }
 
 // ---- AVX-512F, f64 -------------------------------------------------------------------------
 
 #[target_feature(enable = "avx512f")]
-fn sums_avx512_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> [f64; 3] {
+fn sums_avx512_f64<const NORMS: bool, const DIFFERENCE: bool>(a: &[f64], b: &[f64]) -> [f64; 3] {
     const W: usize = 8;
     let n = a.len();
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
@@ -129,14 +139,14 @@ fn sums_avx512_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> 
                 _mm512_loadu_pd(pa.add(i + W)),
                 _mm512_loadu_pd(pb.add(i + W)),
             );
-            if difference {
+            if DIFFERENCE {
                 let (e0, e1) = (_mm512_sub_pd(x0, y0), _mm512_sub_pd(x1, y1));
                 d0 = _mm512_fmadd_pd(e0, e0, d0);
                 d1 = _mm512_fmadd_pd(e1, e1, d1);
             } else {
                 d0 = _mm512_fmadd_pd(x0, y0, d0);
                 d1 = _mm512_fmadd_pd(x1, y1, d1);
-                if want_norms {
+                if NORMS {
                     a0 = _mm512_fmadd_pd(x0, x0, a0);
                     a1 = _mm512_fmadd_pd(x1, x1, a1);
                     b0 = _mm512_fmadd_pd(y0, y0, b0);
@@ -154,12 +164,12 @@ fn sums_avx512_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> 
             };
             let x = _mm512_maskz_loadu_pd(mask, pa.add(i));
             let y = _mm512_maskz_loadu_pd(mask, pb.add(i));
-            if difference {
+            if DIFFERENCE {
                 let e = _mm512_sub_pd(x, y);
                 d0 = _mm512_fmadd_pd(e, e, d0);
             } else {
                 d0 = _mm512_fmadd_pd(x, y, d0);
-                if want_norms {
+                if NORMS {
                     a0 = _mm512_fmadd_pd(x, x, a0);
                     b0 = _mm512_fmadd_pd(y, y, b0);
                 }
@@ -169,8 +179,16 @@ fn sums_avx512_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> 
     }
     [
         reduce_512_pd(_mm512_add_pd(d0, d1)),
-        reduce_512_pd(_mm512_add_pd(a0, a1)),
-        reduce_512_pd(_mm512_add_pd(b0, b1)),
+        if NORMS {
+            reduce_512_pd(_mm512_add_pd(a0, a1))
+        } else {
+            0.0
+        },
+        if NORMS {
+            reduce_512_pd(_mm512_add_pd(b0, b1))
+        } else {
+            0.0
+        },
     ]
 }
 
@@ -182,19 +200,19 @@ fn reduce_512_pd(v: __m512d) -> f64 {
 pub fn inner_product_f64_avx512(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: handed out only when AVX-512F was detected.
-    unsafe { sums_avx512_f64(a, b, false, false)[0] }
+    unsafe { sums_avx512_f64::<false, false>(a, b)[0] }
 }
 
 pub fn squared_distance_f64_avx512(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    unsafe { sums_avx512_f64(a, b, false, true)[0] }
+    unsafe { sums_avx512_f64::<false, true>(a, b)[0] }
 }
 
 pub fn cosine_similarity_f64_avx512(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let [dot, aa, bb] = unsafe { sums_avx512_f64(a, b, true, false) };
+    let [dot, aa, bb] = unsafe { sums_avx512_f64::<true, false>(a, b) };
     super::cosine_from_sums(dot, aa, bb)
 }
 
@@ -202,7 +220,10 @@ pub fn cosine_similarity_f64_avx512(a: &[f64], b: &[f64]) -> f64 {
 
 /// The sums over the whole 8-lane blocks; returns them with the number of elements covered.
 #[target_feature(enable = "avx2,fma")]
-fn sums_avx2_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> ([f32; 3], usize) {
+fn sums_avx2_f32<const NORMS: bool, const DIFFERENCE: bool>(
+    a: &[f32],
+    b: &[f32],
+) -> ([f32; 3], usize) {
     const W: usize = 8;
     let n = a.len();
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
@@ -218,14 +239,14 @@ fn sums_avx2_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> ([
                 _mm256_loadu_ps(pa.add(i + W)),
                 _mm256_loadu_ps(pb.add(i + W)),
             );
-            if difference {
+            if DIFFERENCE {
                 let (e0, e1) = (_mm256_sub_ps(x0, y0), _mm256_sub_ps(x1, y1));
                 d0 = _mm256_fmadd_ps(e0, e0, d0);
                 d1 = _mm256_fmadd_ps(e1, e1, d1);
             } else {
                 d0 = _mm256_fmadd_ps(x0, y0, d0);
                 d1 = _mm256_fmadd_ps(x1, y1, d1);
-                if want_norms {
+                if NORMS {
                     a0 = _mm256_fmadd_ps(x0, x0, a0);
                     a1 = _mm256_fmadd_ps(x1, x1, a1);
                     b0 = _mm256_fmadd_ps(y0, y0, b0);
@@ -236,12 +257,12 @@ fn sums_avx2_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> ([
         }
         if i + W <= n {
             let (x, y) = (_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)));
-            if difference {
+            if DIFFERENCE {
                 let e = _mm256_sub_ps(x, y);
                 d0 = _mm256_fmadd_ps(e, e, d0);
             } else {
                 d0 = _mm256_fmadd_ps(x, y, d0);
-                if want_norms {
+                if NORMS {
                     a0 = _mm256_fmadd_ps(x, x, a0);
                     b0 = _mm256_fmadd_ps(y, y, b0);
                 }
@@ -251,8 +272,16 @@ fn sums_avx2_f32(a: &[f32], b: &[f32], want_norms: bool, difference: bool) -> ([
     }
     let sums = [
         reduce_256_ps(_mm256_add_ps(d0, d1)),
-        reduce_256_ps(_mm256_add_ps(a0, a1)),
-        reduce_256_ps(_mm256_add_ps(b0, b1)),
+        if NORMS {
+            reduce_256_ps(_mm256_add_ps(a0, a1))
+        } else {
+            0.0
+        },
+        if NORMS {
+            reduce_256_ps(_mm256_add_ps(b0, b1))
+        } else {
+            0.0
+        },
     ];
     (sums, i)
 }
@@ -268,21 +297,21 @@ fn reduce_256_ps(v: __m256) -> f32 {
 pub fn inner_product_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: handed out only when AVX2 and FMA were detected.
-    let ([dot, ..], done) = unsafe { sums_avx2_f32(a, b, false, false) };
+    let ([dot, ..], done) = unsafe { sums_avx2_f32::<false, false>(a, b) };
     dot + portable::inner_product_f32(&a[done..], &b[done..])
 }
 
 pub fn squared_distance_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let ([sum, ..], done) = unsafe { sums_avx2_f32(a, b, false, true) };
+    let ([sum, ..], done) = unsafe { sums_avx2_f32::<false, true>(a, b) };
     sum + portable::squared_distance_f32(&a[done..], &b[done..])
 }
 
 pub fn cosine_similarity_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let ([mut dot, mut aa, mut bb], done) = unsafe { sums_avx2_f32(a, b, true, false) };
+    let ([mut dot, mut aa, mut bb], done) = unsafe { sums_avx2_f32::<true, false>(a, b) };
     for (x, y) in a[done..].iter().zip(&b[done..]) {
         dot += x * y;
         aa += x * x;
@@ -294,7 +323,10 @@ pub fn cosine_similarity_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
 // ---- AVX2 + FMA, f64 -----------------------------------------------------------------------
 
 #[target_feature(enable = "avx2,fma")]
-fn sums_avx2_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> ([f64; 3], usize) {
+fn sums_avx2_f64<const NORMS: bool, const DIFFERENCE: bool>(
+    a: &[f64],
+    b: &[f64],
+) -> ([f64; 3], usize) {
     const W: usize = 4;
     let n = a.len();
     let (pa, pb) = (a.as_ptr(), b.as_ptr());
@@ -310,14 +342,14 @@ fn sums_avx2_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> ([
                 _mm256_loadu_pd(pa.add(i + W)),
                 _mm256_loadu_pd(pb.add(i + W)),
             );
-            if difference {
+            if DIFFERENCE {
                 let (e0, e1) = (_mm256_sub_pd(x0, y0), _mm256_sub_pd(x1, y1));
                 d0 = _mm256_fmadd_pd(e0, e0, d0);
                 d1 = _mm256_fmadd_pd(e1, e1, d1);
             } else {
                 d0 = _mm256_fmadd_pd(x0, y0, d0);
                 d1 = _mm256_fmadd_pd(x1, y1, d1);
-                if want_norms {
+                if NORMS {
                     a0 = _mm256_fmadd_pd(x0, x0, a0);
                     a1 = _mm256_fmadd_pd(x1, x1, a1);
                     b0 = _mm256_fmadd_pd(y0, y0, b0);
@@ -329,8 +361,16 @@ fn sums_avx2_f64(a: &[f64], b: &[f64], want_norms: bool, difference: bool) -> ([
     }
     let sums = [
         reduce_256_pd(_mm256_add_pd(d0, d1)),
-        reduce_256_pd(_mm256_add_pd(a0, a1)),
-        reduce_256_pd(_mm256_add_pd(b0, b1)),
+        if NORMS {
+            reduce_256_pd(_mm256_add_pd(a0, a1))
+        } else {
+            0.0
+        },
+        if NORMS {
+            reduce_256_pd(_mm256_add_pd(b0, b1))
+        } else {
+            0.0
+        },
     ];
     (sums, i)
 }
@@ -344,21 +384,21 @@ fn reduce_256_pd(v: __m256d) -> f64 {
 pub fn inner_product_f64_avx2(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: handed out only when AVX2 and FMA were detected.
-    let ([dot, ..], done) = unsafe { sums_avx2_f64(a, b, false, false) };
+    let ([dot, ..], done) = unsafe { sums_avx2_f64::<false, false>(a, b) };
     dot + portable::inner_product_f64(&a[done..], &b[done..])
 }
 
 pub fn squared_distance_f64_avx2(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let ([sum, ..], done) = unsafe { sums_avx2_f64(a, b, false, true) };
+    let ([sum, ..], done) = unsafe { sums_avx2_f64::<false, true>(a, b) };
     sum + portable::squared_distance_f64(&a[done..], &b[done..])
 }
 
 pub fn cosine_similarity_f64_avx2(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");
     // SAFETY: as above.
-    let ([mut dot, mut aa, mut bb], done) = unsafe { sums_avx2_f64(a, b, true, false) };
+    let ([mut dot, mut aa, mut bb], done) = unsafe { sums_avx2_f64::<true, false>(a, b) };
     for (x, y) in a[done..].iter().zip(&b[done..]) {
         dot += x * y;
         aa += x * x;

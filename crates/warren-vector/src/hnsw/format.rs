@@ -187,25 +187,39 @@ impl HnswIndex {
     }
 }
 
-/// Reads one layer's counts and slots, checking every count and id.
+/// Reads one layer's counts and slots, checking every count and id. The slots go from the
+/// buffer straight into the layer's blocks (no intermediate copy: at 1M rows they are 240 MB).
 fn read_layer(reader: &mut Reader<'_>, degree: usize, nodes: usize) -> Result<Layer, HnswError> {
     let counts = reader.u32s(nodes)?;
-    let slots = reader.u32s(nodes * degree)?;
+    let slot_bytes = reader.take(
+        nodes
+            .checked_mul(degree * 4)
+            .ok_or_else(|| HnswError::Format("too long".into()))?,
+    )?;
+    let slot = |index: usize| {
+        u32::from_le_bytes(
+            slot_bytes[index * 4..index * 4 + 4]
+                .try_into()
+                .expect("four bytes"),
+        )
+    };
     for (node, &count) in counts.iter().enumerate() {
-        let list = &slots[node * degree..(node + 1) * degree];
+        let first = node * degree;
         let count = count as usize;
         let valid = count <= degree
-            && list[..count]
-                .iter()
-                .all(|&id| (id as usize) < nodes && id as usize != node)
-            && list[count..].iter().all(|&id| id == EMPTY);
+            && (first..first + count)
+                .map(slot)
+                .all(|id| (id as usize) < nodes && id as usize != node)
+            && (first + count..first + degree)
+                .map(slot)
+                .all(|id| id == EMPTY);
         if !valid {
             return Err(HnswError::Format(format!(
                 "bad neighbour list at node {node}"
             )));
         }
     }
-    Ok(Layer::from_parts(degree, counts, slots))
+    Ok(Layer::from_parts(degree, &counts, slot))
 }
 
 struct Reader<'a> {

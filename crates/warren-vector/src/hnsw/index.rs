@@ -149,6 +149,7 @@ impl HnswIndex {
             vectors,
             dim: self.dim,
             inverse_norms: &self.inverse_norms,
+            dot: super::measure::inner_product_kernel(),
         }
     }
 

@@ -7,10 +7,18 @@
 
 use crate::distance::Metric;
 
-/// The inner product the cosine path uses.
+/// The inner product the cosine path uses (the process's kernel).
 #[inline]
 fn inner_product(a: &[f32], b: &[f32]) -> f32 {
     crate::distance::inner_product_f32(a, b)
+}
+
+/// A distance kernel over two equal-length rows.
+pub type KernelF32 = fn(&[f32], &[f32]) -> f32;
+
+/// The process's inner-product kernel, looked up once per `Space` instead of once per distance.
+pub fn inner_product_kernel() -> KernelF32 {
+    crate::distance::kernels().inner_product_f32
 }
 
 /// `1 / |vector|`: infinite for a zero vector, which then measures NaN, counted as farthest.
@@ -35,6 +43,8 @@ pub struct Space<'a> {
     pub dim: usize,
     /// One per row under cosine; empty otherwise.
     pub inverse_norms: &'a [f32],
+    /// The inner-product kernel (`inner_product_kernel()`).
+    pub dot: KernelF32,
 }
 
 /// A query vector with its inverse norm (under cosine).
@@ -66,7 +76,7 @@ impl<'a> Space<'a> {
     pub fn query_distance(&self, query: &Query<'_>, row: u32) -> f32 {
         let vector = row_vector(self.vectors, self.dim, row);
         if self.uses_norms() {
-            let dot = inner_product(query.vector, vector);
+            let dot = (self.dot)(query.vector, vector);
             not_nan(1.0 - dot * query.inverse_norm * self.inverse_norms[row as usize])
         } else {
             distance(self.metric, query.vector, vector)
@@ -82,7 +92,7 @@ impl<'a> Space<'a> {
         );
         if self.uses_norms() {
             let scale = self.inverse_norms[a as usize] * self.inverse_norms[b as usize];
-            not_nan(1.0 - inner_product(left, right) * scale)
+            not_nan(1.0 - (self.dot)(left, right) * scale)
         } else {
             distance(self.metric, left, right)
         }
@@ -110,17 +120,21 @@ pub fn distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
 /// distances computed next over a neighbour list do not wait on memory one vector at a time.
 #[inline]
 pub fn prefetch_vector(vector: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
     for line in vector.chunks(16) {
-        // SAFETY: a prefetch is a hint that never faults; the address lies inside `vector`.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast::<i8>(),
-            );
-        }
+        prefetch_line(line.as_ptr().cast());
+    }
+}
+
+/// Asks the CPU to start loading the cache line holding `address` (a no-op off x86-64).
+#[inline]
+pub fn prefetch_line(address: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = vector;
+    let _ = address;
 }
 
 /// Row `row` of a contiguous block of `dim`-long vectors.
@@ -153,6 +167,7 @@ mod tests {
             vectors: &vectors,
             dim: 3,
             inverse_norms: &norms,
+            dot: inner_product_kernel(),
         };
         let plain = Space {
             inverse_norms: &[],

@@ -41,9 +41,16 @@ pub struct SearchScratch {
     results: BinaryHeap<Neighbour>,
     pub(crate) found: Vec<Neighbour>,
     pub(crate) entries: Vec<u32>,
+    /// The unvisited neighbours of the node being expanded.
+    fresh: Vec<u32>,
     /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).
     no_prefetch: bool,
 }
+
+/// How many neighbours ahead of the distance loop their vectors are prefetched: enough to
+/// cover a miss, few enough that the prefetches do not queue behind each other (measured
+/// against prefetching every neighbour at once; docs/OPTIMIZATION_LOG.md).
+const PREFETCH_AHEAD: usize = 8;
 
 impl SearchScratch {
     pub fn new() -> Self {
@@ -113,6 +120,7 @@ pub fn search_layer<D, A, P>(
         epoch,
         candidates,
         results,
+        fresh,
         no_prefetch,
         ..
     } = scratch;
@@ -138,19 +146,27 @@ pub fn search_layer<D, A, P>(
         if results.len() >= ef && nearest.distance > worst {
             break;
         }
-        let slots = layer.slots(nearest.row);
-        if prefetching {
-            for slot in slots {
-                let node = slot.load(AtomicOrdering::Relaxed);
-                if node != EMPTY && visited[node as usize] != epoch {
-                    prefetch(node);
-                }
+        // The next candidate's list is likely read next: start loading it now.
+        if let Some(Reverse(next)) = candidates.peek() {
+            layer.prefetch(next.row);
+        }
+        fresh.clear();
+        for slot in layer.slots(nearest.row) {
+            let node = slot.load(AtomicOrdering::Relaxed);
+            if node != EMPTY && visit(visited, epoch, node) {
+                fresh.push(node);
             }
         }
-        for slot in slots {
-            let node = slot.load(AtomicOrdering::Relaxed);
-            if node == EMPTY || !visit(visited, epoch, node) {
-                continue;
+        if prefetching {
+            for &node in fresh.iter().take(PREFETCH_AHEAD) {
+                prefetch(node);
+            }
+        }
+        for (index, &node) in fresh.iter().enumerate() {
+            if prefetching {
+                if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
+                    prefetch(later);
+                }
             }
             let found = Neighbour {
                 row: node,

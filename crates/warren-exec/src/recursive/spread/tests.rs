@@ -321,3 +321,52 @@ fn an_interrupted_spread_stops() {
     let error = spread(&spread_graph, &[(0, 1.0)], DEFAULTS, &run).unwrap_err();
     assert!(matches!(error, Error::Interrupted(_)), "{error}");
 }
+
+#[test]
+fn radix_ranking_orders_like_the_comparison_sort() {
+    let mut random = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        random
+    };
+    let mut items: Vec<(u64, u32)> = (0..5_000u32)
+        .map(|v| {
+            // Ties (few distinct values), values over many exponents, and zeros.
+            let activation = match next() % 3 {
+                0 => (next() % 4) as f64 * 0.25,
+                1 => f64::from_bits(next() >> 2),
+                _ => 0.0,
+            };
+            (descending_key(activation), v)
+        })
+        .collect();
+    let mut expected = items.clone();
+    expected.sort_by(|a, b| {
+        let (x, y) = (f64::from_bits(!a.0), f64::from_bits(!b.0));
+        y.total_cmp(&x).then(a.1.cmp(&b.1))
+    });
+    radix_sort_by_key(&mut items);
+    assert_eq!(items, expected);
+    assert!(descending_key(0.5) < descending_key(0.25));
+    assert_eq!(descending_key(-0.0), descending_key(0.0));
+}
+
+#[test]
+fn a_large_spread_is_ranked_by_radix_like_the_reference() {
+    // A star: node 0 reaches 6,000 leaves (over RADIX_RANK_MIN) with weights giving ties.
+    let leaves = 6_000u32;
+    let graph = TestGraph {
+        nodes: leaves + 1,
+        edges: (1..=leaves)
+            .map(|leaf| (0, leaf, Some(f64::from(leaf % 7) * 0.5)))
+            .collect(),
+    };
+    let p = SpreadParameters {
+        decay: 0.5,
+        threshold: 0.0,
+        max_hops: 1,
+    };
+    check_against_reference(&graph, Follow::Out, &[(0, 1.0)], p);
+}
