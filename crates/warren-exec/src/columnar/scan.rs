@@ -83,6 +83,8 @@ pub struct ColumnarScan {
     scratch: Vec<Value>,
     /// Batches made in parallel and not handed out yet, in row order.
     ready: std::collections::VecDeque<ColumnBatch>,
+    /// Whether the stored tables the scan reads have been verified (on its first batch).
+    verified: bool,
 }
 
 impl ColumnarScan {
@@ -100,7 +102,25 @@ impl ColumnarScan {
             expanding: None,
             scratch,
             ready: std::collections::VecDeque::new(),
+            verified: false,
         }
+    }
+
+    /// Verifies every stored block of the tables the scan reads whole arrays of (node tables,
+    /// the expanded rel tables and their target tables): a damaged block is a `corrupt
+    /// database` error before any row is read.
+    fn verify_tables(&self, snapshot: &Snapshot) -> Result<()> {
+        let mut nodes = self.plan.tables.clone();
+        if let Some(expand) = &self.plan.expand {
+            nodes.extend(&expand.target_tables);
+            for step in &expand.steps {
+                snapshot.rel_table(step.pair).try_verify()?;
+            }
+        }
+        for table in nodes {
+            snapshot.node_table(table).try_verify()?;
+        }
+        Ok(())
     }
 
     /// The next batch of at most `rows_max` rows (at least one), or `None` at the end.
@@ -115,6 +135,10 @@ impl ColumnarScan {
         }
         ctx.interrupt.check()?;
         let snapshot = ctx.snapshot();
+        if !self.verified {
+            self.verify_tables(&snapshot)?;
+            self.verified = true;
+        }
         if let Some(batch) = self.parallel_batches(&snapshot, ctx.settings.threads, rows_max) {
             return Ok(Some(batch));
         }
@@ -147,7 +171,7 @@ impl ColumnarScan {
             };
             let table = snapshot.node_table(table_id);
             if resolved.as_ref().is_none_or(|(t, _)| *t != table_id) {
-                let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
+                let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
                 resolved = Some((table_id, prefilters));
             }
             let prefilters = &resolved.as_ref().expect("just resolved").1;
@@ -462,7 +486,8 @@ impl ColumnarScan {
                     table,
                     property.column(table),
                     rows,
-                ),
+                )
+                .expect("the scan verified its tables when it started"),
                 Output::Variable { .. } => {
                     for &row in rows {
                         let id = InternalId::new(table, row);
