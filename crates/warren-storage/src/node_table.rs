@@ -113,6 +113,13 @@ impl NodeTable {
         Ok(())
     }
 
+    /// Verifies every block of the deletion bitmap (read whole by scans).
+    pub fn try_verify_deleted(&self) -> Result<(), ChecksumMismatch> {
+        self.deleted
+            .as_ref()
+            .map_or(Ok(()), |deleted| deleted.bytes().try_bytes().map(|_| ()))
+    }
+
     /// Checks every stored byte against its checksum and the structures' invariants
     /// (`warren check`; O(table)).
     pub fn validate(&self) -> Result<(), String> {

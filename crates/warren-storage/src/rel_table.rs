@@ -203,6 +203,15 @@ impl RelTable {
         Ok(())
     }
 
+    /// Verifies every block of both CSRs and the deletion bitmap (read whole by expansions).
+    pub fn try_verify_adjacency(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
+        self.forward.try_verify()?;
+        self.backward.try_verify()?;
+        self.deleted
+            .as_ref()
+            .map_or(Ok(()), |deleted| deleted.bytes().try_bytes().map(|_| ()))
+    }
+
     /// Checks every stored entry: endpoints within their tables and both CSRs' invariants
     /// (`warren check`; O(table)).
     pub fn validate(&self) -> Result<(), String> {

@@ -389,4 +389,83 @@ mod tests {
             .verify()
             .is_ok());
     }
+
+    /// A version-1 segment (one checksum per section), as written before per-block checksums.
+    fn version_one(section: &[u8]) -> Vec<u8> {
+        let mut entry = Vec::new();
+        entry.extend_from_slice(&(SectionTag::ColumnValues as u32).to_le_bytes());
+        entry.extend_from_slice(&0u32.to_le_bytes());
+        entry.extend_from_slice(&128u64.to_le_bytes());
+        entry.extend_from_slice(&(section.len() as u64).to_le_bytes());
+        entry.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
+        entry.extend_from_slice(&[0u8; 4]);
+        let mut file = vec![0u8; 128];
+        file[..8].copy_from_slice(MAGIC);
+        file[8..12].copy_from_slice(&1u32.to_le_bytes());
+        file[12..16].copy_from_slice(&1u32.to_le_bytes());
+        file[16..20].copy_from_slice(&crc32fast::hash(&entry).to_le_bytes());
+        file[64..96].copy_from_slice(&entry);
+        file.extend_from_slice(section);
+        file
+    }
+
+    #[test]
+    fn version_one_segments_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.seg");
+        let section: Vec<u8> = (0..5000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut file = version_one(&section);
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let bytes = segment.required(SectionTag::ColumnValues, 0).unwrap();
+        assert_eq!(bytes.try_range(400..404).unwrap(), &100u32.to_le_bytes());
+        assert!(bytes.is_verified(), "a version-1 section is one block");
+        drop((segment, bytes));
+        let last = file.len() - 1;
+        file[last] ^= 1;
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let error = segment
+            .required(SectionTag::ColumnValues, 0)
+            .unwrap()
+            .try_range(0..4)
+            .unwrap_err();
+        assert!(
+            error.to_string().ends_with("ColumnValues 0 block 0"),
+            "{error}"
+        );
+        assert_eq!(segment.damaged_blocks().len(), 1);
+    }
+
+    #[test]
+    fn a_large_section_is_verified_block_by_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.seg");
+        let block = 1usize << BLOCK_SHIFT;
+        let values: Vec<u8> = (0..3 * block + 100).map(|i| (i % 253) as u8).collect();
+        let section = [SectionData {
+            tag: SectionTag::ForwardNeighbours,
+            index: 0,
+            bytes: &values,
+        }];
+        write_segment(&RealFileSystem, &path, &section).unwrap();
+        let mut file = std::fs::read(&path).unwrap();
+        let at = file.len() - values.len() + 2 * block + 7;
+        file[at] ^= 1;
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let bytes = segment.required(SectionTag::ForwardNeighbours, 0).unwrap();
+        bytes.try_range(0..block + 1).unwrap();
+        bytes.try_range(3 * block..3 * block + 100).unwrap();
+        let error = bytes.try_range(2 * block + 5..2 * block + 6).unwrap_err();
+        assert!(
+            error.to_string().ends_with("ForwardNeighbours 0 block 2"),
+            "{error}"
+        );
+        assert!(!bytes.is_verified());
+        let damaged = segment.damaged_blocks();
+        assert_eq!(damaged.len(), 1);
+        assert!(damaged[0].ends_with("block 2"), "{damaged:?}");
+        assert!(bytes.verify().unwrap_err().contains("block 2"));
+    }
 }

@@ -106,19 +106,44 @@ impl ColumnarScan {
         }
     }
 
-    /// Verifies every stored block of the tables the scan reads whole arrays of (node tables,
-    /// the expanded rel tables and their target tables): a damaged block is a `corrupt
-    /// database` error before any row is read.
-    fn verify_tables(&self, snapshot: &Snapshot) -> Result<()> {
-        let mut nodes = self.plan.tables.clone();
-        if let Some(expand) = &self.plan.expand {
-            nodes.extend(&expand.target_tables);
-            for step in &expand.steps {
-                snapshot.rel_table(step.pair).try_verify()?;
-            }
+    /// Verifies every stored block of what the scan reads whole arrays of (the scanned tables'
+    /// deletion bitmaps, the expanded rel tables' CSRs, the gathered property columns): a
+    /// damaged block is a `corrupt database` error before any row is read. Filters read
+    /// values one by one, verifying their blocks as they go.
+    fn verify_stored(&self, snapshot: &Snapshot) -> Result<()> {
+        let no_pairs = Vec::new();
+        let (pairs, targets) = match &self.plan.expand {
+            Some(expand) => (
+                expand.steps.iter().map(|s| s.pair).collect(),
+                expand.target_tables.clone(),
+            ),
+            None => (no_pairs, Vec::new()),
+        };
+        for &table in self.plan.tables.iter().chain(&targets) {
+            snapshot.node_table(table).try_verify_deleted()?;
         }
-        for table in nodes {
-            snapshot.node_table(table).try_verify()?;
+        for &pair in &pairs {
+            snapshot.rel_table(pair).try_verify_adjacency()?;
+        }
+        for output in &self.plan.outputs {
+            let Output::Property { of, property, .. } = output else {
+                continue;
+            };
+            let tables = match of {
+                Bound::Source => &self.plan.tables,
+                Bound::Target => &targets,
+                Bound::Rel => &pairs,
+            };
+            for &table in tables {
+                let Some(column) = property.column(table) else {
+                    continue;
+                };
+                if *of == Bound::Rel {
+                    snapshot.rel_table(table).columns()[column].try_verify()?;
+                } else {
+                    snapshot.node_table(table).column(column).try_verify()?;
+                }
+            }
         }
         Ok(())
     }
@@ -136,7 +161,7 @@ impl ColumnarScan {
         ctx.interrupt.check()?;
         let snapshot = ctx.snapshot();
         if !self.verified {
-            self.verify_tables(&snapshot)?;
+            self.verify_stored(&snapshot)?;
             self.verified = true;
         }
         if let Some(batch) = self.parallel_batches(&snapshot, ctx.settings.threads, rows_max) {
@@ -487,7 +512,7 @@ impl ColumnarScan {
                     property.column(table),
                     rows,
                 )
-                .expect("the scan verified its tables when it started"),
+                .expect("the scan verified its columns when it started"),
                 Output::Variable { .. } => {
                     for &row in rows {
                         let id = InternalId::new(table, row);
