@@ -28,6 +28,13 @@ pub const BLOCK_SHIFT: u32 = 18;
 pub const BLOCK_SHIFT_MAX: u32 = 30;
 /// The smallest (a block of 4 KiB).
 pub const BLOCK_SHIFT_MIN: u32 = 12;
+/// Once readers have verified 1/ESCALATE_DIVISOR of a section's blocks one by one, the reader
+/// that crosses the mark verifies the rest at once: a traversal that reaches that much of the
+/// graph reads nearly all of it, and its next views can then skip the checks altogether
+/// (per-node checks cost more than the checksums; see docs/OPTIMIZATION_LOG.md).
+const ESCALATE_DIVISOR: usize = 8;
+/// Sections of fewer blocks are not escalated (their blocks are verified as touched).
+const ESCALATE_BLOCKS_MIN: usize = 16;
 
 /// A block whose bytes do not match their checksum.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +89,8 @@ pub struct SectionCheck {
     /// Blocks not yet verified.
     remaining: AtomicUsize,
     all_verified: AtomicBool,
+    /// Whether a reader has taken on verifying the whole section (see [`ESCALATE_DIVISOR`]).
+    escalated: AtomicBool,
 }
 
 impl SectionCheck {
@@ -130,6 +139,7 @@ impl SectionCheck {
             failed: (0..words).map(|_| AtomicU64::new(0)).collect(),
             remaining: AtomicUsize::new(count),
             all_verified: AtomicBool::new(count == 0),
+            escalated: AtomicBool::new(false),
         }
     }
 
@@ -156,7 +166,25 @@ impl SectionCheck {
         self.verify_blocks(
             bytes,
             range.start / self.block_bytes..=(range.end - 1) / self.block_bytes,
-        )
+        )?;
+        self.escalate_if_widely_read(bytes);
+        Ok(())
+    }
+
+    /// Verifies every remaining block once readers have verified a large share of them one by
+    /// one (once per section; a damaged block found here is left for its reader to meet).
+    fn escalate_if_widely_read(&self, bytes: &[u8]) {
+        let blocks = self.num_blocks();
+        let verified = blocks - self.remaining.load(Ordering::Relaxed);
+        if blocks < ESCALATE_BLOCKS_MIN
+            || verified * ESCALATE_DIVISOR < blocks
+            || self.escalated.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        for block in 0..blocks {
+            let _ = self.verify_block(bytes, block);
+        }
     }
 
     /// Verifies every block of `bytes` (the section); the first mismatch is returned.
@@ -351,6 +379,27 @@ mod tests {
             .unwrap();
         assert!(!check.is_verified());
         check.verify_all(&bytes).unwrap();
+        assert!(check.is_verified());
+    }
+
+    #[test]
+    fn reading_an_eighth_of_a_large_section_verifies_the_rest() {
+        let bytes = section(64 << BLOCK_SHIFT_MIN);
+        let table: Vec<u8> = block_checksums(&bytes, BLOCK_SHIFT_MIN)
+            .iter()
+            .flat_map(|crc| crc.to_le_bytes())
+            .collect();
+        let list_crc = crc32fast::hash(&table);
+        let map = Arc::new(FileMap::copied(&table));
+        let check =
+            SectionCheck::blocks("s".into(), bytes.len(), BLOCK_SHIFT_MIN, map, 0, list_crc);
+        check
+            .verify_range(&bytes, 0..(7 << BLOCK_SHIFT_MIN))
+            .unwrap();
+        assert!(!check.is_verified());
+        check
+            .verify_range(&bytes, (7 << BLOCK_SHIFT_MIN)..(8 << BLOCK_SHIFT_MIN))
+            .unwrap();
         assert!(check.is_verified());
     }
 
