@@ -303,13 +303,33 @@ impl RelTable {
 
     /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
     /// segment and the delta in place.
+    /// Panics on a checksum mismatch (see [`RelTable::try_entries`]).
     pub fn entries(&self, node: u32, direction: Direction) -> Vec<(u32, u32)> {
+        self.try_entries(node, direction)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// [`RelTable::entries`], verifying only the blocks of `node`'s stored entries.
+    pub fn try_entries(
+        &self,
+        node: u32,
+        direction: Direction,
+    ) -> Result<Vec<(u32, u32)>, crate::section_check::ChecksumMismatch> {
         let csr = self.stored_csr(direction);
-        let range = csr.range(node);
-        let mut out: Vec<(u32, u32)> = csr.neighbours()[range.clone()]
+        let slot = CorruptionSlot::default();
+        let view = AdjacencyView::stored(csr, &slot);
+        let (neighbours, rels) = if (node as usize) < view.num_nodes() {
+            view.entries(node)
+        } else {
+            (&[][..], &[][..])
+        };
+        if let Some(mismatch) = slot.first() {
+            return Err(mismatch);
+        }
+        let mut out: Vec<(u32, u32)> = neighbours
             .iter()
             .copied()
-            .zip(csr.rel_ids()[range].iter().copied())
+            .zip(rels.iter().copied())
             .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel)))
             .collect();
         let forward = direction == Direction::Forward;
@@ -318,7 +338,7 @@ impl RelTable {
                 .appended_entries(node, forward)
                 .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel))),
         );
-        out
+        Ok(out)
     }
 
     fn delta_deleted(&self, rel: u64) -> bool {

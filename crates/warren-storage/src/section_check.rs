@@ -296,6 +296,11 @@ impl CorruptionSlot {
         let _ = self.first.set(mismatch);
     }
 
+    /// The first recorded mismatch, if any.
+    pub fn first(&self) -> Option<ChecksumMismatch> {
+        self.first.get().cloned()
+    }
+
     /// `Err` with the first recorded mismatch, if any.
     pub fn check(&self) -> warren_common::Result<()> {
         match self.first.get() {
