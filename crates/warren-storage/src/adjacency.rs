@@ -10,13 +10,17 @@
 //! patches cover more than [`PATCHED_SHARE_MAX`] of the groups (a large delta), the caller
 //! merges the whole delta into a new base instead, so that reads go back to the flat arrays.
 //! [`AdjacencyView`] is what the recursive engine's loops read: one predictable branch per
-//! node when there are patches, none when there are not.
+//! node, taken only when there are patches or blocks of the stored arrays not yet verified
+//! against their checksums (a view over a mapped CSR verifies the blocks each node's entries
+//! lie in when it first reads them, and records a mismatch in the query's
+//! [`CorruptionSlot`]).
 
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 
 use crate::csr::Csr;
+use crate::section_check::{CorruptionSlot, SectionCheck};
 
 /// Nodes per group: 2^GROUP_SHIFT.
 pub const GROUP_SHIFT: u32 = 8;
@@ -200,6 +204,9 @@ impl PatchedCsr {
             patches,
             num_nodes: self.num_nodes,
             num_entries: self.num_entries,
+            guarded: !patches.is_empty(),
+            checks: [None; 3],
+            slot: None,
         }
     }
 
@@ -277,6 +284,12 @@ pub struct AdjacencyView<'a> {
     patches: &'a [Option<Arc<Patch>>],
     num_nodes: usize,
     num_entries: u64,
+    /// Whether reads take the slow path: there are patches or `checks` to make.
+    guarded: bool,
+    /// The checks of `offsets`, `neighbours` and `rel_ids` while they have unverified blocks.
+    checks: [Option<&'a SectionCheck>; 3],
+    /// Where a checksum mismatch is recorded; `None` only when `checks` is empty.
+    slot: Option<&'a CorruptionSlot>,
 }
 
 impl<'a> AdjacencyView<'a> {
@@ -290,7 +303,22 @@ impl<'a> AdjacencyView<'a> {
             patches: &[],
             num_nodes: offsets.len() - 1,
             num_entries: neighbours.len() as u64,
+            guarded: false,
+            checks: [None; 3],
+            slot: None,
         }
+    }
+
+    /// A stored CSR read in place, verifying the blocks of each node's entries when it first
+    /// reads them: a damaged block is recorded in `slot` and its nodes read as having no
+    /// entries. Once every block is verified, views are plain CSRs.
+    pub fn stored(csr: &'a Csr, slot: &'a CorruptionSlot) -> Self {
+        let (offsets, neighbours, rel_ids) = csr.unverified_arrays();
+        let mut view = Self::csr(offsets, neighbours, rel_ids);
+        view.checks = csr.pending_checks();
+        view.guarded = view.checks.iter().any(Option::is_some);
+        view.slot = Some(slot);
+        view
     }
 
     /// The patch of `v`'s group, if it has one.
@@ -305,18 +333,65 @@ impl<'a> AdjacencyView<'a> {
     /// Node `v`'s neighbours and the rels (or edges) that reach them.
     #[inline(always)]
     pub fn entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
-        if let Some(patch) = self.patch(v) {
-            return patched_entries(patch, v);
+        if self.guarded {
+            return self.guarded_entries(v);
         }
+        self.stored_entries(v)
+    }
+
+    #[inline(always)]
+    fn stored_entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
         let v = v as usize;
         let (start, end) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
         (&self.neighbours[start..end], &self.rel_ids[start..end])
     }
 
+    /// [`AdjacencyView::entries`] through a patch or checks (kept out of line: the plain path
+    /// is the hot one).
+    #[inline(never)]
+    fn guarded_entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
+        if let Some(patch) = self.patch(v) {
+            return patched_entries(patch, v);
+        }
+        if !self.verify_node(v) {
+            return (&[], &[]);
+        }
+        self.stored_entries(v)
+    }
+
+    /// Verifies the blocks holding `v`'s offsets and entries: false (and the mismatch
+    /// recorded) if one is damaged.
+    fn verify_node(&self, v: u32) -> bool {
+        let [offsets, neighbours, rel_ids] = self.checks;
+        let v = v as usize;
+        let result = (|| {
+            if let Some(check) = offsets {
+                check.verify_range(bytemuck::cast_slice(self.offsets), v * 8..v * 8 + 16)?;
+            }
+            let range = self.offsets[v] as usize * 4..self.offsets[v + 1] as usize * 4;
+            if let Some(check) = neighbours {
+                check.verify_range(bytemuck::cast_slice(self.neighbours), range.clone())?;
+            }
+            if let Some(check) = rel_ids {
+                check.verify_range(bytemuck::cast_slice(self.rel_ids), range)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => true,
+            Err(mismatch) => {
+                self.slot
+                    .expect("a checked view has a slot")
+                    .record(mismatch);
+                false
+            }
+        }
+    }
+
     #[inline(always)]
     pub fn degree(&self, v: u32) -> u64 {
-        if let Some(patch) = self.patch(v) {
-            return patched_entries(patch, v).0.len() as u64;
+        if self.guarded {
+            return self.guarded_entries(v).0.len() as u64;
         }
         let v = v as usize;
         self.offsets[v + 1] - self.offsets[v]
@@ -341,7 +416,8 @@ impl<'a> AdjacencyView<'a> {
         }
     }
 
-    /// The second prefetch stage for node `v`: its first neighbour.
+    /// The second prefetch stage for node `v`: its first neighbour (read from offsets not
+    /// necessarily verified yet: a prefetch address only, bounds-checked).
     #[inline(always)]
     pub fn first_neighbour(&self, v: u32) -> Option<&'a u32> {
         match self.patch(v) {

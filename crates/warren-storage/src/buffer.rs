@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 
 use crate::io::FileMap;
+use crate::section_check::{ChecksumMismatch, SectionCheck};
 
 /// A growable-once array of `u32` kept in 8-byte words, so that it becomes a [`Bytes`] without a
 /// copy (large builds, such as a CSR of a billion entries, would otherwise need twice the memory
@@ -70,42 +71,14 @@ pub struct Bytes {
 enum Inner {
     /// Owned words; `len` is the length in bytes (≤ words.len() * 8).
     Owned { words: Arc<Vec<u64>>, len: usize },
-    /// A region of a mapped file; `offset` is a multiple of 8. Its checksum, if any, is
-    /// verified the first time its bytes are read.
+    /// A region of a mapped file; `offset` is a multiple of 8. Its blocks' checksums, if any,
+    /// are verified when the blocks are first read.
     Mapped {
         map: Arc<FileMap>,
         offset: usize,
         len: usize,
         check: Option<Arc<SectionCheck>>,
     },
-}
-
-/// The expected checksum of a mapped section and whether it has been verified: opening a
-/// database maps its files without reading them, and a section's bytes are checked once, on
-/// first use (or by `warren check`).
-#[derive(Debug)]
-pub struct SectionCheck {
-    /// What the section is, for the error message.
-    pub name: String,
-    pub crc: u32,
-    verified: std::sync::OnceLock<bool>,
-}
-
-impl SectionCheck {
-    pub fn new(name: String, crc: u32) -> Self {
-        Self {
-            name,
-            crc,
-            verified: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// Whether `bytes` match the checksum (computed once, then remembered).
-    pub fn verify(&self, bytes: &[u8]) -> bool {
-        *self
-            .verified
-            .get_or_init(|| crc32fast::hash(bytes) == self.crc)
-    }
 }
 
 impl Bytes {
@@ -172,28 +145,59 @@ impl Bytes {
         }
     }
 
-    /// The bytes. A mapped section is verified against its checksum the first time; a
-    /// mismatch is corruption found after open and stops the process with its name (reads
-    /// cannot return errors here; `warren check` reports it without stopping).
+    /// The bytes, every block verified. A mismatch stops the process with the section's name:
+    /// this is the backstop for reads that cannot return errors; engine paths that may meet
+    /// damaged data verify first with [`Bytes::try_bytes`] or read through
+    /// [`Bytes::try_range`], so that a query gets a `corrupt database` error instead.
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        let bytes = self.unverified();
-        if let Inner::Mapped {
-            check: Some(check), ..
-        } = &self.inner
-        {
-            assert!(
-                check.verify(bytes),
-                "corrupt database: checksum mismatch in {}",
-                check.name
-            );
+        match self.try_bytes() {
+            Ok(bytes) => bytes,
+            Err(mismatch) => panic!("{mismatch}"),
         }
-        bytes
     }
 
-    /// The bytes without verifying a mapped section's checksum.
+    /// The bytes, every block verified (once per process).
     #[inline]
-    fn unverified(&self) -> &[u8] {
+    pub fn try_bytes(&self) -> Result<&[u8], ChecksumMismatch> {
+        let bytes = self.unverified();
+        if let Some(check) = self.check() {
+            check.verify_all(bytes)?;
+        }
+        Ok(bytes)
+    }
+
+    /// The bytes of `range`, only the blocks it touches verified.
+    #[inline]
+    pub fn try_range(&self, range: std::ops::Range<usize>) -> Result<&[u8], ChecksumMismatch> {
+        let bytes = self.unverified();
+        if let Some(check) = self.check() {
+            check.verify_range(bytes, range.clone())?;
+        }
+        Ok(&bytes[range])
+    }
+
+    /// The section's checks, when it is a mapped section with checksums.
+    #[inline]
+    pub fn check(&self) -> Option<&SectionCheck> {
+        match &self.inner {
+            Inner::Mapped {
+                check: Some(check), ..
+            } => Some(check),
+            _ => None,
+        }
+    }
+
+    /// Whether no read needs a check any more (owned, or every block verified).
+    #[inline]
+    pub fn is_verified(&self) -> bool {
+        self.check().is_none_or(SectionCheck::is_verified)
+    }
+
+    /// The bytes without verifying a mapped section's checksums: for readers that verify the
+    /// blocks they use themselves ([`crate::adjacency::AdjacencyView`]).
+    #[inline]
+    pub fn unverified(&self) -> &[u8] {
         match &self.inner {
             Inner::Owned { words, len } => &bytemuck::cast_slice::<u64, u8>(words)[..*len],
             Inner::Mapped {
@@ -202,16 +206,34 @@ impl Bytes {
         }
     }
 
-    /// Verifies a mapped section's checksum now: `Err` with its name on a mismatch.
+    /// Verifies every block of a mapped section now: `Err` naming every damaged block
+    /// (`warren check`).
     pub fn verify(&self) -> Result<(), String> {
-        match &self.inner {
-            Inner::Mapped {
-                check: Some(check), ..
-            } if !check.verify(self.unverified()) => {
-                Err(format!("checksum mismatch in {}", check.name))
-            }
-            _ => Ok(()),
-        }
+        let (Err(_), Some(check)) = (self.try_bytes(), self.check()) else {
+            return Ok(());
+        };
+        let damaged: Vec<String> = check
+            .damaged_blocks(self.unverified())
+            .into_iter()
+            .map(|block| {
+                let mismatch = ChecksumMismatch {
+                    section: check.name().to_string(),
+                    block,
+                };
+                mismatch.to_string()
+            })
+            .collect();
+        Err(damaged.join("; "))
+    }
+
+    /// A typed view of the section, every block verified.
+    pub fn try_cast<T: Pod>(&self) -> Result<&[T], ChecksumMismatch> {
+        self.try_bytes().map(bytemuck::cast_slice)
+    }
+
+    /// A typed view without verifying (see [`Bytes::unverified`]).
+    pub fn cast_unverified<T: Pod>(&self) -> &[T] {
+        bytemuck::cast_slice(self.unverified())
     }
 
     /// A typed view. Panics if the length is not a multiple of the element size.
@@ -276,6 +298,16 @@ impl Bitmap {
         }
         let words: &[u64] = self.bytes.cast();
         words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// [`Bitmap::get`], verifying only the block holding the bit.
+    pub fn try_get(&self, i: usize) -> Result<bool, ChecksumMismatch> {
+        if i >= self.len {
+            return Ok(false);
+        }
+        let word = i / 64 * 8;
+        let bytes = self.bytes.try_range(word..word + 8)?;
+        Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")) >> (i % 64) & 1 == 1)
     }
 
     pub fn len(&self) -> usize {

@@ -71,6 +71,18 @@ impl ChangeSet {
         self.nodes.is_empty() && self.rels.is_empty()
     }
 
+    /// Verifies every stored block of the tables the changes apply to (log replay reads them
+    /// whole, through reads that cannot return errors): a damaged block is an error here.
+    pub fn verify_tables(&self, tables: &BTreeMap<TableId, TableData>) -> Result<()> {
+        let named = self.nodes.iter().map(|c| c.table);
+        for id in named.chain(self.rels.iter().map(|c| c.pair)) {
+            if let Some(data) = tables.get(&id) {
+                data.try_verify()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Appends another write's changes (statements of one transaction are applied in order).
     pub fn extend(&mut self, other: ChangeSet) {
         self.nodes.extend(other.nodes);

@@ -13,6 +13,7 @@ use warren_common::types::LogicalType;
 use warren_common::value::Value;
 
 use crate::buffer::{Bitmap, Bytes};
+use crate::section_check::ChecksumMismatch;
 use crate::value_codec::{self, Decoder};
 
 #[derive(Clone, Debug)]
@@ -229,30 +230,92 @@ impl Column {
         self.nulls.as_ref().is_some_and(|n| n.get(row))
     }
 
-    /// The value at `row`. Panics if `row` is out of range (callers iterate table rows).
+    /// Whether `row` is NULL, reading only its block of the bitmap.
+    fn try_is_null(&self, row: usize) -> Result<bool, ChecksumMismatch> {
+        self.nulls.as_ref().map_or(Ok(false), |n| n.try_get(row))
+    }
+
+    /// The value at `row`. Panics if `row` is out of range (callers iterate table rows) or on
+    /// a checksum mismatch (see [`Column::try_get`]).
     pub fn get(&self, row: usize) -> Value {
+        self.try_get(row)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// The value at `row`, verifying only the blocks it is read from.
+    pub fn try_get(&self, row: usize) -> Result<Value, ChecksumMismatch> {
         assert!(
             row < self.len,
             "row {row} out of range for a column of {}",
             self.len
         );
-        if self.is_null(row) {
-            return Value::Null;
+        if self.try_is_null(row)? {
+            return Ok(Value::Null);
         }
         let decoded = match &self.storage {
             Storage::Fixed { width, bytes } => {
-                let slice = &bytes.as_bytes()[row * width..(row + 1) * width];
+                let slice = bytes.try_range(row * width..(row + 1) * width)?;
                 Decoder::new(slice).decode_fixed(&self.ty)
             }
             Storage::Variable { offsets, data } => {
-                let offsets: &[u64] = offsets.cast();
-                let slice = &data.as_bytes()[offsets[row] as usize..offsets[row + 1] as usize];
+                let range = offsets.try_range(row * 8..row * 8 + 16)?;
+                let start = u64::from_le_bytes(range[..8].try_into().expect("8 bytes"));
+                let end = u64::from_le_bytes(range[8..].try_into().expect("8 bytes"));
+                let slice = data.try_range(start as usize..end as usize)?;
                 Decoder::new(slice).decode(&self.ty)
             }
-            Storage::Vector { .. } => return self.vector_value(row),
+            Storage::Vector { values, .. } => {
+                values.try_bytes()?;
+                return Ok(self.vector_value(row));
+            }
         };
         // Columns are validated when built or loaded; a decoding failure here is a bug.
-        decoded.unwrap_or_else(|e| panic!("corrupt column value at row {row}: {e}"))
+        Ok(decoded.unwrap_or_else(|e| panic!("corrupt column value at row {row}: {e}")))
+    }
+
+    /// Whether the column holds INT64 or SERIAL values in place.
+    pub fn is_int64(&self) -> bool {
+        matches!(
+            (&self.ty, &self.storage),
+            (
+                LogicalType::Int64 | LogicalType::Serial,
+                Storage::Fixed { .. }
+            )
+        )
+    }
+
+    /// The INT64 value at `row` of an INT64 or SERIAL column (0 for a NULL row), verifying
+    /// only its block.
+    pub fn try_int64_at(&self, row: usize) -> Result<i64, ChecksumMismatch> {
+        let Storage::Fixed { bytes, .. } = &self.storage else {
+            panic!("try_int64_at on a column that is not INT64");
+        };
+        let slice = bytes.try_range(row * 8..row * 8 + 8)?;
+        Ok(i64::from_le_bytes(slice.try_into().expect("8 bytes")))
+    }
+
+    /// Verifies every block of the column now (for readers of whole slices).
+    pub fn try_verify(&self) -> Result<(), ChecksumMismatch> {
+        if let Some(nulls) = &self.nulls {
+            nulls.bytes().try_bytes()?;
+        }
+        match &self.storage {
+            Storage::Fixed { bytes, .. } => bytes.try_bytes().map(|_| ()),
+            Storage::Vector {
+                values,
+                element_nulls,
+                ..
+            } => {
+                values.try_bytes()?;
+                element_nulls
+                    .as_ref()
+                    .map_or(Ok(()), |n| n.bytes().try_bytes().map(|_| ()))
+            }
+            Storage::Variable { offsets, data } => {
+                offsets.try_bytes()?;
+                data.try_bytes().map(|_| ())
+            }
+        }
     }
 
     /// The values of an INT64 or SERIAL column as a slice (NULL rows hold 0).

@@ -3,6 +3,7 @@
 //! node, entries are in rel-id order (CSV row order), which makes traversal order deterministic.
 
 use crate::buffer::{Bytes, U32Words};
+use crate::section_check::{ChecksumMismatch, SectionCheck};
 
 #[derive(Clone, Debug)]
 pub struct Csr {
@@ -106,11 +107,41 @@ impl Csr {
         Ok(())
     }
 
-    /// Verifies the mapped parts' checksums.
+    /// Verifies the mapped parts' checksums, naming every damaged block (`warren check`).
     pub fn verify(&self) -> Result<(), String> {
         self.offsets.verify()?;
         self.neighbours.verify()?;
         self.rel_ids.verify()
+    }
+
+    /// Verifies every block of the mapped parts: the first mismatch.
+    pub fn try_verify(&self) -> Result<(), ChecksumMismatch> {
+        self.offsets.try_bytes()?;
+        self.neighbours.try_bytes()?;
+        self.rel_ids.try_bytes()?;
+        Ok(())
+    }
+
+    /// The arrays without verifying their checksums, for a reader that verifies the blocks it
+    /// touches ([`crate::adjacency::AdjacencyView::stored`]).
+    pub(crate) fn unverified_arrays(&self) -> (&[u64], &[u32], &[u32]) {
+        (
+            self.offsets.cast_unverified(),
+            self.neighbours.cast_unverified(),
+            self.rel_ids.cast_unverified(),
+        )
+    }
+
+    /// The checks of the parts that still have unverified blocks (offsets, neighbours, rels).
+    pub(crate) fn pending_checks(&self) -> [Option<&SectionCheck>; 3] {
+        fn pending(bytes: &Bytes) -> Option<&SectionCheck> {
+            bytes.check().filter(|check| !check.is_verified())
+        }
+        [
+            pending(&self.offsets),
+            pending(&self.neighbours),
+            pending(&self.rel_ids),
+        ]
     }
 
     /// Checks every structural invariant: offsets start at 0, never decrease and end at the
@@ -140,13 +171,14 @@ impl Csr {
         Ok(())
     }
 
-    /// Nodes covered by this CSR (nodes added to the table later have no entries yet).
+    /// Nodes covered by this CSR (nodes added to the table later have no entries yet); from
+    /// the arrays' lengths, reading none of them.
     pub fn num_nodes(&self) -> usize {
-        self.offsets().len() - 1
+        self.offsets.len() / 8 - 1
     }
 
     pub fn num_edges(&self) -> usize {
-        self.neighbours().len()
+        self.neighbours.len() / 4
     }
 
     pub fn offsets(&self) -> &[u64] {

@@ -95,6 +95,15 @@ impl LogRecord {
     }
 
     /// The record applied to `snapshot`; `dir` maps the segment files a catalog change names.
+    /// Verifies every stored block of the tables whose rows the record changes (see
+    /// [`ChangeSet::verify_tables`]).
+    pub fn verify_tables(&self, snapshot: &Snapshot) -> Result<()> {
+        match self {
+            LogRecord::Rows(rows) => rows.verify_tables(snapshot.tables()),
+            LogRecord::Catalog(change) => change.rows.verify_tables(snapshot.tables()),
+        }
+    }
+
     pub fn apply(&self, snapshot: &Snapshot, dir: &DatabaseDir) -> Result<Snapshot> {
         match self {
             LogRecord::Rows(rows) => rows.apply(snapshot),

@@ -10,6 +10,7 @@ use crate::catalog::NodeTableSchema;
 use crate::column::{Column, ColumnBuilder};
 use crate::delta::{deleted_rows, fold_tombstones, NodeDelta};
 use crate::pk_index::PrimaryKeyIndex;
+use crate::section_check::ChecksumMismatch;
 
 #[derive(Clone, Debug)]
 pub struct NodeTable {
@@ -99,6 +100,26 @@ impl NodeTable {
         self.num_rows
     }
 
+    /// Verifies every stored block of the table (for readers of whole arrays): the first
+    /// mismatch.
+    pub fn try_verify(&self) -> Result<(), ChecksumMismatch> {
+        for column in &self.columns {
+            column.try_verify()?;
+        }
+        self.pk_index.bytes().try_bytes()?;
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(())
+    }
+
+    /// Verifies every block of the deletion bitmap (read whole by scans).
+    pub fn try_verify_deleted(&self) -> Result<(), ChecksumMismatch> {
+        self.deleted
+            .as_ref()
+            .map_or(Ok(()), |deleted| deleted.bytes().try_bytes().map(|_| ()))
+    }
+
     /// Checks every stored byte against its checksum and the structures' invariants
     /// (`warren check`; O(table)).
     pub fn validate(&self) -> Result<(), String> {
@@ -173,24 +194,41 @@ impl NodeTable {
     }
 
     /// The live row whose primary key equals `key`.
+    /// Panics on a checksum mismatch (see [`NodeTable::try_lookup`]).
     pub fn lookup(&self, key: &Value) -> Option<u32> {
-        if let Some(&row) = self.delta.keys.get(key) {
-            return Some(row as u32);
-        }
-        let row = self.pk_index.lookup(&self.columns[self.primary_key], key)?;
-        (!self.is_deleted(u64::from(row))).then_some(row)
+        self.try_lookup(key)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
     }
 
+    /// The live row whose primary key equals `key`, verifying only the blocks it reads.
+    pub fn try_lookup(&self, key: &Value) -> Result<Option<u32>, ChecksumMismatch> {
+        if let Some(&row) = self.delta.keys.get(key) {
+            return Ok(Some(row as u32));
+        }
+        let keys = &self.columns[self.primary_key];
+        let Some(row) = self.pk_index.try_lookup(keys, key)? else {
+            return Ok(None);
+        };
+        Ok((!self.is_deleted(u64::from(row))).then_some(row))
+    }
+
+    /// Panics on a checksum mismatch (see [`NodeTable::try_value`]).
     pub fn value(&self, row: u64, property: usize) -> Value {
+        self.try_value(row, property)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// The value of `property` at `row`, verifying only the blocks it is read from.
+    pub fn try_value(&self, row: u64, property: usize) -> Result<Value, ChecksumMismatch> {
         if row >= self.num_rows {
-            return self.delta.appended[(row - self.num_rows) as usize][property].clone();
+            return Ok(self.delta.appended[(row - self.num_rows) as usize][property].clone());
         }
         if !self.delta.updates.is_empty() {
             if let Some(value) = self.delta.updates.get(&(row, property as u32)) {
-                return value.clone();
+                return Ok(value.clone());
             }
         }
-        self.columns[property].get(row as usize)
+        self.columns[property].try_get(row as usize)
     }
 
     /// A new version with `change` applied to the delta (O(change · log n)).

@@ -6,6 +6,7 @@ use warren_common::value::Value;
 
 use crate::buffer::{Bitmap, Bytes};
 use crate::column::Column;
+use crate::section_check::ChecksumMismatch;
 
 const EMPTY: u32 = u32::MAX;
 
@@ -129,36 +130,59 @@ impl PrimaryKeyIndex {
         &self.slots
     }
 
-    fn slots(&self) -> &[u32] {
-        self.slots.cast()
+    fn num_slots(&self) -> usize {
+        self.slots.len() / 4
+    }
+
+    /// The row offset in `slot`, its block verified.
+    #[inline]
+    fn slot(&self, slot: usize) -> Result<u32, ChecksumMismatch> {
+        let bytes = self.slots.try_range(slot * 4..slot * 4 + 4)?;
+        Ok(u32::from_le_bytes(bytes.try_into().expect("4 bytes")))
     }
 
     /// The row holding `key`, if any. `keys` must be the column the index was built over.
+    /// Panics on a checksum mismatch (see [`PrimaryKeyIndex::try_lookup`]).
     pub fn lookup(&self, keys: &Column, key: &Value) -> Option<u32> {
-        if let (Some(ints), Some(k)) = (keys.int64_values(), key.as_i64()) {
-            if key.as_f64().is_some_and(|f| f.fract() == 0.0) {
-                return self.lookup_i64(ints, k);
-            }
-        }
-        let slots = self.slots();
-        let mask = slots.len() - 1;
-        let mut slot = key_hash(key)? as usize & mask;
+        self.try_lookup(keys, key)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// The row holding `key`, if any, verifying only the blocks of the slots and keys it
+    /// reads (a lookup in a freshly opened database reads a few blocks, not the index).
+    pub fn try_lookup(&self, keys: &Column, key: &Value) -> Result<Option<u32>, ChecksumMismatch> {
+        let int_key = key
+            .as_i64()
+            .filter(|_| key.as_f64().is_some_and(|f| f.fract() == 0.0));
+        let hash = match int_key {
+            Some(k) if keys.is_int64() => hash_i64(k),
+            _ => match key_hash(key) {
+                Some(hash) => hash,
+                None => return Ok(None),
+            },
+        };
+        let mask = self.num_slots() - 1;
+        let mut slot = hash as usize & mask;
         loop {
-            let row = slots[slot];
+            let row = self.slot(slot)?;
             if row == EMPTY {
-                return None;
+                return Ok(None);
             }
-            if keys.get(row as usize) == *key {
-                return Some(row);
+            let same = match int_key {
+                Some(k) if keys.is_int64() => keys.try_int64_at(row as usize)? == k,
+                _ => keys.try_get(row as usize)? == *key,
+            };
+            if same {
+                return Ok(Some(row));
             }
             slot = (slot + 1) & mask;
         }
     }
 
-    /// Fast path for INT64 keys.
+    /// Fast path for INT64 keys over a verified key column (COPY).
     #[inline]
     pub fn lookup_i64(&self, keys: &[i64], key: i64) -> Option<u32> {
-        let slots = self.slots();
+        let slots: &[u32] = self.slots.cast();
         let mask = slots.len() - 1;
         let mut slot = hash_i64(key) as usize & mask;
         loop {

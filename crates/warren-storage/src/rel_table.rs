@@ -13,6 +13,7 @@ use crate::buffer::{Bitmap, Bytes, U32Words};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
 use crate::delta::{deleted_rows, fold_tombstones, AppendedRel, RelDelta};
+use crate::section_check::CorruptionSlot;
 use imbl::OrdMap;
 
 /// The traversal direction of an adjacency lookup.
@@ -186,6 +187,31 @@ impl RelTable {
         })
     }
 
+    /// Verifies every stored block of the table (for readers of whole arrays): the first
+    /// mismatch.
+    pub fn try_verify(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
+        self.sources.try_bytes()?;
+        self.targets.try_bytes()?;
+        self.forward.try_verify()?;
+        self.backward.try_verify()?;
+        for column in &self.columns {
+            column.try_verify()?;
+        }
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(())
+    }
+
+    /// Verifies every block of both CSRs and the deletion bitmap (read whole by expansions).
+    pub fn try_verify_adjacency(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
+        self.forward.try_verify()?;
+        self.backward.try_verify()?;
+        self.deleted
+            .as_ref()
+            .map_or(Ok(()), |deleted| deleted.bytes().try_bytes().map(|_| ()))
+    }
+
     /// Checks every stored entry: endpoints within their tables and both CSRs' invariants
     /// (`warren check`; O(table)).
     pub fn validate(&self) -> Result<(), String> {
@@ -277,13 +303,33 @@ impl RelTable {
 
     /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
     /// segment and the delta in place.
+    /// Panics on a checksum mismatch (see [`RelTable::try_entries`]).
     pub fn entries(&self, node: u32, direction: Direction) -> Vec<(u32, u32)> {
+        self.try_entries(node, direction)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// [`RelTable::entries`], verifying only the blocks of `node`'s stored entries.
+    pub fn try_entries(
+        &self,
+        node: u32,
+        direction: Direction,
+    ) -> Result<Vec<(u32, u32)>, crate::section_check::ChecksumMismatch> {
         let csr = self.stored_csr(direction);
-        let range = csr.range(node);
-        let mut out: Vec<(u32, u32)> = csr.neighbours()[range.clone()]
+        let slot = CorruptionSlot::default();
+        let view = AdjacencyView::stored(csr, &slot);
+        let (neighbours, rels) = if (node as usize) < view.num_nodes() {
+            view.entries(node)
+        } else {
+            (&[][..], &[][..])
+        };
+        if let Some(mismatch) = slot.first() {
+            return Err(mismatch);
+        }
+        let mut out: Vec<(u32, u32)> = neighbours
             .iter()
             .copied()
-            .zip(csr.rel_ids()[range].iter().copied())
+            .zip(rels.iter().copied())
             .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel)))
             .collect();
         let forward = direction == Direction::Forward;
@@ -292,7 +338,7 @@ impl RelTable {
                 .appended_entries(node, forward)
                 .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel))),
         );
-        out
+        Ok(out)
     }
 
     fn delta_deleted(&self, rel: u64) -> bool {
@@ -318,16 +364,28 @@ impl RelTable {
         self.deleted.as_ref().is_some_and(|d| d.get(rel as usize)) || self.delta_deleted(rel)
     }
 
+    /// Panics on a checksum mismatch (see [`RelTable::try_value`]).
     pub fn value(&self, rel: u64, property: usize) -> Value {
+        self.try_value(rel, property)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// The value of `property` of `rel`, verifying only the blocks it is read from.
+    pub fn try_value(
+        &self,
+        rel: u64,
+        property: usize,
+    ) -> Result<Value, crate::section_check::ChecksumMismatch> {
         if rel >= self.num_rows {
-            return self.delta.appended[(rel - self.num_rows) as usize].values[property].clone();
+            let appended = &self.delta.appended[(rel - self.num_rows) as usize];
+            return Ok(appended.values[property].clone());
         }
         if !self.delta.updates.is_empty() {
             if let Some(value) = self.delta.updates.get(&(rel, property as u32)) {
-                return value.clone();
+                return Ok(value.clone());
             }
         }
-        self.columns[property].get(rel as usize)
+        self.columns[property].try_get(rel as usize)
     }
 
     /// Live rels (not deleted).
@@ -384,6 +442,8 @@ impl RelTable {
     /// Both directions' adjacency as traversals read it: the stored CSR in place, with the
     /// node groups the delta touches patched (built once per version, derived from the parent
     /// version's when it has them).
+    /// Every stored block is verified first (a mismatch stops the process: engine paths use
+    /// [`RelTable::adjacency_checked`]).
     pub fn adjacency(&self, direction: Direction) -> AdjacencyView<'_> {
         let csr = self.stored_csr(direction);
         let rows = match direction {
@@ -394,6 +454,36 @@ impl RelTable {
         if rels_unchanged && csr.num_nodes() as u64 == rows {
             return AdjacencyView::csr(csr.offsets(), csr.neighbours(), csr.rel_ids());
         }
+        self.patched_view(direction)
+    }
+
+    /// [`RelTable::adjacency`] for a traversal: a stored CSR read in place has its blocks
+    /// verified as they are first read, and a checksum mismatch is recorded in `slot` (the
+    /// query returns it) instead of stopping the process. Patching a delta reads the whole
+    /// stored CSR, so it is verified as a whole first.
+    pub fn adjacency_checked<'a>(
+        &'a self,
+        direction: Direction,
+        slot: &'a CorruptionSlot,
+    ) -> AdjacencyView<'a> {
+        let csr = self.stored_csr(direction);
+        let rows = match direction {
+            Direction::Forward => self.from_rows,
+            Direction::Backward => self.to_rows,
+        };
+        let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
+        if rels_unchanged && csr.num_nodes() as u64 == rows {
+            return AdjacencyView::stored(csr, slot);
+        }
+        let both = [&self.forward, &self.backward];
+        if let Err(mismatch) = both.iter().try_for_each(|csr| csr.try_verify()) {
+            slot.record(mismatch);
+            return AdjacencyView::stored(csr, slot);
+        }
+        self.patched_view(direction)
+    }
+
+    fn patched_view(&self, direction: Direction) -> AdjacencyView<'_> {
         let patched = self.patched.get_or_init(|| Arc::new(self.build_patched()));
         match direction {
             Direction::Forward => patched.0.view(),

@@ -1,6 +1,8 @@
 //! The segment file: one file holding the sections (byte arrays) of one table version, each
-//! checksummed and 64-byte aligned so that it can be mapped and used in place. The byte layout
-//! is documented in `docs/format/storage.md`.
+//! 64-byte aligned so that it can be mapped and used in place, with a crc32 per block of
+//! 2^[`BLOCK_SHIFT`] bytes so that readers verify only the blocks they touch. The byte layout
+//! is documented in `docs/format/storage.md`; version 1 files (one crc32 per section) still
+//! read.
 
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
@@ -9,11 +11,16 @@ use std::sync::Arc;
 
 use warren_common::{Error, Result};
 
-use crate::buffer::{Bytes, SectionCheck};
+use crate::buffer::Bytes;
 use crate::io::{FileMap, FileSystem, FileWriter, OpenMode};
+use crate::section_check::{
+    block_checksums, SectionCheck, BLOCK_SHIFT, BLOCK_SHIFT_MAX, BLOCK_SHIFT_MIN,
+};
 
 pub const MAGIC: &[u8; 8] = b"WRNSEG\0\x01";
-pub const FORMAT_VERSION: u32 = 1;
+/// The version written: 2 (per-block checksums). Version 1 (one checksum per section) reads.
+pub const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION_WHOLE_SECTION: u32 = 1;
 const HEADER_BYTES: usize = 64;
 const ENTRY_BYTES: usize = 32;
 const ALIGNMENT: usize = 64;
@@ -84,28 +91,53 @@ pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'
     let file = fs.open(path, OpenMode::CreateNew)?;
     let mut out = BufWriter::with_capacity(1 << 20, FileWriter::new(file.as_ref(), 0));
     let directory_end = HEADER_BYTES + sections.len() * ENTRY_BYTES;
+    let checksums: Vec<Vec<u32>> = sections
+        .iter()
+        .map(|section| block_checksums(section.bytes, BLOCK_SHIFT))
+        .collect();
+    let table: Vec<u8> = checksums
+        .iter()
+        .flatten()
+        .flat_map(|c| c.to_le_bytes())
+        .collect();
+    let table_offset = align(directory_end);
     let mut header = [0u8; HEADER_BYTES];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     header[12..16].copy_from_slice(&(sections.len() as u32).to_le_bytes());
+    header[20..24].copy_from_slice(&BLOCK_SHIFT.to_le_bytes());
+    header[24..32].copy_from_slice(&(table_offset as u64).to_le_bytes());
+    header[32..40].copy_from_slice(&(table.len() as u64).to_le_bytes());
     let mut directory = Vec::with_capacity(sections.len() * ENTRY_BYTES);
-    let mut offset = align(directory_end);
-    for section in sections {
+    let mut offset = align(table_offset + table.len());
+    let mut first_block = 0usize;
+    for (section, blocks) in sections.iter().zip(&checksums) {
+        let list: Vec<u8> = blocks.iter().flat_map(|c| c.to_le_bytes()).collect();
         directory.extend_from_slice(&(section.tag as u32).to_le_bytes());
         directory.extend_from_slice(&section.index.to_le_bytes());
         directory.extend_from_slice(&(offset as u64).to_le_bytes());
         directory.extend_from_slice(&(section.bytes.len() as u64).to_le_bytes());
-        directory.extend_from_slice(&crc32fast::hash(section.bytes).to_le_bytes());
-        directory.extend_from_slice(&[0u8; 4]);
+        directory.extend_from_slice(&crc32fast::hash(&list).to_le_bytes());
+        let first = u32::try_from(first_block).map_err(|_| {
+            Error::LimitExceeded(format!(
+                "{}: more than 2^32 checksum blocks",
+                path.display()
+            ))
+        })?;
+        directory.extend_from_slice(&first.to_le_bytes());
+        first_block += blocks.len();
         offset = align(offset + section.bytes.len());
     }
-    header[16..20].copy_from_slice(&crc32fast::hash(&directory).to_le_bytes());
+    let directory_crc = directory_checksum(&header, &directory);
+    header[16..20].copy_from_slice(&directory_crc.to_le_bytes());
     let write = |out: &mut BufWriter<FileWriter<'_>>, bytes: &[u8]| {
         out.write_all(bytes).map_err(|e| write_error(path, e))
     };
     write(&mut out, &header)?;
     write(&mut out, &directory)?;
-    let mut position = directory_end;
+    write(&mut out, &vec![0u8; table_offset - directory_end])?;
+    write(&mut out, &table)?;
+    let mut position = table_offset + table.len();
     for section in sections {
         let start = align(position);
         write(&mut out, &vec![0u8; start - position])?;
@@ -115,6 +147,15 @@ pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'
     out.into_inner()
         .map_err(|e| write_error(path, e.into_error()))?;
     file.sync_data()
+}
+
+/// The directory checksum of version 2: the header after the checksum field, then the
+/// directory (version 1 covers the directory alone).
+fn directory_checksum(header: &[u8], directory: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&header[20..HEADER_BYTES]);
+    hasher.update(directory);
+    hasher.finalize()
 }
 
 /// The project's error for a failed write through [`FileWriter`] (which wraps the I/O layer's
@@ -129,9 +170,45 @@ fn write_error(path: &Path, error: std::io::Error) -> Error {
     }
 }
 
+/// Where a version-2 segment keeps its block checksums.
+struct BlockLayout {
+    shift: u32,
+    table_offset: usize,
+    /// Checksums in the table.
+    table_entries: usize,
+}
+
+impl BlockLayout {
+    /// The layout a (verified) header declares; `None` if it is out of bounds.
+    fn read(map: &[u8]) -> Option<Self> {
+        let shift = u32::from_le_bytes(map[20..24].try_into().expect("4 bytes"));
+        let table_offset = u64::from_le_bytes(map[24..32].try_into().expect("8 bytes"));
+        let table_bytes = u64::from_le_bytes(map[32..40].try_into().expect("8 bytes"));
+        let table_offset = usize::try_from(table_offset).ok()?;
+        let table_bytes = usize::try_from(table_bytes).ok()?;
+        let in_file = table_offset.checked_add(table_bytes)? <= map.len();
+        let valid = (BLOCK_SHIFT_MIN..=BLOCK_SHIFT_MAX).contains(&shift)
+            && in_file
+            && table_bytes.is_multiple_of(4);
+        valid.then_some(Self {
+            shift,
+            table_offset,
+            table_entries: table_bytes / 4,
+        })
+    }
+
+    /// The file offset of the checksums of a section of `length` bytes whose first block is
+    /// entry `first_block`; `None` if they would run past the table.
+    fn section_table(&self, first_block: usize, length: usize) -> Option<usize> {
+        let blocks = length.div_ceil(1 << self.shift);
+        (first_block.checked_add(blocks)? <= self.table_entries)
+            .then_some(self.table_offset + first_block * 4)
+    }
+}
+
 /// A mapped segment file with a verified directory. Section checksums are verified when a
-/// section is first read ([`Bytes::as_bytes`]) or by [`Segment::verify_all`], so opening reads
-/// only the header and the directory.
+/// block is first read ([`Bytes::try_range`], [`Bytes::as_bytes`]) or by
+/// [`Segment::verify_all`], so opening reads only the header and the directory.
 #[derive(Debug)]
 pub struct Segment {
     map: Arc<FileMap>,
@@ -146,22 +223,33 @@ impl Segment {
         if map.len() < HEADER_BYTES || &map[..8] != MAGIC {
             return Err(corrupt("not a Warren segment file"));
         }
-        let version = u32::from_le_bytes(map[8..12].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
+        let word = |range: std::ops::Range<usize>| {
+            u32::from_le_bytes(map[range].try_into().expect("4 bytes"))
+        };
+        let version = word(8..12);
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_WHOLE_SECTION {
             return Err(corrupt(&format!(
                 "unsupported segment format version {version}"
             )));
         }
-        let count = u32::from_le_bytes(map[12..16].try_into().expect("4 bytes")) as usize;
+        let count = word(12..16) as usize;
         let directory_end = HEADER_BYTES + count * ENTRY_BYTES;
         if count > SECTIONS_MAX || directory_end > map.len() {
             return Err(corrupt("section directory exceeds the file"));
         }
         let directory = &map[HEADER_BYTES..directory_end];
-        let directory_crc = u32::from_le_bytes(map[16..20].try_into().expect("4 bytes"));
-        if crc32fast::hash(directory) != directory_crc {
+        let directory_crc = match version {
+            FORMAT_VERSION_WHOLE_SECTION => crc32fast::hash(directory),
+            _ => directory_checksum(&map[..HEADER_BYTES], directory),
+        };
+        if directory_crc != word(16..20) {
             return Err(corrupt("section directory checksum mismatch"));
         }
+        let layout = if version == FORMAT_VERSION {
+            Some(BlockLayout::read(&map).ok_or_else(|| corrupt("checksum table malformed"))?)
+        } else {
+            None
+        };
         let mut sections = HashMap::with_capacity(count);
         for entry in directory.chunks_exact(ENTRY_BYTES) {
             let field = |range: std::ops::Range<usize>| &entry[range];
@@ -170,16 +258,23 @@ impl Segment {
             let offset = u64::from_le_bytes(field(8..16).try_into().expect("8 bytes")) as usize;
             let length = u64::from_le_bytes(field(16..24).try_into().expect("8 bytes")) as usize;
             let crc = u32::from_le_bytes(field(24..28).try_into().expect("4 bytes"));
+            let first_block = u32::from_le_bytes(field(28..32).try_into().expect("4 bytes"));
             let tag = SectionTag::from_u32(tag).ok_or_else(|| corrupt("unknown section tag"))?;
             let end = offset.checked_add(length).filter(|&end| end <= map.len());
             if end.is_none() || !offset.is_multiple_of(ALIGNMENT) {
                 return Err(corrupt("section out of bounds or misaligned"));
             }
             let name = format!("{} section {tag:?} {index}", path.display());
-            sections.insert(
-                (tag, index),
-                (offset, length, Arc::new(SectionCheck::new(name, crc))),
-            );
+            let check = match &layout {
+                None => SectionCheck::whole(name, length, crc),
+                Some(layout) => {
+                    let table_offset = layout
+                        .section_table(first_block as usize, length)
+                        .ok_or_else(|| corrupt("section checksums exceed the checksum table"))?;
+                    SectionCheck::blocks(name, length, layout.shift, map.clone(), table_offset, crc)
+                }
+            };
+            sections.insert((tag, index), (offset, length, Arc::new(check)));
         }
         Ok(Self { map, sections })
     }
@@ -195,17 +290,30 @@ impl Segment {
         ))
     }
 
-    /// Verifies every section's checksum now (`warren check`).
+    /// Verifies every section's checksums now: the first mismatch.
     pub fn verify_all(&self) -> Result<()> {
         for (offset, length, check) in self.sections.values() {
-            if !check.verify(&self.map[*offset..*offset + *length]) {
-                return Err(Error::Corrupt(format!(
-                    "checksum mismatch in {}",
-                    check.name
-                )));
-            }
+            check.verify_all(&self.map[*offset..*offset + *length])?;
         }
         Ok(())
+    }
+
+    /// Every damaged block, as `corrupt database: checksum mismatch in <section> block N`
+    /// messages, in file order (`warren check`).
+    pub fn damaged_blocks(&self) -> Vec<String> {
+        let mut sections: Vec<_> = self.sections.values().collect();
+        sections.sort_by_key(|(offset, ..)| *offset);
+        let mut damaged = Vec::new();
+        for (offset, length, check) in sections {
+            for block in check.damaged_blocks(&self.map[*offset..*offset + *length]) {
+                let mismatch = crate::section_check::ChecksumMismatch {
+                    section: check.name().to_string(),
+                    block,
+                };
+                damaged.push(mismatch.to_string());
+            }
+        }
+        damaged
     }
 
     /// The number of sections.
@@ -280,5 +388,84 @@ mod tests {
             .unwrap()
             .verify()
             .is_ok());
+    }
+
+    /// A version-1 segment (one checksum per section), as written before per-block checksums.
+    fn version_one(section: &[u8]) -> Vec<u8> {
+        let mut entry = Vec::new();
+        entry.extend_from_slice(&(SectionTag::ColumnValues as u32).to_le_bytes());
+        entry.extend_from_slice(&0u32.to_le_bytes());
+        entry.extend_from_slice(&128u64.to_le_bytes());
+        entry.extend_from_slice(&(section.len() as u64).to_le_bytes());
+        entry.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
+        entry.extend_from_slice(&[0u8; 4]);
+        let mut file = vec![0u8; 128];
+        file[..8].copy_from_slice(MAGIC);
+        file[8..12].copy_from_slice(&1u32.to_le_bytes());
+        file[12..16].copy_from_slice(&1u32.to_le_bytes());
+        file[16..20].copy_from_slice(&crc32fast::hash(&entry).to_le_bytes());
+        file[64..96].copy_from_slice(&entry);
+        file.extend_from_slice(section);
+        file
+    }
+
+    #[test]
+    fn version_one_segments_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.seg");
+        let section: Vec<u8> = (0..5000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut file = version_one(&section);
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let bytes = segment.required(SectionTag::ColumnValues, 0).unwrap();
+        assert_eq!(bytes.try_range(400..404).unwrap(), &100u32.to_le_bytes());
+        assert!(bytes.is_verified(), "a version-1 section is one block");
+        drop((segment, bytes));
+        let last = file.len() - 1;
+        file[last] ^= 1;
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let error = segment
+            .required(SectionTag::ColumnValues, 0)
+            .unwrap()
+            .try_range(0..4)
+            .unwrap_err();
+        assert!(
+            error.to_string().ends_with("ColumnValues 0 block 0"),
+            "{error}"
+        );
+        assert_eq!(segment.damaged_blocks().len(), 1);
+    }
+
+    #[test]
+    fn a_large_section_is_verified_block_by_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.seg");
+        let block = 1usize << BLOCK_SHIFT;
+        let values: Vec<u8> = (0..3 * block + 100).map(|i| (i % 253) as u8).collect();
+        let section = [SectionData {
+            tag: SectionTag::ForwardNeighbours,
+            index: 0,
+            bytes: &values,
+        }];
+        write_segment(&RealFileSystem, &path, &section).unwrap();
+        let mut file = std::fs::read(&path).unwrap();
+        let at = file.len() - values.len() + 2 * block + 7;
+        file[at] ^= 1;
+        std::fs::write(&path, &file).unwrap();
+        let segment = Segment::open(&RealFileSystem, &path).unwrap();
+        let bytes = segment.required(SectionTag::ForwardNeighbours, 0).unwrap();
+        bytes.try_range(0..block + 1).unwrap();
+        bytes.try_range(3 * block..3 * block + 100).unwrap();
+        let error = bytes.try_range(2 * block + 5..2 * block + 6).unwrap_err();
+        assert!(
+            error.to_string().ends_with("ForwardNeighbours 0 block 2"),
+            "{error}"
+        );
+        assert!(!bytes.is_verified());
+        let damaged = segment.damaged_blocks();
+        assert_eq!(damaged.len(), 1);
+        assert!(damaged[0].ends_with("block 2"), "{damaged:?}");
+        assert!(bytes.verify().unwrap_err().contains("block 2"));
     }
 }

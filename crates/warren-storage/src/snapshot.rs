@@ -18,6 +18,14 @@ pub enum TableData {
 }
 
 impl TableData {
+    /// Verifies every stored block of the table: the first mismatch.
+    pub fn try_verify(&self) -> std::result::Result<(), crate::section_check::ChecksumMismatch> {
+        match self {
+            TableData::Node(table) => table.try_verify(),
+            TableData::Rel(table) => table.try_verify(),
+        }
+    }
+
     /// Whether committed changes are not yet folded into the table's segment.
     pub fn has_delta(&self) -> bool {
         match self {

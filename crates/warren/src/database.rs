@@ -939,6 +939,9 @@ fn replay(
             )));
         }
         let record = LogRecord::decode(&commit.2, snapshot.catalog())?;
+        // Applying reads the changed tables' stored arrays whole: verify them first, so that
+        // a damaged block fails the open with its name instead of stopping the process.
+        record.verify_tables(&snapshot)?;
         snapshot = record.apply(&snapshot, dir)?;
         if let LogRecord::Catalog(change) = &record {
             dir.note_logged(commit.0, change.files());

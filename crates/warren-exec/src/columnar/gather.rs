@@ -1,9 +1,10 @@
 //! Gathers a property column at a batch's row ids: straight from the stored INT64, DOUBLE and
 //! STRING arrays when the table has no delta, through the table's `value` (which reads the
-//! delta's updates and appended rows) otherwise.
+//! delta's updates and appended rows) otherwise. A stored column is verified as a whole before
+//! its arrays are read; a damaged block is a `corrupt database` error.
 
 use warren_common::column_batch::VectorBuilder;
-use warren_common::TableId;
+use warren_common::{Result, TableId};
 use warren_storage::column::Column;
 use warren_storage::Snapshot;
 
@@ -16,12 +17,12 @@ pub fn gather_property(
     table: TableId,
     column: Option<usize>,
     rows: &[u64],
-) {
+) -> Result<()> {
     let Some(column) = column else {
         for _ in rows {
             builder.push_null();
         }
-        return;
+        return Ok(());
     };
     let stored = if is_rel {
         let rels = snapshot.rel_table(table);
@@ -31,18 +32,20 @@ pub fn gather_property(
         (!nodes.has_delta()).then(|| nodes.column(column))
     };
     if let Some(stored) = stored {
+        stored.try_verify()?;
         if gather_stored(builder, stored, rows) {
-            return;
+            return Ok(());
         }
     }
     for &row in rows {
         let value = if is_rel {
-            snapshot.rel_table(table).value(row, column)
+            snapshot.rel_table(table).try_value(row, column)?
         } else {
-            snapshot.node_table(table).value(row, column)
+            snapshot.node_table(table).try_value(row, column)?
         };
         builder.push(&value);
     }
+    Ok(())
 }
 
 /// The stored-array fast paths; `false` when the column's type has none.

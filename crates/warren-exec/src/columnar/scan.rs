@@ -83,6 +83,8 @@ pub struct ColumnarScan {
     scratch: Vec<Value>,
     /// Batches made in parallel and not handed out yet, in row order.
     ready: std::collections::VecDeque<ColumnBatch>,
+    /// Whether the stored tables the scan reads have been verified (on its first batch).
+    verified: bool,
 }
 
 impl ColumnarScan {
@@ -100,7 +102,50 @@ impl ColumnarScan {
             expanding: None,
             scratch,
             ready: std::collections::VecDeque::new(),
+            verified: false,
         }
+    }
+
+    /// Verifies every stored block of what the scan reads whole arrays of (the scanned tables'
+    /// deletion bitmaps, the expanded rel tables' CSRs, the gathered property columns): a
+    /// damaged block is a `corrupt database` error before any row is read. Filters read
+    /// values one by one, verifying their blocks as they go.
+    fn verify_stored(&self, snapshot: &Snapshot) -> Result<()> {
+        let no_pairs = Vec::new();
+        let (pairs, targets) = match &self.plan.expand {
+            Some(expand) => (
+                expand.steps.iter().map(|s| s.pair).collect(),
+                expand.target_tables.clone(),
+            ),
+            None => (no_pairs, Vec::new()),
+        };
+        for &table in self.plan.tables.iter().chain(&targets) {
+            snapshot.node_table(table).try_verify_deleted()?;
+        }
+        for &pair in &pairs {
+            snapshot.rel_table(pair).try_verify_adjacency()?;
+        }
+        for output in &self.plan.outputs {
+            let Output::Property { of, property, .. } = output else {
+                continue;
+            };
+            let tables = match of {
+                Bound::Source => &self.plan.tables,
+                Bound::Target => &targets,
+                Bound::Rel => &pairs,
+            };
+            for &table in tables {
+                let Some(column) = property.column(table) else {
+                    continue;
+                };
+                if *of == Bound::Rel {
+                    snapshot.rel_table(table).columns()[column].try_verify()?;
+                } else {
+                    snapshot.node_table(table).column(column).try_verify()?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The next batch of at most `rows_max` rows (at least one), or `None` at the end.
@@ -115,6 +160,10 @@ impl ColumnarScan {
         }
         ctx.interrupt.check()?;
         let snapshot = ctx.snapshot();
+        if !self.verified {
+            self.verify_stored(&snapshot)?;
+            self.verified = true;
+        }
         if let Some(batch) = self.parallel_batches(&snapshot, ctx.settings.threads, rows_max) {
             return Ok(Some(batch));
         }
@@ -147,7 +196,7 @@ impl ColumnarScan {
             };
             let table = snapshot.node_table(table_id);
             if resolved.as_ref().is_none_or(|(t, _)| *t != table_id) {
-                let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
+                let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
                 resolved = Some((table_id, prefilters));
             }
             let prefilters = &resolved.as_ref().expect("just resolved").1;
@@ -462,7 +511,8 @@ impl ColumnarScan {
                     table,
                     property.column(table),
                     rows,
-                ),
+                )
+                .expect("the scan verified its columns when it started"),
                 Output::Variable { .. } => {
                     for &row in rows {
                         let id = InternalId::new(table, row);

@@ -122,7 +122,7 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
                     "_id" | "_label" | "_src" | "_dst" => evaluator.field(item, key),
                     _ => evaluator.property(item, &property),
                 })
-                .collect();
+                .collect::<Result<Vec<_>>>()?;
             Value::list(values)
         }
         F::Id => v[0]
@@ -155,8 +155,8 @@ fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> 
             ids.dedup();
             Value::Bool(before == ids.len())
         }
-        F::StartNode => evaluator.field(&v[0], "_src"),
-        F::EndNode => evaluator.field(&v[0], "_dst"),
+        F::StartNode => evaluator.field(&v[0], "_src")?,
+        F::EndNode => evaluator.field(&v[0], "_dst")?,
         F::Cost => {
             return Err(Error::runtime(format!(
                 "{} is not defined for this value.",

@@ -43,7 +43,7 @@ impl<'a> Evaluator<'a> {
             Expr::Slot(slot) => Ok(row[*slot].clone()),
             Expr::Property { base, property } => {
                 let base = self.eval(base, row)?;
-                Ok(self.property(&base, property))
+                self.property(&base, property)
             }
             Expr::InternalProperty { base, property } => {
                 let base = self.eval(base, row)?;
@@ -51,7 +51,7 @@ impl<'a> Evaluator<'a> {
             }
             Expr::Field { base, name } => {
                 let base = self.eval(base, row)?;
-                Ok(self.field(&base, name))
+                self.field(&base, name)
             }
             Expr::Unary(op, inner) => ops::unary(*op, self.eval(inner, row)?),
             Expr::Binary(op, left, right) => self.binary(*op, left, right, row),
@@ -268,7 +268,8 @@ impl<'a> Evaluator<'a> {
 
     /// A stored property of a node or rel; NULL when the value is NULL, the table lacks the
     /// property, or the value is a projected path element without that property.
-    pub fn property(&self, base: &Value, property: &PropertyColumns) -> Value {
+    /// A checksum mismatch in the block the value is read from is a `corrupt database` error.
+    pub fn property(&self, base: &Value, property: &PropertyColumns) -> Result<Value> {
         let (id, is_rel, projection) = match base {
             Value::Node(NodeValue { id, projection }) => (*id, false, projection),
             Value::Rel(RelValue { id, projection }) => (*id, true, projection),
@@ -279,7 +280,7 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .any(|p| p.eq_ignore_ascii_case(&property.name))
             {
-                return Value::Null;
+                return Ok(Value::Null);
             }
         }
         let column = match property.column(id.table) {
@@ -287,11 +288,17 @@ impl<'a> Evaluator<'a> {
             None if property.columns.is_empty() => self.column_by_name(id, is_rel, &property.name),
             None => None,
         };
-        match column {
-            Some(column) if is_rel => self.snapshot.rel_table(id.table).value(id.offset, column),
-            Some(column) => self.snapshot.node_table(id.table).value(id.offset, column),
+        Ok(match column {
+            Some(column) if is_rel => {
+                let table = self.snapshot.rel_table(id.table);
+                table.try_value(id.offset, column)?
+            }
+            Some(column) => {
+                let table = self.snapshot.node_table(id.table);
+                table.try_value(id.offset, column)?
+            }
             None => Value::Null,
-        }
+        })
     }
 
     fn column_by_name(&self, id: InternalId, is_rel: bool, name: &str) -> Option<usize> {
@@ -325,8 +332,8 @@ impl<'a> Evaluator<'a> {
     }
 
     /// `value.name` on structs, unions, maps, nodes and rels (dynamically resolved).
-    pub fn field(&self, base: &Value, name: &str) -> Value {
-        match base {
+    pub fn field(&self, base: &Value, name: &str) -> Result<Value> {
+        Ok(match base {
             Value::Struct(s) => s
                 .fields
                 .iter()
@@ -342,16 +349,16 @@ impl<'a> Evaluator<'a> {
                     "_dst" => Some(InternalProperty::Destination),
                     _ => None,
                 } {
-                    return self.internal_property(base, internal);
+                    return Ok(self.internal_property(base, internal));
                 }
                 let dynamic = PropertyColumns {
                     name: name.into(),
                     columns: Vec::new(),
                 };
-                self.property(base, &dynamic)
+                return self.property(base, &dynamic);
             }
             _ => Value::Null,
-        }
+        })
     }
 
     /// Builds a named path from node slots, rel slots and recursive rel slots. A row that an

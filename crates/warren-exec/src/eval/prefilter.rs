@@ -98,30 +98,33 @@ impl ResolvedPrefilter<'_> {
     }
 }
 
+/// The prefilters of `table` over its stored columns, each column verified as a whole first
+/// (a damaged block is a `corrupt database` error).
 pub fn resolve_prefilters<'a>(
     prefilters: &[IntPrefilter],
     table_id: TableId,
     table: &'a warren_storage::NodeTable,
-) -> Vec<ResolvedPrefilter<'a>> {
+) -> warren_common::Result<Vec<ResolvedPrefilter<'a>>> {
     // Prefilters read the stored column in place; rows in a delta get the full filter only.
     if table.has_delta() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    prefilters
-        .iter()
-        .filter_map(|p| match p.property.column(table_id) {
-            None => Some(ResolvedPrefilter::RejectAll),
-            Some(index) => {
-                let column = table.column(index);
-                column
-                    .int64_values()
-                    .map(|values| ResolvedPrefilter::Column {
-                        column,
-                        values,
-                        op: p.op,
-                        constant: p.constant,
-                    })
-            }
-        })
-        .collect()
+    let mut resolved = Vec::with_capacity(prefilters.len());
+    for prefilter in prefilters {
+        let Some(index) = prefilter.property.column(table_id) else {
+            resolved.push(ResolvedPrefilter::RejectAll);
+            continue;
+        };
+        let column = table.column(index);
+        column.try_verify()?;
+        if let Some(values) = column.int64_values() {
+            resolved.push(ResolvedPrefilter::Column {
+                column,
+                values,
+                op: prefilter.op,
+                constant: prefilter.constant,
+            });
+        }
+    }
+    Ok(resolved)
 }

@@ -38,7 +38,11 @@ impl Expand {
         }
     }
 
-    fn neighbours(&self, ctx: &ExecContext, node: InternalId) -> Vec<(InternalId, InternalId)> {
+    fn neighbours(
+        &self,
+        ctx: &ExecContext,
+        node: InternalId,
+    ) -> Result<Vec<(InternalId, InternalId)>> {
         let snapshot = ctx.snapshot();
         let mut out = Vec::new();
         for step in &self.steps {
@@ -54,7 +58,7 @@ impl Expand {
             // merging a whole CSR.
             let entries = snapshot
                 .rel_table(step.pair)
-                .entries(node.offset as u32, step.direction);
+                .try_entries(node.offset as u32, step.direction)?;
             for (neighbour, rel) in entries {
                 out.push((
                     InternalId::new(end, u64::from(neighbour)),
@@ -63,7 +67,7 @@ impl Expand {
             }
         }
         out.reverse();
-        out
+        Ok(out)
     }
 }
 
@@ -103,7 +107,7 @@ impl Operator for Expand {
             let Value::Node(node) = &row[self.from] else {
                 continue;
             };
-            let pending = self.neighbours(ctx, node.id);
+            let pending = self.neighbours(ctx, node.id)?;
             self.current = Some((row, pending));
         }
     }

@@ -54,7 +54,7 @@ impl Operator for ScanNodes {
                     let table_id = self.tables[*table_index];
                     let table = snapshot.node_table(table_id);
                     let evaluator = Evaluator::new(snapshot, ctx);
-                    let prefilters = resolve_prefilters(&self.prefilters, table_id, table);
+                    let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
                     while *offset < table.num_rows() {
                         let node = *offset;
                         *offset += 1;
@@ -137,7 +137,7 @@ impl Operator for LookupNode {
                 let Ok(key) = warren_common::cast::cast_value(&key, &key_type) else {
                     continue;
                 };
-                let Some(offset) = table.lookup(&key) else {
+                let Some(offset) = table.try_lookup(&key)? else {
                     continue;
                 };
                 let mut out = row.clone();

@@ -188,6 +188,7 @@ impl GraphProcedure for SpreadActivationProcedure {
             memory: &ctx.memory,
         };
         let activations = spread(&spread_graph, &dense, parameters, &run)?;
+        graph.check_corruption()?;
         Ok(activations
             .into_iter()
             .map(|a| {

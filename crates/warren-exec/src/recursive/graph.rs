@@ -2,12 +2,15 @@
 //! ranges of global node ids and rel pairs consecutive ranges of global edge ids. When the
 //! pattern follows one rel pair between nodes of one table, the stored CSRs are used in place
 //! (no copy); otherwise the adjacency of every (pair, direction) step is merged per node.
+//! Stored adjacency is verified block by block as the traversal reads it; a checksum mismatch
+//! is recorded in the graph's [`CorruptionSlot`] and returned by [`Graph::check_corruption`].
 
 use std::sync::Arc;
 
 use warren_common::{Error, InternalId, Result, TableId};
 use warren_planner::plan::Step;
 use warren_storage::adjacency::AdjacencyView;
+use warren_storage::section_check::CorruptionSlot;
 use warren_storage::{Direction, RelTable, Snapshot};
 
 /// Adjacency in one direction: neighbours of global node `v` are
@@ -17,6 +20,8 @@ pub enum Adjacency {
     Stored {
         table: Arc<RelTable>,
         direction: Direction,
+        /// The graph's slot for a checksum mismatch met while reading.
+        corruption: Arc<CorruptionSlot>,
     },
     Built {
         offsets: Vec<u64>,
@@ -30,7 +35,11 @@ impl Adjacency {
     #[inline]
     pub fn view(&self) -> AdjacencyView<'_> {
         match self {
-            Adjacency::Stored { table, direction } => table.adjacency(*direction),
+            Adjacency::Stored {
+                table,
+                direction,
+                corruption,
+            } => table.adjacency_checked(*direction, corruption),
             Adjacency::Built {
                 offsets,
                 targets,
@@ -56,6 +65,8 @@ pub struct Graph {
     /// The forward edges of each (pair, direction) step on its own, when there are several;
     /// breadth-first search visits steps in this order (as Kùzu does), which decides ties.
     per_step: Vec<Adjacency>,
+    /// The first checksum mismatch met reading stored adjacency (building or traversing).
+    corruption: Arc<CorruptionSlot>,
 }
 
 fn step_ends(snapshot: &Snapshot, step: &Step) -> (TableId, TableId) {
@@ -107,7 +118,8 @@ impl Graph {
             ));
         }
         let num_nodes = next as u32;
-        if let Some(stored) = Self::stored(snapshot, steps, &tables) {
+        let corruption = Arc::new(CorruptionSlot::default());
+        if let Some(stored) = Self::stored(snapshot, steps, &tables, &corruption) {
             let (forward, backward) = stored;
             return Ok(Self {
                 node_tables,
@@ -117,6 +129,7 @@ impl Graph {
                 forward,
                 backward,
                 per_step: Vec::new(),
+                corruption,
             });
         }
         let mut graph = Self {
@@ -135,6 +148,7 @@ impl Graph {
                 edges: Vec::new(),
             },
             per_step: Vec::new(),
+            corruption,
         };
         graph.forward = graph.merge(snapshot, steps, false);
         graph.backward = graph.merge(snapshot, steps, true);
@@ -144,7 +158,14 @@ impl Graph {
                 .map(|step| graph.merge(snapshot, std::slice::from_ref(step), false))
                 .collect();
         }
+        graph.check_corruption()?;
         Ok(graph)
+    }
+
+    /// `Err` with `corrupt database: checksum mismatch in ...` if reading stored adjacency met
+    /// a damaged block; a traversal's results are void then, and the operator returns this.
+    pub fn check_corruption(&self) -> Result<()> {
+        self.corruption.check()
     }
 
     /// The stored CSRs, when one pair connects one node table to itself and covers all its rows.
@@ -152,6 +173,7 @@ impl Graph {
         snapshot: &Snapshot,
         steps: &[Step],
         tables: &[TableId],
+        corruption: &Arc<CorruptionSlot>,
     ) -> Option<(Adjacency, Adjacency)> {
         let [step] = steps else { return None };
         let (start, end) = step_ends(snapshot, step);
@@ -160,19 +182,20 @@ impl Graph {
         }
         let table = snapshot.rel_table(step.pair).clone();
         let rows = snapshot.node_table(start).num_rows() as usize;
-        if table.adjacency(Direction::Forward).num_nodes() != rows
-            || table.adjacency(Direction::Backward).num_nodes() != rows
-        {
+        let nodes = |direction| table.adjacency_checked(direction, corruption).num_nodes();
+        if nodes(Direction::Forward) != rows || nodes(Direction::Backward) != rows {
             return None;
         }
         Some((
             Adjacency::Stored {
                 table: table.clone(),
                 direction: step.direction,
+                corruption: corruption.clone(),
             },
             Adjacency::Stored {
                 table,
                 direction: flip(step.direction),
+                corruption: corruption.clone(),
             },
         ))
     }
@@ -205,7 +228,9 @@ impl Graph {
                         continue;
                     };
                     let edge_base = self.edge_base(step.pair).expect("pair in graph");
-                    let view = snapshot.rel_table(step.pair).adjacency(direction);
+                    let view = snapshot
+                        .rel_table(step.pair)
+                        .adjacency_checked(direction, &self.corruption);
                     if offset as usize >= view.num_nodes() {
                         continue; // a node newer than every rel of this table
                     }
@@ -326,6 +351,7 @@ impl Graph {
             forward: csr(numbered.clone().map(|(&(a, b), e)| (a, b, e)).collect()),
             backward: csr(numbered.map(|(&(a, b), e)| (b, a, e)).collect()),
             per_step: Vec::new(),
+            corruption: Arc::default(),
         }
     }
 }

@@ -156,7 +156,7 @@ pub fn node_mask(
             ctx.interrupt.check()?;
             continue;
         }
-        let resolved = resolve_prefilters(&prefilters, table, data);
+        let resolved = resolve_prefilters(&prefilters, table, data)?;
         for offset in 0..rows {
             if data.is_deleted(u64::from(offset))
                 || !resolved.iter().all(|p| p.passes(offset as usize))

@@ -757,9 +757,15 @@ fn graph_bytes(graph: &Graph) -> u64 {
 
 impl Operator for RecursiveJoin {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
-        match self.plan.output {
+        let row = match self.plan.output {
             RecursiveOutput::Paths { .. } => self.next_path_row(ctx),
             RecursiveOutput::Counts { .. } => self.next_count_row(ctx),
+        }?;
+        // A traversal that met a damaged block read its nodes as edgeless: no row of it is
+        // returned, the query fails with the corruption instead.
+        if let Some(prepared) = &self.prepared {
+            prepared.graph.check_corruption()?;
         }
+        Ok(row)
     }
 }
