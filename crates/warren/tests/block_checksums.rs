@@ -136,6 +136,11 @@ fn a_damaged_offsets_block_fails_traversals_from_its_nodes() {
     assert_eq!(try_rows(&db, &shortest_from(5)).unwrap(), vec!["3"]);
     let error = try_rows(&db, &shortest_from(100_000)).unwrap_err();
     assert!(error.contains("ForwardOffsets 0 block 3"), "{error}");
+    // A counted hop (degrees, no rows) reads the same offsets.
+    let counted = |id: u32| format!("MATCH (a:P)-[:K]->(b:P) WHERE a.id = {id} RETURN count(*)");
+    assert_eq!(try_rows(&db, &counted(5)).unwrap(), vec!["1"]);
+    let error = try_rows(&db, &counted(100_000)).unwrap_err();
+    assert!(error.contains("ForwardOffsets 0 block 3"), "{error}");
 }
 
 #[test]

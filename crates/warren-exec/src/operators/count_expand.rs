@@ -1,11 +1,15 @@
 //! Counted single-hop expansion: for each input row, the number of entries the expansion from
 //! the node in one slot would yield (its live degree along each step that starts at the node's
 //! table and reaches a target table), written to a count slot. Reads the segment's CSR offsets
-//! and the delta in place, so a node costs O(1) without a delta and O(its delta) with one.
+//! and the delta in place, so a node costs O(1) without a delta and O(its delta) with one. The
+//! blocks of a node's stored entries are verified as they are first read; a checksum mismatch
+//! is the query's error.
 
 use warren_common::value::Value;
 use warren_common::{InternalId, Result, TableId};
 use warren_planner::plan::Step;
+use warren_storage::adjacency::AdjacencyView;
+use warren_storage::section_check::{ChecksumMismatch, CorruptionSlot};
 use warren_storage::{Direction, RelTable, Snapshot};
 
 use super::{BoxedOperator, Operator, Row};
@@ -37,9 +41,9 @@ impl CountExpand {
     }
 
     /// The entries of `node` the expansion would bind, counted.
-    fn count(&self, snapshot: &Snapshot, node: InternalId) -> u64 {
+    fn count(&self, snapshot: &Snapshot, node: InternalId) -> Result<u64> {
         let Ok(offset) = u32::try_from(node.offset) else {
-            return 0;
+            return Ok(0);
         };
         let mut count = 0;
         for step in &self.steps {
@@ -49,34 +53,39 @@ impl CountExpand {
                 Direction::Backward => (pair.to, pair.from),
             };
             if start == node.table && self.tables.contains(&end) {
-                count += live_degree(snapshot.rel_table(step.pair), offset, step.direction);
+                count += live_degree(snapshot.rel_table(step.pair), offset, step.direction)?;
             }
         }
-        count
+        Ok(count)
     }
 }
 
 /// How many live entries `node` has in `direction`: the segment's (less the rels the delta
 /// deleted) and the delta's appended ones (less those deleted again), as
 /// [`RelTable::entries`] lists them.
-fn live_degree(table: &RelTable, node: u32, direction: Direction) -> u64 {
-    let csr = table.stored_csr(direction);
-    let range = csr.range(node);
+fn live_degree(table: &RelTable, node: u32, direction: Direction) -> Result<u64, ChecksumMismatch> {
+    let slot = CorruptionSlot::default();
+    let view = AdjacencyView::stored(table.stored_csr(direction), &slot);
+    let (_, rels) = if (node as usize) < view.num_nodes() {
+        view.entries(node)
+    } else {
+        (&[][..], &[][..])
+    };
+    if let Some(mismatch) = slot.first() {
+        return Err(mismatch);
+    }
     let delta = table.delta();
     let live = |rel: u32| delta.deleted.is_empty() || !delta.deleted.contains(&u64::from(rel));
     let stored = if delta.deleted.is_empty() {
-        range.len()
+        rels.len()
     } else {
-        csr.rel_ids()[range]
-            .iter()
-            .filter(|&&rel| live(rel))
-            .count()
+        rels.iter().filter(|&&rel| live(rel)).count()
     };
     let appended = delta
         .appended_entries(node, direction == Direction::Forward)
         .filter(|&(_, rel)| live(rel))
         .count();
-    (stored + appended) as u64
+    Ok((stored + appended) as u64)
 }
 
 impl Operator for CountExpand {
@@ -90,7 +99,7 @@ impl Operator for CountExpand {
             let Value::Node(node) = &row[self.from] else {
                 continue;
             };
-            let count = self.count(&snapshot, node.id);
+            let count = self.count(&snapshot, node.id)?;
             if count == 0 {
                 continue;
             }
@@ -110,7 +119,9 @@ mod tests {
     use super::*;
 
     fn degrees(table: &RelTable, direction: Direction) -> Vec<u64> {
-        (0..4).map(|v| live_degree(table, v, direction)).collect()
+        (0..4)
+            .map(|v| live_degree(table, v, direction).expect("no corruption"))
+            .collect()
     }
 
     fn entries_counted(table: &RelTable, direction: Direction) -> Vec<u64> {
