@@ -167,6 +167,9 @@ pub struct ExecContext {
     pub warnings: Option<crate::warnings::WarningSink>,
     /// The database's built vector index graphs (a private, empty cache outside a database).
     pub vector_indexes: Arc<crate::vector_index::VectorIndexCache>,
+    /// Idle one-source search states, reused across queries (a private pool outside a
+    /// database).
+    pub search_states: Arc<crate::recursive::state_pool::SearchStatePool>,
 }
 
 impl ExecContext {
@@ -183,6 +186,7 @@ impl ExecContext {
             regex_cache: crate::eval::RegexCache::default(),
             warnings: None,
             vector_indexes: Arc::default(),
+            search_states: Arc::default(),
         }
     }
 
@@ -193,6 +197,16 @@ impl ExecContext {
         cache: Arc<crate::vector_index::VectorIndexCache>,
     ) -> Self {
         self.vector_indexes = cache;
+        self
+    }
+
+    /// The context, lending one-source search states from the database's `pool`.
+    #[must_use]
+    pub fn with_search_states(
+        mut self,
+        pool: Arc<crate::recursive::state_pool::SearchStatePool>,
+    ) -> Self {
+        self.search_states = pool;
         self
     }
 

@@ -226,6 +226,12 @@ impl Column {
         self.nulls.as_ref()
     }
 
+    /// The null bitmap's words (bit `row % 64` of word `row / 64`), read once where a loop
+    /// tests many rows; `None` when no row is NULL.
+    pub fn null_words(&self) -> Option<&[u64]> {
+        self.nulls.as_ref().map(|n| n.bytes().cast::<u64>())
+    }
+
     pub fn is_null(&self, row: usize) -> bool {
         self.nulls.as_ref().is_some_and(|n| n.get(row))
     }

@@ -203,6 +203,7 @@ impl Connection {
         )
         .with_warnings(self.warning_sink())
         .with_vector_indexes(self.db.vector_indexes())
+        .with_search_states(self.db.search_states())
     }
 
     /// Where the statement running now records its warnings.

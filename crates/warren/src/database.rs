@@ -114,6 +114,9 @@ pub(crate) struct Inner {
     reader_cursor: Option<Mutex<Option<LogCursor>>>,
     /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
     vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
+    /// Idle one-source search states that queries reuse (bounded; see
+    /// `warren_exec::recursive::state_pool`).
+    search_states: Arc<warren_exec::recursive::state_pool::SearchStatePool>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -322,6 +325,7 @@ impl Database {
             next_transaction: AtomicU64::new(1),
             reader_cursor: reader_cursor.map(Mutex::new),
             vector_indexes,
+            search_states: Arc::default(),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -353,6 +357,11 @@ impl Database {
     /// The vector index graphs queries of this database share.
     pub(crate) fn vector_indexes(&self) -> Arc<warren_exec::vector_index::VectorIndexCache> {
         self.inner.vector_indexes.clone()
+    }
+
+    /// The one-source search states queries of this database share.
+    pub(crate) fn search_states(&self) -> Arc<warren_exec::recursive::state_pool::SearchStatePool> {
+        self.inner.search_states.clone()
     }
 
     /// What the vector index graphs cost since the database opened: how many were built from

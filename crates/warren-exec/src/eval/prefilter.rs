@@ -6,7 +6,6 @@
 use warren_common::value::Value;
 use warren_common::TableId;
 use warren_planner::expr::{BinaryOp, Expr, PropertyColumns};
-use warren_storage::column::Column;
 
 /// `property op constant` on the scanned node, with an INT64 constant: a row for which it is
 /// false or NULL fails the whole (conjunctive) filter, so it can be skipped early.
@@ -26,13 +25,45 @@ pub fn collect_prefilters(expr: &Expr, slot: usize, out: &mut Vec<IntPrefilter>)
         collect_prefilters(right, slot, out);
         return;
     }
+    if let Some(prefilter) = prefilter_of(*op, left, right, slot) {
+        out.push(prefilter);
+    }
+}
+
+/// Whether `expr` is exactly the conjunction of its prefilters: then rows passing every
+/// resolved prefilter pass the filter, and the filter need not be evaluated (when every
+/// prefilter resolved against the table, see [`filter_decided`]).
+pub fn is_conjunction_of_prefilters(expr: &Expr, slot: usize) -> bool {
+    let Expr::Binary(op, left, right) = expr else {
+        return false;
+    };
+    if *op == BinaryOp::And {
+        return is_conjunction_of_prefilters(left, slot)
+            && is_conjunction_of_prefilters(right, slot);
+    }
+    prefilter_of(*op, left, right, slot).is_some()
+}
+
+/// Whether the resolved prefilters alone decide a filter: it is a conjunction of prefilters
+/// (`conjunction`) and each of its `collected` prefilters resolved against the table.
+pub fn filter_decided(
+    conjunction: bool,
+    collected: usize,
+    resolved: &[ResolvedPrefilter<'_>],
+) -> bool {
+    conjunction && resolved.len() == collected
+}
+
+/// `left op right` as a prefilter on the node in `slot`, when it has that form.
+fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<IntPrefilter> {
+    let op = &op;
     let flipped = match op {
         BinaryOp::Eq | BinaryOp::Ne => *op,
         BinaryOp::Lt => BinaryOp::Gt,
         BinaryOp::Le => BinaryOp::Ge,
         BinaryOp::Gt => BinaryOp::Lt,
         BinaryOp::Ge => BinaryOp::Le,
-        _ => return,
+        _ => return None,
     };
     let property_of = |e: &Expr| match e {
         Expr::Property { base, property } if **base == Expr::Slot(slot) => Some(property.clone()),
@@ -43,17 +74,19 @@ pub fn collect_prefilters(expr: &Expr, slot: usize, out: &mut Vec<IntPrefilter>)
         _ => None,
     };
     if let (Some(property), Some(constant)) = (property_of(left), constant_of(right)) {
-        out.push(IntPrefilter {
+        Some(IntPrefilter {
             property,
             op: *op,
             constant,
-        });
+        })
     } else if let (Some(constant), Some(property)) = (constant_of(left), property_of(right)) {
-        out.push(IntPrefilter {
+        Some(IntPrefilter {
             property,
             op: flipped,
             constant,
-        });
+        })
+    } else {
+        None
     }
 }
 
@@ -62,7 +95,8 @@ pub enum ResolvedPrefilter<'a> {
     /// The table lacks the property: the comparison is NULL for every row.
     RejectAll,
     Column {
-        column: &'a Column,
+        /// The column's null words (`None`: no NULLs), read once (see `Column::null_words`).
+        nulls: Option<&'a [u64]>,
         values: &'a [i64],
         op: BinaryOp,
         constant: i64,
@@ -75,12 +109,12 @@ impl ResolvedPrefilter<'_> {
         match self {
             ResolvedPrefilter::RejectAll => false,
             ResolvedPrefilter::Column {
-                column,
+                nulls,
                 values,
                 op,
                 constant,
             } => {
-                if column.is_null(row) {
+                if nulls.is_some_and(|words| words[row / 64] >> (row % 64) & 1 == 1) {
                     return false;
                 }
                 let value = values[row];
@@ -119,7 +153,7 @@ pub fn resolve_prefilters<'a>(
         column.try_verify()?;
         if let Some(values) = column.int64_values() {
             resolved.push(ResolvedPrefilter::Column {
-                column,
+                nulls: column.null_words(),
                 values,
                 op: prefilter.op,
                 constant: prefilter.constant,
@@ -127,4 +161,73 @@ pub fn resolve_prefilters<'a>(
         }
     }
     Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn id_of(slot: usize) -> Expr {
+        Expr::Property {
+            base: Box::new(Expr::Slot(slot)),
+            property: PropertyColumns {
+                name: Arc::from("ID"),
+                columns: vec![(0, 0)],
+            },
+        }
+    }
+
+    fn int(value: i64) -> Expr {
+        Expr::Literal(Value::Int64(value))
+    }
+
+    fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        Expr::Binary(op, Box::new(left), Box::new(right))
+    }
+
+    #[test]
+    fn only_conjunctions_of_prefilters_are_decided_by_them() {
+        let below = binary(BinaryOp::Lt, id_of(0), int(5));
+        let above = binary(BinaryOp::Gt, int(1), id_of(0));
+        assert!(is_conjunction_of_prefilters(&below, 0));
+        assert!(is_conjunction_of_prefilters(
+            &binary(BinaryOp::And, below.clone(), above.clone()),
+            0
+        ));
+        // Another slot's property, a disjunction, a non-integer constant and an arithmetic
+        // operand each need the evaluator.
+        assert!(!is_conjunction_of_prefilters(&below, 1));
+        assert!(!is_conjunction_of_prefilters(
+            &binary(BinaryOp::Or, below.clone(), above.clone()),
+            0
+        ));
+        assert!(!is_conjunction_of_prefilters(
+            &binary(BinaryOp::Lt, id_of(0), Expr::Literal(Value::Double(5.0))),
+            0
+        ));
+        assert!(!is_conjunction_of_prefilters(
+            &binary(
+                BinaryOp::And,
+                below,
+                binary(
+                    BinaryOp::Lt,
+                    binary(BinaryOp::Add, id_of(0), int(1)),
+                    int(3)
+                )
+            ),
+            0
+        ));
+        let mut collected = Vec::new();
+        collect_prefilters(&above, 0, &mut collected);
+        assert_eq!(collected.len(), 1);
+        assert_eq!(collected[0].op, BinaryOp::Lt, "`1 > n.ID` is `n.ID < 1`");
+        assert!(
+            !filter_decided(true, 1, &[]),
+            "an unresolved prefilter decides nothing"
+        );
+        assert!(filter_decided(true, 1, &[ResolvedPrefilter::RejectAll]));
+        assert!(!filter_decided(false, 1, &[ResolvedPrefilter::RejectAll]));
+    }
 }

@@ -10,7 +10,10 @@ use warren_storage::Snapshot;
 
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
-use crate::eval::prefilter::{collect_prefilters, resolve_prefilters, IntPrefilter};
+use crate::eval::prefilter::{
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+    IntPrefilter,
+};
 use crate::eval::Evaluator;
 
 pub struct ScanNodes {
@@ -20,6 +23,8 @@ pub struct ScanNodes {
     filter: Option<Expr>,
     /// Conjuncts of the filter checked on raw INT64 columns before a row is built.
     prefilters: Vec<IntPrefilter>,
+    /// Whether the filter is exactly the conjunction of `prefilters`.
+    conjunction: bool,
     /// The input row being expanded, the snapshot, the table index and the next offset.
     current: Option<(Row, Arc<Snapshot>, usize, u64)>,
 }
@@ -32,8 +37,10 @@ impl ScanNodes {
         filter: Option<Expr>,
     ) -> Self {
         let mut prefilters = Vec::new();
+        let mut conjunction = false;
         if let Some(filter) = &filter {
             collect_prefilters(filter, slot, &mut prefilters);
+            conjunction = is_conjunction_of_prefilters(filter, slot);
         }
         Self {
             input,
@@ -41,6 +48,7 @@ impl ScanNodes {
             slot,
             filter,
             prefilters,
+            conjunction,
             current: None,
         }
     }
@@ -55,6 +63,10 @@ impl Operator for ScanNodes {
                     let table = snapshot.node_table(table_id);
                     let evaluator = Evaluator::new(snapshot, ctx);
                     let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
+                    // Prefilters that decide the filter leave nothing to evaluate.
+                    let filter = self.filter.as_ref().filter(|_| {
+                        !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
+                    });
                     while *offset < table.num_rows() {
                         let node = *offset;
                         *offset += 1;
@@ -68,7 +80,7 @@ impl Operator for ScanNodes {
                             id: warren_common::InternalId::new(table_id, node),
                             projection: None,
                         });
-                        if let Some(filter) = &self.filter {
+                        if let Some(filter) = filter {
                             if !evaluator.test(filter, row)? {
                                 continue;
                             }

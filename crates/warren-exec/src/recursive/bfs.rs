@@ -35,6 +35,10 @@ const UNCLAIMED: u64 = u64::MAX;
 const TOP_DOWN_TO_BOTTOM_UP: u64 = 15;
 /// Bottom-up returns to top-down when the frontier holds fewer than nodes / this.
 const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
+/// A reset rewrites every node, sequentially, when the last search touched more than one node
+/// in this many (a random write per touched node costs more than a cache line of sequential
+/// writes: 16 distances); else only the touched nodes.
+const DENSE_RESET_FRACTION: usize = 16;
 /// A bottom-up morsel covers this many times `morsel_size` node ids.
 const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 
@@ -156,6 +160,38 @@ impl Bfs {
         u64::from(nodes) * per_node + FrontierBits::bytes(nodes)
     }
 
+    /// Whether this state's arrays serve a graph of `nodes` nodes searched with `config`
+    /// (same size, same mode, frontier bitmaps kept or not alike).
+    pub fn fits(&self, nodes: u32, config: &BfsConfig) -> bool {
+        self.dist.len() == nodes as usize
+            && self.config.mode == config.mode
+            && bottom_up_possible(&self.config) == bottom_up_possible(config)
+    }
+
+    /// Takes `config` for the next search (bound, morsel size, prefetch distance).
+    pub fn reconfigure(&mut self, config: BfsConfig) {
+        assert!(
+            self.fits(self.dist.len() as u32, &config),
+            "a state is reconfigured only within its arrays' mode"
+        );
+        self.config = config;
+    }
+
+    pub fn config(&self) -> &BfsConfig {
+        &self.config
+    }
+
+    /// Bytes this state holds now: its per-node arrays and bitmaps, and its lists' capacity.
+    pub fn held_bytes(&self) -> u64 {
+        let state = self.read();
+        let lists = state.reached.capacity() + state.frontier.capacity();
+        let per_node = self.dist.len() * 4
+            + self.paths.len() * 8
+            + self.claim.len() * 8
+            + (state.parent.len() + state.parent_edge.len()) * 4;
+        (per_node + lists * 4) as u64 + state.bits.held_bytes()
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, LevelState> {
         self.state.read().expect("bfs state lock")
     }
@@ -253,8 +289,53 @@ impl Bfs {
         Ok((total, by_destination))
     }
 
+    /// Undoes the last search: the nodes it reached, and those of a level it left unfinished
+    /// (an error ends a search between levels with its pieces not merged), get their initial
+    /// values back, so a state costs O(touched) to reuse.
     fn reset(&self, state: &mut LevelState) {
-        for &v in state.reached.iter().chain(std::iter::once(&state.source)) {
+        let mut pieces = self.pieces.lock().expect("pieces lock");
+        let touched = state.reached.len()
+            + pieces
+                .iter()
+                .map(|p| p.nodes.len() + p.claims.len())
+                .sum::<usize>();
+        if touched.saturating_mul(DENSE_RESET_FRACTION) > self.dist.len() {
+            self.reset_every_node();
+        } else {
+            self.reset_touched(state, &pieces);
+        }
+        pieces.clear();
+        state.reached.clear();
+        state.level_destinations = None;
+        state.frontier.clear();
+        self.overflow.store(false, Ordering::Relaxed);
+    }
+
+    /// Every node's initial values back, in sequential writes.
+    fn reset_every_node(&self) {
+        for dist in &self.dist {
+            dist.store(UNREACHED, Ordering::Relaxed);
+        }
+        for paths in &self.paths {
+            paths.store(0, Ordering::Relaxed);
+        }
+        for claim in &self.claim {
+            claim.store(UNCLAIMED, Ordering::Relaxed);
+        }
+    }
+
+    /// The initial values back for the nodes the last search touched, one random write each.
+    fn reset_touched(&self, state: &LevelState, pieces: &[Piece]) {
+        let unfinished = pieces
+            .iter()
+            .flat_map(|p| p.nodes.iter().copied().chain(p.claims.iter().map(|c| c.0)));
+        let touched = state
+            .reached
+            .iter()
+            .copied()
+            .chain(std::iter::once(state.source))
+            .chain(unfinished);
+        for v in touched {
             if v == UNREACHED {
                 continue;
             }
@@ -266,11 +347,6 @@ impl Bfs {
                 claim.store(UNCLAIMED, Ordering::Relaxed);
             }
         }
-        state.reached.clear();
-        state.level_destinations = None;
-        state.frontier.clear();
-        self.overflow.store(false, Ordering::Relaxed);
-        self.pieces.lock().expect("pieces lock").clear();
     }
 }
 

@@ -23,6 +23,7 @@ use super::masks::{DestinationMask, Masks};
 use super::morsels::for_each_morsel;
 use super::multi_source_bfs::{MultiSourceBfs, SweepConfig};
 use super::scheduler::run_tasks;
+use super::state_pool::SearchStatePool;
 use super::stats::PathStats;
 use super::walk_counts::{count_walks_meeting, BackwardCounts};
 use super::walks::{count_walks, distance_to_destinations, PathEnumerator, Semantic};
@@ -44,6 +45,8 @@ pub struct CountRequest<'a> {
     pub memory: &'a MemoryTracker,
     pub recorder: &'a TraversalRecorder,
     pub per_destination: bool,
+    /// Where one-source search states are lent from and given back to.
+    pub states: &'a SearchStatePool,
 }
 
 impl CountRequest<'_> {
@@ -186,7 +189,7 @@ fn count_bfs(
         prefetch_distance: request.engine.prefetch_distance,
     };
     let states: Vec<Bfs> = (0..k)
-        .map(|_| Bfs::new(request.graph.num_nodes(), config))
+        .map(|_| request.states.take(request.graph.num_nodes(), config))
         .collect();
     let searches: Vec<BfsSearch<'_>> = states
         .iter()
@@ -199,6 +202,10 @@ fn count_bfs(
         })
         .collect();
     let outputs = run_tasks(&searches, tasks, request.threads, request.interrupt);
+    drop(searches);
+    for bfs in states {
+        request.states.give_back(bfs);
+    }
     request.memory.release(bytes);
     outputs?
         .into_iter()

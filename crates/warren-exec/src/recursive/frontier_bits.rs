@@ -35,6 +35,11 @@ impl FrontierBits {
         words(nodes) as u64 * 16
     }
 
+    /// Bytes both maps hold.
+    pub fn held_bytes(&self) -> u64 {
+        (self.maps[0].len() + self.maps[1].len()) as u64 * 8
+    }
+
     /// Empties the next map, before a level that fills it.
     pub fn start_next(&mut self) {
         for word in &mut self.maps[1 - self.current] {

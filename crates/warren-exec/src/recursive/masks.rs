@@ -10,7 +10,9 @@ use warren_planner::expr::Expr;
 
 use super::graph::Graph;
 use crate::context::ExecContext;
-use crate::eval::prefilter::{collect_prefilters, resolve_prefilters};
+use crate::eval::prefilter::{
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+};
 use crate::eval::Evaluator;
 
 #[derive(Clone, Debug)]
@@ -143,8 +145,10 @@ pub fn node_mask(
     let mut mask = Bitset::new(graph.num_nodes() as usize);
     let mut row = vec![Value::Null; width];
     let mut prefilters = Vec::new();
+    let mut conjunction = false;
     if let Some((slot, expr)) = filter {
         collect_prefilters(expr, slot, &mut prefilters);
+        conjunction = is_conjunction_of_prefilters(expr, slot);
     }
     for &(table, base, rows) in graph.node_tables() {
         if !tables.contains(&table) {
@@ -157,13 +161,16 @@ pub fn node_mask(
             continue;
         }
         let resolved = resolve_prefilters(&prefilters, table, data)?;
+        // Prefilters that decide the filter leave nothing to evaluate.
+        let evaluated =
+            filter.filter(|_| !filter_decided(conjunction, prefilters.len(), &resolved));
         for offset in 0..rows {
             if data.is_deleted(u64::from(offset))
                 || !resolved.iter().all(|p| p.passes(offset as usize))
             {
                 continue;
             }
-            if let Some((slot, expr)) = filter {
+            if let Some((slot, expr)) = evaluated {
                 row[slot] = Value::Node(NodeValue {
                     id: warren_common::InternalId::new(table, u64::from(offset)),
                     projection: None,

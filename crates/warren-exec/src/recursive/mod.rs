@@ -16,6 +16,7 @@ mod operator;
 pub mod prefetch;
 pub mod scheduler;
 pub mod spread;
+pub mod state_pool;
 pub mod stats;
 pub mod var_length;
 pub mod walk_counts;

@@ -430,7 +430,7 @@ impl RecursiveJoin {
                     morsel_size: engine.morsel_size,
                     prefetch_distance: engine.prefetch_distance,
                 };
-                Box::new(Bfs::new(graph.num_nodes(), config))
+                Box::new(ctx.search_states.take(graph.num_nodes(), config))
             }
         };
         let recorder = self.recorder(ctx);
@@ -616,6 +616,9 @@ impl RecursiveJoin {
                 }
             }
             let Some(row) = self.input.next(ctx)? else {
+                if let Some(bfs) = self.spare_bfs.take() {
+                    ctx.search_states.give_back(*bfs);
+                }
                 return Ok(None);
             };
             let prepared = self.prepare(ctx, row.len())?;
@@ -684,6 +687,7 @@ impl RecursiveJoin {
             memory: &ctx.memory,
             recorder: &recorder,
             per_destination,
+            states: &ctx.search_states,
         };
         let results = count_tasks(&request, &tasks, &mut self.backward)?;
         for row in rows {

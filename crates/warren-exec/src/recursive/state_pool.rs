@@ -1,0 +1,225 @@
+//! One-source BFS states kept between queries. A [`Bfs`]'s per-node arrays (distances, path
+//! counts, claims, frontier bitmaps) cost O(nodes) to allocate and fill, while a search resets
+//! only the nodes it reached. The pool lends a state sized for a graph's node count and takes
+//! it back after the search, so a query that reaches few nodes costs O(reached), not O(nodes),
+//! from its second run on. Idle states are bounded in bytes ([`IDLE_BYTES_MAX`] by default);
+//! the oldest go first when a returned state would exceed the bound.
+
+use std::sync::Mutex;
+
+use super::bfs::{Bfs, BfsConfig};
+
+/// The default bound on the bytes of idle states one pool keeps (a database's pool holds them
+/// between queries; 256 MiB keeps two ALL SHORTEST states at Graph500 scale 22, 4.2M nodes).
+pub const IDLE_BYTES_MAX: u64 = 256 << 20;
+
+/// Idle BFS states, lent to one search at a time.
+#[derive(Debug)]
+pub struct SearchStatePool {
+    /// Oldest first.
+    idle: Mutex<Vec<Bfs>>,
+    limit_bytes: u64,
+}
+
+impl Default for SearchStatePool {
+    fn default() -> Self {
+        Self::new(IDLE_BYTES_MAX)
+    }
+}
+
+impl SearchStatePool {
+    /// A pool keeping at most `limit_bytes` of idle states.
+    pub fn new(limit_bytes: u64) -> Self {
+        Self {
+            idle: Mutex::new(Vec::new()),
+            limit_bytes,
+        }
+    }
+
+    /// A state for a graph of `nodes` nodes searched with `config`: an idle one whose arrays
+    /// fit, reconfigured, or a new one.
+    pub fn take(&self, nodes: u32, config: BfsConfig) -> Bfs {
+        let mut idle = self.idle.lock().expect("state pool lock");
+        match idle.iter().rposition(|bfs| bfs.fits(nodes, &config)) {
+            Some(at) => {
+                let mut bfs = idle.remove(at);
+                bfs.reconfigure(config);
+                bfs
+            }
+            None => Bfs::new(nodes, config),
+        }
+    }
+
+    /// Keeps `bfs` for a later search, dropping the oldest idle states while the total would
+    /// exceed the bound (and `bfs` itself when it alone does).
+    pub fn give_back(&self, bfs: Bfs) {
+        let bytes = bfs.held_bytes();
+        if bytes > self.limit_bytes {
+            return;
+        }
+        let mut idle = self.idle.lock().expect("state pool lock");
+        let mut total: u64 = idle.iter().map(Bfs::held_bytes).sum::<u64>() + bytes;
+        while total > self.limit_bytes {
+            let oldest = idle.remove(0);
+            total -= oldest.held_bytes();
+        }
+        idle.push(bfs);
+    }
+
+    /// Bytes the idle states hold.
+    pub fn idle_bytes(&self) -> u64 {
+        let idle = self.idle.lock().expect("state pool lock");
+        idle.iter().map(Bfs::held_bytes).sum()
+    }
+
+    /// Idle states.
+    pub fn idle_states(&self) -> usize {
+        self.idle.lock().expect("state pool lock").len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::super::bfs::{BfsMode, BfsSearch, CountOutput};
+    use super::super::graph::Graph;
+    use super::super::masks::{Bitset, DestinationMask, Masks};
+    use super::super::scheduler::run_tasks;
+    use super::*;
+    use crate::context::Interrupt;
+
+    /// Counts from each source in turn, every search through `bfs` (`per_destination`: the
+    /// per-destination pass; else totals counted level by level in `Lengths` mode).
+    fn searches(
+        bfs: &Bfs,
+        graph: &Graph,
+        sources: &[u32],
+        per_destination: bool,
+        threads: usize,
+    ) -> Vec<CountOutput> {
+        let masks = Masks {
+            destination: DestinationMask::Set(Arc::new(Bitset::full(graph.num_nodes() as usize))),
+            intermediate: None,
+            edges: None,
+        };
+        let search = BfsSearch {
+            bfs,
+            graph,
+            masks: &masks,
+            recorder: None,
+            counting: Some((1, per_destination)),
+        };
+        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
+        sources
+            .iter()
+            .map(|&source| {
+                let outputs = run_tasks(
+                    std::slice::from_ref(&search),
+                    &[(source, None)],
+                    threads,
+                    &interrupt,
+                )
+                .expect("the search runs");
+                outputs[0].clone().expect("counting mode keeps counts")
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// A state reused from the pool, whether its last search touched few nodes (reset node
+        /// by node) or most (reset wholesale), gives every search the answer of a new state.
+        #[test]
+        fn a_reused_state_answers_as_a_new_one(
+            nodes in 1u32..120,
+            picks in proptest::collection::vec((0u32..1000, 0u32..1000), 0..500),
+            sources in proptest::collection::vec(0u32..1000, 1..12),
+            mode in prop_oneof![Just(BfsMode::Lengths), Just(BfsMode::PathCounts), Just(BfsMode::Parents)],
+            direction_optimizing in proptest::bool::ANY,
+            per_destination in proptest::bool::ANY,
+            threads in 1usize..3,
+        ) {
+            let edges: Vec<(u32, u32)> = picks.iter().map(|(a, b)| (a % nodes, b % nodes)).collect();
+            let graph = Graph::from_edges(nodes, &edges);
+            let sources: Vec<u32> = sources.iter().map(|s| s % nodes).collect();
+            let config = BfsConfig {
+                mode,
+                upper: 30,
+                direction_optimizing,
+                morsel_size: 3,
+                prefetch_distance: 0,
+            };
+            let pool = SearchStatePool::default();
+            let mut reused = Vec::new();
+            for &source in &sources {
+                let bfs = pool.take(nodes, config);
+                reused.extend(searches(&bfs, &graph, &[source], per_destination, threads));
+                pool.give_back(bfs);
+            }
+            prop_assert_eq!(pool.idle_states(), 1);
+            let fresh: Vec<CountOutput> = sources
+                .iter()
+                .flat_map(|&source| {
+                    searches(&Bfs::new(nodes, config), &graph, &[source], per_destination, threads)
+                })
+                .collect();
+            prop_assert_eq!(reused, fresh);
+        }
+    }
+
+    fn config(mode: BfsMode) -> BfsConfig {
+        BfsConfig {
+            mode,
+            upper: 30,
+            direction_optimizing: true,
+            morsel_size: 64,
+            prefetch_distance: 0,
+        }
+    }
+
+    #[test]
+    fn a_returned_state_is_lent_again_only_where_it_fits() {
+        let pool = SearchStatePool::default();
+        pool.give_back(Bfs::new(1000, config(BfsMode::Lengths)));
+        assert_eq!(pool.idle_states(), 1);
+        // Another size or mode gets a new state; the idle one stays.
+        let other = pool.take(999, config(BfsMode::Lengths));
+        let counts = pool.take(1000, config(BfsMode::PathCounts));
+        assert_eq!(pool.idle_states(), 1);
+        pool.give_back(other);
+        pool.give_back(counts);
+        assert_eq!(pool.idle_states(), 3);
+        let mut wider = config(BfsMode::Lengths);
+        wider.upper = 5;
+        let lent = pool.take(1000, wider);
+        assert_eq!(pool.idle_states(), 2);
+        assert_eq!(
+            lent.config().upper,
+            5,
+            "the lent state takes the new config"
+        );
+    }
+
+    #[test]
+    fn idle_states_stay_within_the_bound() {
+        let one = Bfs::new(10_000, config(BfsMode::Lengths)).held_bytes();
+        let pool = SearchStatePool::new(one * 2 + one / 2);
+        for _ in 0..5 {
+            pool.give_back(Bfs::new(10_000, config(BfsMode::Lengths)));
+        }
+        assert_eq!(pool.idle_states(), 2);
+        assert!(pool.idle_bytes() <= one * 2 + one / 2);
+        let small = SearchStatePool::new(one - 1);
+        small.give_back(Bfs::new(10_000, config(BfsMode::Lengths)));
+        assert_eq!(
+            small.idle_states(),
+            0,
+            "a state above the bound is not kept"
+        );
+    }
+}
