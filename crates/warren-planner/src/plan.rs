@@ -352,8 +352,16 @@ pub struct QueryPlan {
 impl Plan {
     /// The direct children of this operator.
     pub fn children(&self) -> Vec<&Plan> {
+        let mut children = Vec::new();
+        self.for_each_child(&mut |child| children.push(child));
+        children
+    }
+
+    /// Calls `visit` on each direct child of this operator (the children [`Plan::children`]
+    /// lists and [`Plan::map_children`] rebuilds), without collecting them.
+    pub fn for_each_child<'a>(&'a self, visit: &mut dyn FnMut(&'a Plan)) {
         match self {
-            Plan::Unit | Plan::Argument => vec![],
+            Plan::Unit | Plan::Argument => {}
             Plan::ScanNodes { input, .. }
             | Plan::LookupNode { input, .. }
             | Plan::Expand { input, .. }
@@ -373,12 +381,26 @@ impl Plan {
             | Plan::Create { input, .. }
             | Plan::Merge { input, .. }
             | Plan::SetProperties { input, .. }
-            | Plan::Delete { input, .. } => vec![input],
-            Plan::Optional { input, inner, .. } => vec![input, inner],
-            Plan::Recursive(r) => vec![&r.input],
-            Plan::VectorTopK(v) => vec![&v.input],
-            Plan::Union { inputs, .. } => inputs.iter().map(|(p, _)| p).collect(),
+            | Plan::Delete { input, .. } => visit(input),
+            Plan::Optional { input, inner, .. } => {
+                visit(input);
+                visit(inner);
+            }
+            Plan::Recursive(r) => visit(&r.input),
+            Plan::VectorTopK(v) => visit(&v.input),
+            Plan::Union { inputs, .. } => inputs.iter().for_each(|(p, _)| visit(p)),
         }
+    }
+
+    /// Whether this operator or one below it (through [`Plan::for_each_child`]) satisfies
+    /// `test`.
+    pub fn any(&self, test: &dyn Fn(&Plan) -> bool) -> bool {
+        if test(self) {
+            return true;
+        }
+        let mut found = false;
+        self.for_each_child(&mut |child| found = found || child.any(test));
+        found
     }
 
     /// Calls `visit` on every expression this operator itself evaluates (not its children's).
@@ -552,9 +574,7 @@ impl Plan {
             Plan::Merge { merge, .. } => merge.matcher.read_slots(out),
             _ => {}
         }
-        for child in self.children() {
-            child.read_slots(out);
-        }
+        self.for_each_child(&mut |child| child.read_slots(out));
     }
 
     /// Every slot written anywhere in this plan.
@@ -563,9 +583,7 @@ impl Plan {
         if let Plan::Merge { merge, .. } = self {
             merge.matcher.all_written_slots(out);
         }
-        for child in self.children() {
-            child.all_written_slots(out);
-        }
+        self.for_each_child(&mut |child| child.all_written_slots(out));
     }
 
     /// Slots of the outer row that a subquery plan reads: what it reads but does not write.
@@ -779,7 +797,11 @@ impl Plan {
                 | Plan::Merge { .. }
                 | Plan::SetProperties { .. }
                 | Plan::Delete { .. }
-        ) || self.children().iter().any(|c| c.updates())
+        ) || {
+            let mut found = false;
+            self.for_each_child(&mut |child| found = found || child.updates());
+            found
+        }
     }
 }
 

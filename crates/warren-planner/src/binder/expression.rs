@@ -824,13 +824,16 @@ pub(crate) fn kind_of(ty: &LogicalType) -> VariableKind {
 }
 
 fn internal_property(name: &str) -> Option<InternalProperty> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "_id" => InternalProperty::Id,
-        "_label" => InternalProperty::Label,
-        "_src" => InternalProperty::Source,
-        "_dst" => InternalProperty::Destination,
-        _ => return None,
-    })
+    const NAMES: [(&str, InternalProperty); 4] = [
+        ("_id", InternalProperty::Id),
+        ("_label", InternalProperty::Label),
+        ("_src", InternalProperty::Source),
+        ("_dst", InternalProperty::Destination),
+    ];
+    NAMES
+        .iter()
+        .find(|(internal, _)| internal.eq_ignore_ascii_case(name))
+        .map(|&(_, property)| property)
 }
 
 fn internal_type(property: InternalProperty) -> LogicalType {

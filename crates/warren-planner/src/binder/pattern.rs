@@ -55,7 +55,8 @@ struct RecursiveInfo {
 #[derive(Debug)]
 struct Conjunct {
     expr: Expr,
-    slots: BTreeSet<usize>,
+    /// The slots `expr` reads, sorted and without duplicates ([`Expr::slots`]).
+    slots: Vec<usize>,
 }
 
 fn split_conjuncts(expr: &ast::Expr, out: &mut Vec<ast::Expr>) {
@@ -111,7 +112,7 @@ impl Binder<'_> {
             split_conjuncts(where_clause, &mut parts);
             for part in parts {
                 let (expr, _) = self.bind_expr(&part, scope)?;
-                let slots = expr.slots().into_iter().collect();
+                let slots = expr.slots();
                 conjuncts.push(Conjunct { expr, slots });
             }
         }
@@ -176,18 +177,19 @@ impl Binder<'_> {
         let mut nodes: Vec<QueryNode> = Vec::new();
         let mut rels: Vec<QueryRel> = Vec::new();
         let mut paths = Vec::new();
-        let mut property_maps: Vec<(String, Vec<(String, ast::Expr)>)> = Vec::new();
+        // Each property map with the name of its variable (declared in `scope` below).
+        let mut property_maps: Vec<(String, &[(String, ast::Expr)])> = Vec::new();
         for part in patterns {
             let mut path_parts = Vec::new();
             let mut left = self.add_node(&part.start, &mut nodes, scope)?;
-            property_maps.push((nodes[left].name.clone(), part.start.properties.clone()));
+            property_maps.push((nodes[left].name.clone(), &part.start.properties));
             path_parts.push(PathPart::Node(nodes[left].slot));
             for (rel_pattern, node_pattern) in &part.hops {
                 let right = self.add_node(node_pattern, &mut nodes, scope)?;
-                property_maps.push((nodes[right].name.clone(), node_pattern.properties.clone()));
+                property_maps.push((nodes[right].name.clone(), &node_pattern.properties));
                 let rel = self.add_rel(rel_pattern, left, right, &nodes, scope)?;
                 if rel.recursive.is_none() {
-                    property_maps.push((rel.name.clone(), rel_pattern.properties.clone()));
+                    property_maps.push((rel.name.clone(), &rel_pattern.properties));
                     path_parts.push(PathPart::Rel(rel.slot));
                 } else {
                     path_parts.push(PathPart::RecursiveRel(rel.slot));
@@ -213,13 +215,13 @@ impl Binder<'_> {
         self.narrow_node_tables(&mut nodes, &rels);
         let mut conjuncts = Vec::new();
         for (name, properties) in property_maps {
-            let variable = scope.get(&name).cloned().expect("declared above");
+            let variable = scope.get(&name).expect("declared above");
             for (property, value) in properties {
-                let (left, _) = self.bind_variable_property(&variable, &property)?;
-                let (right, _) = self.bind_expr(&value, scope)?;
+                let (left, _) = self.bind_variable_property(variable, property)?;
+                let (right, _) = self.bind_expr(value, scope)?;
                 let expr = Expr::Binary(BinaryOp::Eq, Box::new(left), Box::new(right));
                 conjuncts.push(Conjunct {
-                    slots: expr.slots().into_iter().collect(),
+                    slots: expr.slots(),
                     expr,
                 });
             }
@@ -709,22 +711,18 @@ impl Binder<'_> {
         bound: &BTreeSet<usize>,
     ) -> Option<usize> {
         let score = |node: &QueryNode| {
-            let own: Vec<&Conjunct> = conjuncts
-                .iter()
-                .filter(|c| {
-                    c.slots.contains(&node.slot)
-                        && c.slots.iter().all(|s| *s == node.slot || bound.contains(s))
-                })
-                .collect();
-            if own
-                .iter()
-                .any(|c| self.key_lookup(node, &c.expr, bound).is_some())
-            {
+            let mut own = conjuncts.iter().filter(|c| {
+                c.slots.contains(&node.slot)
+                    && c.slots.iter().all(|s| *s == node.slot || bound.contains(s))
+            });
+            let Some(first) = own.next() else {
+                return 0;
+            };
+            let is_key = |c: &Conjunct| self.key_lookup(node, &c.expr, bound).is_some();
+            if is_key(first) || own.any(is_key) {
                 2
-            } else if !own.is_empty() {
-                1
             } else {
-                0
+                1
             }
         };
         (0..nodes.len())
@@ -733,7 +731,12 @@ impl Binder<'_> {
     }
 
     /// If `expr` is `node.pk = e` with `e` computable from `bound`, returns `e`.
-    fn key_lookup(&self, node: &QueryNode, expr: &Expr, bound: &BTreeSet<usize>) -> Option<Expr> {
+    fn key_lookup<'e>(
+        &self,
+        node: &QueryNode,
+        expr: &'e Expr,
+        bound: &BTreeSet<usize>,
+    ) -> Option<&'e Expr> {
         let Expr::Binary(BinaryOp::Eq, left, right) = expr else {
             return None;
         };
@@ -749,19 +752,25 @@ impl Binder<'_> {
                 property.column(t) == Some(schema.primary_key)
             });
             if all_keys && other.slots().iter().all(|s| bound.contains(s)) {
-                return Some(other.as_ref().clone());
+                return Some(other.as_ref());
             }
         }
         None
     }
 
     /// Removes and returns the conjuncts whose slots are all in `bound`.
+    /// The rest keep their order; nothing is allocated when none is ready.
     fn take_ready(conjuncts: &mut Vec<Conjunct>, bound: &BTreeSet<usize>) -> Vec<Expr> {
-        let (ready, rest): (Vec<Conjunct>, Vec<Conjunct>) = std::mem::take(conjuncts)
-            .into_iter()
-            .partition(|c| c.slots.iter().all(|s| bound.contains(s)));
-        *conjuncts = rest;
-        ready.into_iter().map(|c| c.expr).collect()
+        let mut ready = Vec::new();
+        let mut index = 0;
+        while index < conjuncts.len() {
+            if conjuncts[index].slots.iter().all(|s| bound.contains(s)) {
+                ready.push(conjuncts.remove(index).expr);
+            } else {
+                index += 1;
+            }
+        }
+        ready
     }
 
     fn plan_scan(
@@ -777,7 +786,7 @@ impl Binder<'_> {
                 && self.key_lookup(node, &c.expr, bound).is_some()
         }) {
             let conjunct = conjuncts.remove(index);
-            key = self.key_lookup(node, &conjunct.expr, bound);
+            key = self.key_lookup(node, &conjunct.expr, bound).cloned();
         }
         bound.insert(node.slot);
         let filter = and_all(Self::take_ready(conjuncts, bound));

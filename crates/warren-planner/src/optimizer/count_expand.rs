@@ -13,6 +13,12 @@
 use crate::expr::{AggregateExpr, AggregateFunction, Expr};
 use crate::plan::{Plan, Target};
 
+/// Whether `operator` is one that [`count_expand`] may change: an aggregation over an
+/// expansion.
+pub fn rewrites(operator: &Plan) -> bool {
+    matches!(operator, Plan::Aggregate { input, .. } if matches!(**input, Plan::Expand { .. }))
+}
+
 pub fn count_expand(plan: Plan, slots: &mut usize) -> Plan {
     let plan = plan.map_children(&mut |child| count_expand(child, slots));
     let Plan::Aggregate {

@@ -15,6 +15,12 @@ enum Stat {
     LengthMax,
 }
 
+/// Whether `operator` is one that [`count_paths`] may change: an aggregation over a recursive
+/// join.
+pub fn rewrites(operator: &Plan) -> bool {
+    matches!(operator, Plan::Aggregate { input, .. } if matches!(**input, Plan::Recursive(_)))
+}
+
 pub fn count_paths(plan: Plan, slots: &mut usize) -> Plan {
     let plan = plan.map_children(&mut |child| count_paths(child, slots));
     match plan {

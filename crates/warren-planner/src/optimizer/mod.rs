@@ -12,10 +12,22 @@ use warren_common::types::LogicalType;
 
 use crate::plan::Plan;
 
-/// Applies every rule. `slots` is the row width; rules may allocate new slots.
+/// Applies every rule. `slots` is the row width; rules may allocate new slots. A rule runs only
+/// when the plan holds an operator it rewrites (a rule leaves every other operator as it is), so
+/// that a small statement's plan, such as a single-row write's, is not rebuilt four times.
 pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mut usize) -> Plan {
-    let plan = prune::prune(plan, columns);
-    let plan = count_paths::count_paths(plan, slots);
-    let plan = count_expand::count_expand(plan, slots);
-    top_k::top_k(plan)
+    let mut plan = plan;
+    if plan.any(&prune::rewrites) {
+        plan = prune::prune(plan, columns);
+    }
+    if plan.any(&count_paths::rewrites) {
+        plan = count_paths::count_paths(plan, slots);
+    }
+    if plan.any(&count_expand::rewrites) {
+        plan = count_expand::count_expand(plan, slots);
+    }
+    if plan.any(&top_k::rewrites) {
+        plan = top_k::top_k(plan);
+    }
+    plan
 }

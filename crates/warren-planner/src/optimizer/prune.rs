@@ -11,6 +11,17 @@ use crate::plan::{Plan, RecursiveOutput};
 /// Rounds of pruning (each round can expose more dead slots).
 const ROUNDS_MAX: usize = 8;
 
+/// Whether `operator` is one that [`prune`] may change: a projection, an expansion that binds
+/// its rel, a recursive join that produces paths.
+pub fn rewrites(operator: &Plan) -> bool {
+    match operator {
+        Plan::Project { .. } => true,
+        Plan::Expand { rel_slot, .. } => rel_slot.is_some(),
+        Plan::Recursive(recursive) => matches!(recursive.output, RecursiveOutput::Paths { .. }),
+        _ => false,
+    }
+}
+
 pub fn prune(mut plan: Plan, columns: &[(String, usize, LogicalType)]) -> Plan {
     for _ in 0..ROUNDS_MAX {
         let mut reads = columns.iter().map(|(_, slot, _)| *slot).collect::<Vec<_>>();

@@ -19,6 +19,11 @@ use crate::constant::evaluate_constant;
 use crate::expr::Expr;
 use crate::plan::{Plan, VectorTopK};
 
+/// Whether `operator` is one that [`top_k`] may change: a LIMIT (over an ORDER BY).
+pub fn rewrites(operator: &Plan) -> bool {
+    matches!(operator, Plan::Limit { .. })
+}
+
 pub fn top_k(plan: Plan) -> Plan {
     let plan = plan.map_children(&mut top_k);
     let Plan::Limit { input, count } = plan else {
