@@ -220,12 +220,7 @@ impl Worker {
         self.conn = self.connect();
         let defaults = self.conn.settings().clone();
         loop {
-            let job = self
-                .receiver
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .recv();
-            let Ok(job) = job else { return };
+            let Some(job) = self.next_job() else { return };
             self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
             // A statement of the previous request may have changed a setting.
             *self.conn.settings_mut() = defaults.clone();
@@ -238,6 +233,12 @@ impl Worker {
                 self.conn = self.connect();
             }
         }
+    }
+
+    /// The next job of this lane; `None` once the lane has stopped.
+    fn next_job(&self) -> Option<Job> {
+        let receiver = self.receiver.lock().unwrap_or_else(|e| e.into_inner());
+        receiver.recv().ok()
     }
 
     /// Runs the statements the check parsed, as `Connection::query_with` runs a script: all
@@ -328,10 +329,7 @@ impl Worker {
                 return;
             }
         };
-        if job.started.send(Ok(())).is_err() {
-            return;
-        }
-        let mut writer = PieceWriter::new(job.body, &self.runtime, deadline);
+        let mut writer = PieceWriter::new(job.body, job.started, &self.runtime, deadline);
         let written = match first {
             FirstBatch::Columns(first) => {
                 warren::wire::write_result_from(&mut result, Ok(first), &mut writer).map(|_| ())
@@ -393,11 +391,8 @@ impl Worker {
                 return;
             }
         };
-        if job.started.send(Ok(())).is_err() {
-            return;
-        }
         let runtime = self.runtime.clone();
-        let mut writer = PieceWriter::new(job.body, &runtime, deadline);
+        let mut writer = PieceWriter::new(job.body, job.started, &runtime, deadline);
         let count = warren_wire::Message::Results(statements.len() as u64);
         let mut written = warren_wire::write_frame(&mut writer, &count).map_err(io_error);
         if written.is_ok() {
@@ -456,9 +451,16 @@ enum FirstBatch {
 
 /// Buffers result bytes and hands them to the response in pieces; fails once the response
 /// is gone or the query's deadline has passed.
+///
+/// The request learns that its answer streams (`started`) as late as possible: once the
+/// result's `End` is queued, or when the next piece would have to wait for the reader. A
+/// result that fits in the pieces in flight thus wakes the request's task once, and finds the
+/// whole answer there, instead of once for the status and again for the bytes.
 struct PieceWriter<'a> {
     buffer: Vec<u8>,
     sender: mpsc::Sender<Piece>,
+    /// Taken when the request is told that its answer streams.
+    started: Option<oneshot::Sender<Result<(), Error>>>,
     runtime: &'a tokio::runtime::Handle,
     deadline: Instant,
     failed: bool,
@@ -467,19 +469,46 @@ struct PieceWriter<'a> {
 impl<'a> PieceWriter<'a> {
     fn new(
         sender: mpsc::Sender<Piece>,
+        started: oneshot::Sender<Result<(), Error>>,
         runtime: &'a tokio::runtime::Handle,
         deadline: Instant,
     ) -> Self {
         PieceWriter {
             buffer: Vec::with_capacity(PIECE_BYTES),
             sender,
+            started: Some(started),
             runtime,
             deadline,
             failed: false,
         }
     }
 
+    /// Tells the request that its answer streams (once); fails when the request is gone.
+    fn announce(&mut self) -> io::Result<()> {
+        let Some(started) = self.started.take() else {
+            return Ok(());
+        };
+        if started.send(Ok(())).is_err() {
+            return Err(self.closed());
+        }
+        Ok(())
+    }
+
+    fn closed(&mut self) -> io::Error {
+        self.failed = true;
+        io::Error::other("the response was closed or timed out")
+    }
+
     fn send(&mut self, piece: Piece) -> io::Result<()> {
+        let end = matches!(piece, Piece::End);
+        // Nobody reads the pieces before the announcement, so these never wait.
+        let piece = match self.sender.try_send(piece) {
+            Ok(()) if end => return self.announce(),
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Full(piece)) => piece,
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(self.closed()),
+        };
+        self.announce()?;
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         let sender = &self.sender;
         // The timer is made inside the runtime's context (block_on enters it).
@@ -487,10 +516,12 @@ impl<'a> PieceWriter<'a> {
             .runtime
             .block_on(async { tokio::time::timeout(remaining, sender.send(piece)).await });
         if matches!(sent, Ok(Ok(()))) {
+            if end {
+                self.announce()?;
+            }
             Ok(())
         } else {
-            self.failed = true;
-            Err(io::Error::other("the response was closed or timed out"))
+            Err(self.closed())
         }
     }
 }
@@ -583,4 +614,77 @@ fn write_json(
     }
     out.write_all(b"}\n").map_err(io_error)?;
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
+    #[test]
+    fn a_small_answer_is_announced_once_it_is_complete() {
+        let runtime = runtime();
+        let (body, mut pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+        let (started, mut announced) = oneshot::channel();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut writer = PieceWriter::new(body, started, runtime.handle(), deadline);
+        writer.write_all(b"one row").unwrap();
+        writer.flush().unwrap();
+        assert!(announced.try_recv().is_err(), "announced before the end");
+        writer.send(Piece::End).unwrap();
+        assert!(matches!(announced.try_recv(), Ok(Ok(()))));
+        assert!(matches!(pieces.try_recv(), Ok(Piece::Data(bytes)) if &bytes[..] == b"one row"));
+        assert!(matches!(pieces.try_recv(), Ok(Piece::End)));
+    }
+
+    #[test]
+    fn a_large_answer_is_announced_before_its_writer_would_wait() {
+        const PIECES: usize = 3 * PIECES_IN_FLIGHT;
+        let runtime = runtime();
+        let (body, mut pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+        let (started, announced) = oneshot::channel();
+        let handle = runtime.handle().clone();
+        let writer = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let mut writer = PieceWriter::new(body, started, &handle, deadline);
+            for _ in 0..PIECES {
+                writer.write_all(&[7; PIECE_BYTES]).unwrap();
+            }
+            writer.send(Piece::End).unwrap();
+        });
+        // The reader starts only once announced, as the HTTP side does.
+        let received = runtime.block_on(async {
+            assert!(matches!(announced.await, Ok(Ok(()))));
+            let mut received = 0;
+            while let Some(piece) = pieces.recv().await {
+                match piece {
+                    Piece::Data(bytes) => received += bytes.len(),
+                    Piece::End => break,
+                }
+            }
+            received
+        });
+        writer.join().unwrap();
+        assert_eq!(received, PIECES * PIECE_BYTES);
+    }
+
+    #[test]
+    fn a_writer_whose_request_is_gone_fails() {
+        let runtime = runtime();
+        let (body, pieces) = mpsc::channel(PIECES_IN_FLIGHT);
+        let (started, announced) = oneshot::channel();
+        drop((pieces, announced));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut writer = PieceWriter::new(body, started, runtime.handle(), deadline);
+        writer.write_all(b"row").unwrap();
+        assert!(writer.flush().is_err());
+        assert!(writer.failed);
+    }
 }
