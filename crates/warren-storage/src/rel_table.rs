@@ -315,30 +315,70 @@ impl RelTable {
         node: u32,
         direction: Direction,
     ) -> Result<Vec<(u32, u32)>, crate::section_check::ChecksumMismatch> {
-        let csr = self.stored_csr(direction);
+        let mut out: Vec<(u32, u32)> =
+            self.with_stored_entries(node, direction, |neighbours, rels| {
+                neighbours
+                    .iter()
+                    .copied()
+                    .zip(rels.iter().copied())
+                    .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel)))
+                    .collect()
+            })?;
+        out.extend(self.live_appended_entries(node, direction));
+        Ok(out)
+    }
+
+    /// How many live entries `node` has in `direction` (what [`RelTable::try_entries`] would
+    /// list), without listing them: O(1) without deletions in the delta, verifying only the
+    /// blocks of `node`'s stored entries.
+    pub fn try_degree(
+        &self,
+        node: u32,
+        direction: Direction,
+    ) -> Result<u64, crate::section_check::ChecksumMismatch> {
+        let stored = self.with_stored_entries(node, direction, |_, rels| {
+            if self.delta.deleted.is_empty() {
+                rels.len()
+            } else {
+                rels.iter()
+                    .filter(|&&rel| !self.delta_deleted(u64::from(rel)))
+                    .count()
+            }
+        })?;
+        let appended = self.live_appended_entries(node, direction).count();
+        Ok((stored + appended) as u64)
+    }
+
+    /// Calls `read` with `node`'s stored (neighbours, rel ids) in `direction`, after verifying
+    /// the blocks they lie in.
+    fn with_stored_entries<R>(
+        &self,
+        node: u32,
+        direction: Direction,
+        read: impl FnOnce(&[u32], &[u32]) -> R,
+    ) -> Result<R, crate::section_check::ChecksumMismatch> {
         let slot = CorruptionSlot::default();
-        let view = AdjacencyView::stored(csr, &slot);
+        let view = AdjacencyView::stored(self.stored_csr(direction), &slot);
         let (neighbours, rels) = if (node as usize) < view.num_nodes() {
             view.entries(node)
         } else {
             (&[][..], &[][..])
         };
-        if let Some(mismatch) = slot.first() {
-            return Err(mismatch);
+        match slot.first() {
+            Some(mismatch) => Err(mismatch),
+            None => Ok(read(neighbours, rels)),
         }
-        let mut out: Vec<(u32, u32)> = neighbours
-            .iter()
-            .copied()
-            .zip(rels.iter().copied())
+    }
+
+    /// The delta's appended entries of `node` in `direction` that are not deleted again.
+    fn live_appended_entries(
+        &self,
+        node: u32,
+        direction: Direction,
+    ) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.delta
+            .appended_entries(node, direction == Direction::Forward)
             .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel)))
-            .collect();
-        let forward = direction == Direction::Forward;
-        out.extend(
-            self.delta
-                .appended_entries(node, forward)
-                .filter(|&(_, rel)| !self.delta_deleted(u64::from(rel))),
-        );
-        Ok(out)
     }
 
     fn delta_deleted(&self, rel: u64) -> bool {

@@ -8,9 +8,7 @@
 use warren_common::value::Value;
 use warren_common::{InternalId, Result, TableId};
 use warren_planner::plan::Step;
-use warren_storage::adjacency::AdjacencyView;
-use warren_storage::section_check::{ChecksumMismatch, CorruptionSlot};
-use warren_storage::{Direction, RelTable, Snapshot};
+use warren_storage::{Direction, Snapshot};
 
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
@@ -53,39 +51,13 @@ impl CountExpand {
                 Direction::Backward => (pair.to, pair.from),
             };
             if start == node.table && self.tables.contains(&end) {
-                count += live_degree(snapshot.rel_table(step.pair), offset, step.direction)?;
+                count += snapshot
+                    .rel_table(step.pair)
+                    .try_degree(offset, step.direction)?;
             }
         }
         Ok(count)
     }
-}
-
-/// How many live entries `node` has in `direction`: the segment's (less the rels the delta
-/// deleted) and the delta's appended ones (less those deleted again), as
-/// [`RelTable::entries`] lists them.
-fn live_degree(table: &RelTable, node: u32, direction: Direction) -> Result<u64, ChecksumMismatch> {
-    let slot = CorruptionSlot::default();
-    let view = AdjacencyView::stored(table.stored_csr(direction), &slot);
-    let (_, rels) = if (node as usize) < view.num_nodes() {
-        view.entries(node)
-    } else {
-        (&[][..], &[][..])
-    };
-    if let Some(mismatch) = slot.first() {
-        return Err(mismatch);
-    }
-    let delta = table.delta();
-    let live = |rel: u32| delta.deleted.is_empty() || !delta.deleted.contains(&u64::from(rel));
-    let stored = if delta.deleted.is_empty() {
-        rels.len()
-    } else {
-        rels.iter().filter(|&&rel| live(rel)).count()
-    };
-    let appended = delta
-        .appended_entries(node, direction == Direction::Forward)
-        .filter(|&(_, rel)| live(rel))
-        .count();
-    Ok((stored + appended) as u64)
 }
 
 impl Operator for CountExpand {
@@ -115,12 +87,13 @@ mod tests {
     use std::sync::Arc;
 
     use warren_storage::delta::AppendedRel;
+    use warren_storage::RelTable;
 
     use super::*;
 
     fn degrees(table: &RelTable, direction: Direction) -> Vec<u64> {
         (0..4)
-            .map(|v| live_degree(table, v, direction).expect("no corruption"))
+            .map(|v| table.try_degree(v, direction).expect("no corruption"))
             .collect()
     }
 
