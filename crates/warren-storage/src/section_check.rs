@@ -318,6 +318,18 @@ mod tests {
         (0..len).map(|i| (i * 7 % 251) as u8).collect()
     }
 
+    /// A check of `bytes` by blocks of the smallest size, its block checksums in a table of
+    /// their own (as a segment stores them).
+    fn checked_by_blocks(bytes: &[u8]) -> SectionCheck {
+        let table: Vec<u8> = block_checksums(bytes, BLOCK_SHIFT_MIN)
+            .iter()
+            .flat_map(|crc| crc.to_le_bytes())
+            .collect();
+        let list_crc = crc32fast::hash(&table);
+        let map = Arc::new(FileMap::copied(&table));
+        SectionCheck::blocks("s".into(), bytes.len(), BLOCK_SHIFT_MIN, map, 0, list_crc)
+    }
+
     #[test]
     fn a_whole_section_is_one_block() {
         let bytes = section(1000);
@@ -331,14 +343,7 @@ mod tests {
     #[test]
     fn only_touched_blocks_are_verified_and_a_damaged_one_is_reported() {
         let mut bytes = section(5 << BLOCK_SHIFT_MIN);
-        let table: Vec<u8> = block_checksums(&bytes, BLOCK_SHIFT_MIN)
-            .iter()
-            .flat_map(|crc| crc.to_le_bytes())
-            .collect();
-        let list_crc = crc32fast::hash(&table);
-        let map = Arc::new(FileMap::copied(&table));
-        let check =
-            SectionCheck::blocks("s".into(), bytes.len(), BLOCK_SHIFT_MIN, map, 0, list_crc);
+        let check = checked_by_blocks(&bytes);
         bytes[(3 << BLOCK_SHIFT_MIN) + 5] ^= 1;
         check
             .verify_range(&bytes, 0..(2 << BLOCK_SHIFT_MIN))
@@ -370,14 +375,7 @@ mod tests {
     #[test]
     fn every_block_verified_turns_checks_off() {
         let bytes = section(3 << BLOCK_SHIFT_MIN);
-        let table: Vec<u8> = block_checksums(&bytes, BLOCK_SHIFT_MIN)
-            .iter()
-            .flat_map(|crc| crc.to_le_bytes())
-            .collect();
-        let list_crc = crc32fast::hash(&table);
-        let map = Arc::new(FileMap::copied(&table));
-        let check =
-            SectionCheck::blocks("s".into(), bytes.len(), BLOCK_SHIFT_MIN, map, 0, list_crc);
+        let check = checked_by_blocks(&bytes);
         check.verify_range(&bytes, 0..1).unwrap();
         check
             .verify_range(&bytes, bytes.len() - 1..bytes.len())
@@ -390,14 +388,7 @@ mod tests {
     #[test]
     fn reading_an_eighth_of_a_large_section_verifies_the_rest() {
         let bytes = section(64 << BLOCK_SHIFT_MIN);
-        let table: Vec<u8> = block_checksums(&bytes, BLOCK_SHIFT_MIN)
-            .iter()
-            .flat_map(|crc| crc.to_le_bytes())
-            .collect();
-        let list_crc = crc32fast::hash(&table);
-        let map = Arc::new(FileMap::copied(&table));
-        let check =
-            SectionCheck::blocks("s".into(), bytes.len(), BLOCK_SHIFT_MIN, map, 0, list_crc);
+        let check = checked_by_blocks(&bytes);
         check
             .verify_range(&bytes, 0..(7 << BLOCK_SHIFT_MIN))
             .unwrap();
