@@ -270,28 +270,32 @@ fn bench_serve_quick_runs_every_workload() {
     );
 }
 
-/// `warren shell --server URL` sends each statement to the server and prints its rows as the
-/// local shell does (`:mode` included), or the server's error line.
-#[test]
-fn shell_over_a_server() {
+/// Starts `warren shell --server URL` with `input` as its whole standard input.
+fn remote_shell(url: &str, input: &[u8]) -> Child {
     use std::io::Write;
-    let temp = tempfile::tempdir().unwrap();
-    let db = temp.path().join("db");
-    load(&db);
-    let (mut server, url) = serve(&db);
     let mut shell = Command::new(env!("CARGO_BIN_EXE_warren"))
-        .args(["shell", "--server", &url])
+        .args(["shell", "--server", url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    shell.stdin.take().unwrap().write_all(input).unwrap();
     shell
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"MATCH (a:Person)\nWHERE a.ID < 3 RETURN a.ID, a.name ORDER BY a.ID;\n:mode csv\nMATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\nMATCH (a:Nobody) RETURN a;\n:quit\n")
-        .unwrap();
+}
+
+/// `warren shell --server URL` sends each statement to the server and prints its rows as the
+/// local shell does (`:mode` included), or the server's error line.
+#[test]
+fn shell_over_a_server() {
+    let temp = tempfile::tempdir().unwrap();
+    let db = temp.path().join("db");
+    load(&db);
+    let (mut server, url) = serve(&db);
+    let shell = remote_shell(
+        &url,
+        b"MATCH (a:Person)\nWHERE a.ID < 3 RETURN a.ID, a.name ORDER BY a.ID;\n:mode csv\nMATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\nMATCH (a:Nobody) RETURN a;\n:quit\n",
+    );
     let output = shell.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -315,29 +319,17 @@ fn shell_over_a_server() {
 /// stop it: the shell prints the server's interrupt error and goes on to the next input.
 #[test]
 fn ctrl_c_in_a_remote_shell_stops_the_statement_on_the_server() {
-    use std::io::Write;
     use std::time::Instant;
     let temp = tempfile::tempdir().unwrap();
     let db = temp.path().join("db");
     load(&db);
     let (mut server, url) = serve(&db);
-    let mut shell = Command::new(env!("CARGO_BIN_EXE_warren"))
-        .args(["shell", "--server", &url])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // About 10^12 rows: far longer than the test's deadline unless it is cancelled.
-    shell
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            b"UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y RETURN count(*);\n\
-              MATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\n:quit\n",
-        )
-        .unwrap();
+    let mut shell = remote_shell(
+        &url,
+        b"UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y RETURN count(*);\n\
+          MATCH (a:Person) WHERE a.ID = 2 RETURN a.name;\n:quit\n",
+    );
     let started = Instant::now();
     // The statement may not have reached the server at the first signal: repeat until the
     // shell, whose input ends with :quit, exits.
@@ -360,4 +352,5 @@ fn ctrl_c_in_a_remote_shell_stops_the_statement_on_the_server() {
     );
     assert!(stdout.contains("│ Bob    │"), "{stdout}");
     server.kill().unwrap();
+    let _ = server.wait();
 }
