@@ -248,6 +248,7 @@ fn spread_levels(
             HopKind::PushPrivate => {
                 let hop_run = PrivateHop {
                     hop,
+                    last: hop == parameters.max_hops,
                     decay,
                     threshold: parameters.threshold,
                 };
@@ -372,6 +373,10 @@ fn push_level(
 #[derive(Clone, Copy)]
 struct PrivateHop {
     hop: u32,
+    /// The last hop: nothing spreads after it, so its merge lists neither the nodes it reached
+    /// (whose arrivals a next hop would reset) nor those that would spread, and keeps no
+    /// arrivals.
+    last: bool,
     decay: f64,
     threshold: f64,
 }
@@ -482,7 +487,8 @@ fn send_range(
 /// Sums the private arrays into the shared arrivals, node range by node range, resetting
 /// them, and settles each node reached as [`settle`] does (its total, its first hop, whether it
 /// spreads next) in the same parallel pass. Returns the nodes that received something and
-/// those that spread next, both ascending; appends the nodes first reached to `reached`.
+/// those that spread next, both ascending (both empty after the last hop); appends the nodes
+/// first reached to `reached`.
 fn merge_private(
     state: &mut State,
     hop: PrivateHop,
@@ -516,8 +522,10 @@ fn merge_private(
                 if sum.is_sign_negative() {
                     continue;
                 }
-                next[v].store(sum.to_bits(), Ordering::Relaxed);
-                local.touched.push(v as u32);
+                if !hop.last {
+                    next[v].store(sum.to_bits(), Ordering::Relaxed);
+                    local.touched.push(v as u32);
+                }
                 // SAFETY: as above, slot `v` of the totals and first hops is this worker's.
                 unsafe {
                     total.replace(v, total.get(v) + sum);
@@ -526,7 +534,7 @@ fn merge_private(
                         local.first.push(v as u32);
                     }
                 }
-                if sum >= hop.threshold {
+                if !hop.last && sum >= hop.threshold {
                     local.spreads.push(v as u32);
                 }
             }
