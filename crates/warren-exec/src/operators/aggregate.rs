@@ -148,11 +148,7 @@ impl Aggregate {
                 .iter()
                 .map(|(_, a)| Accumulator::new(a.function))
                 .collect(),
-            distinct: self
-                .aggregates
-                .iter()
-                .map(|_| HashSet::default())
-                .collect(),
+            distinct: self.aggregates.iter().map(|_| HashSet::default()).collect(),
         }
     }
 

@@ -265,18 +265,27 @@ fn negative_zeros_reach_nodes_with_zero_activation() {
         ..DEFAULTS
     };
     let zero_decay = SpreadParameters { decay: -0.0, ..p };
-    for strategy in [SpreadStrategy::Push, SpreadStrategy::PushPrivate, SpreadStrategy::Pull] {
+    for strategy in [
+        SpreadStrategy::Push,
+        SpreadStrategy::PushPrivate,
+        SpreadStrategy::Pull,
+    ] {
         for (seeds, parameters) in [
             (vec![(0, 1.0)], p),
             (vec![(0, -0.0)], p),
             (vec![(0, 1.0)], zero_decay),
         ] {
             let got = run_spread(&graph, Follow::Out, &seeds, parameters, 2, strategy).unwrap();
-            let rows: Vec<(u32, u32)> = got.iter().map(|a| (a.node, a.hops)).collect();
-            assert!(got.iter().all(|a| a.activation.to_bits() == 0 || a.node == 0));
-            let mut nodes = rows.clone();
+            assert!(got
+                .iter()
+                .all(|a| a.activation.to_bits() == 0 || a.node == 0));
+            let mut nodes: Vec<(u32, u32)> = got.iter().map(|a| (a.node, a.hops)).collect();
             nodes.sort_unstable();
-            assert_eq!(nodes, vec![(0, 0), (1, 1), (2, 2)], "{strategy:?} {seeds:?}");
+            assert_eq!(
+                nodes,
+                vec![(0, 0), (1, 1), (2, 2)],
+                "{strategy:?} {seeds:?}"
+            );
         }
     }
 }
