@@ -676,17 +676,23 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
         });
         return out;
     }
-    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(reached.len());
+    // Each item carries what its row needs (the key is the activation, inverted), so the
+    // sorted items are turned into rows without reading the per-node arrays at random.
+    let mut keyed: Vec<(u64, u32, u8)> = Vec::with_capacity(reached.len());
     for (v, &hop) in state.first_hop.iter().enumerate() {
         if hop != HOPS_NONE {
-            keyed.push((descending_key(state.total[v]), v as u32));
+            keyed.push((descending_key(state.total[v]), v as u32, hop));
         }
     }
     debug_assert_eq!(keyed.len(), reached.len());
-    radix_sort_by_key(&mut keyed);
+    radix_sort_by_key(&mut keyed, |item| item.0);
     keyed
         .into_iter()
-        .map(|(_, v)| activation(state, v))
+        .map(|(key, node, hop)| Activation {
+            node,
+            activation: f64::from_bits(!key),
+            hops: u32::from(hop),
+        })
         .collect()
 }
 
@@ -715,18 +721,19 @@ fn descending_key(activation: f64) -> u64 {
 /// Bits per radix digit.
 const RADIX_BITS: u32 = 11;
 
-/// Sorts by the `u64`, stably (least significant digit first), skipping digits all keys share.
-fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
+/// Sorts by `key`, stably (least significant digit first), skipping digits all keys share.
+fn radix_sort_by_key<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     const BUCKETS: usize = 1 << RADIX_BITS;
     let digits = 64u32.div_ceil(RADIX_BITS) as usize;
     let digit = |key: u64, d: usize| ((key >> (d as u32 * RADIX_BITS)) as usize) & (BUCKETS - 1);
     let mut counts = vec![[0usize; BUCKETS]; digits];
-    for &(key, _) in items.iter() {
+    for item in items.iter() {
+        let key = key(item);
         for (d, count) in counts.iter_mut().enumerate() {
             count[digit(key, d)] += 1;
         }
     }
-    let mut spare = vec![(0u64, 0u32); items.len()];
+    let mut spare = vec![T::default(); items.len()];
     for (d, count) in counts.iter().enumerate() {
         if count.contains(&items.len()) {
             continue;
@@ -738,7 +745,7 @@ fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
             sum += c;
         }
         for &item in items.iter() {
-            let bucket = digit(item.0, d);
+            let bucket = digit(key(&item), d);
             spare[next[bucket]] = item;
             next[bucket] += 1;
         }

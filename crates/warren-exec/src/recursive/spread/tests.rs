@@ -385,7 +385,7 @@ fn radix_ranking_orders_like_the_comparison_sort() {
         let (x, y) = (f64::from_bits(!a.0), f64::from_bits(!b.0));
         y.total_cmp(&x).then(a.1.cmp(&b.1))
     });
-    radix_sort_by_key(&mut items);
+    radix_sort_by_key(&mut items, |item| item.0);
     assert_eq!(items, expected);
     assert!(descending_key(0.5) < descending_key(0.25));
     assert_eq!(descending_key(-0.0), descending_key(0.0));
