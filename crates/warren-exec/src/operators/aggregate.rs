@@ -1,8 +1,13 @@
 //! Hash aggregation: groups input rows by key values and folds each aggregate function per
 //! group. Output rows hold the key slots and aggregate slots only. Groups come out in order of
-//! first appearance.
+//! first appearance. The tables hash with `ahash` (randomly keyed per table, several times
+//! cheaper per key than the standard SipHash), and a row's keys are evaluated into one reused
+//! buffer, copied only when they start a group.
 
 use std::collections::{HashMap, HashSet};
+
+/// The hasher of the grouping and DISTINCT tables.
+type Hasher = ahash::RandomState;
 
 use warren_common::value::Value;
 use warren_common::{Error, Result};
@@ -55,6 +60,10 @@ impl Accumulator {
                 })?;
             }
             Accumulator::Count(c) => *c += 1,
+            Accumulator::Sum(Some(Value::Double(sum))) if matches!(value, Value::Double(_)) => {
+                // Double + Double is a plain float addition (`eval::binary`), done in place.
+                *sum += value.as_f64().expect("a DOUBLE");
+            }
             Accumulator::Sum(sum) => {
                 let value = match value.as_i128() {
                     Some(v) => Value::Int128(v),
@@ -104,7 +113,7 @@ struct Group {
     keys: Vec<Value>,
     accumulators: Vec<Accumulator>,
     /// Values seen per DISTINCT aggregate.
-    distinct: Vec<HashSet<Value>>,
+    distinct: Vec<HashSet<Value, Hasher>>,
 }
 
 pub struct Aggregate {
@@ -139,31 +148,31 @@ impl Aggregate {
                 .iter()
                 .map(|(_, a)| Accumulator::new(a.function))
                 .collect(),
-            distinct: self.aggregates.iter().map(|_| HashSet::new()).collect(),
+            distinct: self.aggregates.iter().map(|_| HashSet::default()).collect(),
         }
     }
 
     fn consume(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        let mut index: HashMap<Vec<Value>, usize, Hasher> = HashMap::default();
         let mut groups: Vec<Group> = Vec::new();
         let mut reserved = 0u64;
+        let mut keys: Vec<Value> = Vec::with_capacity(self.keys.len());
         while let Some(row) = self.input.next(ctx)? {
             ctx.tick()?;
             let snapshot = ctx.snapshot();
             let evaluator = Evaluator::new(&snapshot, ctx);
-            let keys = self
-                .keys
-                .iter()
-                .map(|(_, e)| evaluator.eval(e, &row))
-                .collect::<Result<Vec<_>>>()?;
-            let group_index = match index.get(&keys) {
+            keys.clear();
+            for (_, e) in &self.keys {
+                keys.push(evaluator.eval(e, &row)?);
+            }
+            let group_index = match index.get(keys.as_slice()) {
                 Some(&i) => i,
                 None => {
                     let bytes = (keys.len() * 64 + self.aggregates.len() * 48) as u64;
                     ctx.memory.reserve(bytes, "aggregation")?;
                     reserved += bytes;
                     index.insert(keys.clone(), groups.len());
-                    groups.push(self.new_group(keys));
+                    groups.push(self.new_group(keys.clone()));
                     groups.len() - 1
                 }
             };

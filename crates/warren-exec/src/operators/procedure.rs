@@ -7,21 +7,22 @@ use warren_common::value::Value;
 use warren_common::Result;
 use warren_planner::procedure::ProcedureCall;
 
-use super::{row_bytes, BoxedOperator, Operator, Row};
+use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
-use crate::procedures::{procedure_for, GraphProcedure};
+use crate::procedures::{procedure_for, GraphProcedure, ProcedureRows};
 
 pub struct ProcedureScan {
     input: BoxedOperator,
     call: Arc<ProcedureCall>,
     procedure: Box<dyn GraphProcedure>,
     columns: Vec<usize>,
-    /// The procedure's rows for the current input row, and the bytes they hold.
-    rows: Vec<Vec<Value>>,
+    /// The values of the procedure's rows for the current input row not yet yielded (moved
+    /// out, row after row), and the bytes they held when made.
+    values: std::vec::IntoIter<Value>,
     rows_bytes: u64,
-    /// The input row being extended and the index of its next procedure row.
-    current: Option<(Row, usize)>,
+    /// The input row being extended.
+    current: Option<Row>,
 }
 
 impl ProcedureScan {
@@ -36,7 +37,7 @@ impl ProcedureScan {
             procedure: procedure_for(&call.kind),
             call,
             columns,
-            rows: Vec::new(),
+            values: Vec::new().into_iter(),
             rows_bytes: 0,
             current: None,
         }
@@ -54,12 +55,13 @@ impl ProcedureScan {
             .collect::<Result<Vec<_>>>()?;
         ctx.memory.release(self.rows_bytes);
         self.rows_bytes = 0;
-        self.rows = self.procedure.call(&arguments, ctx)?;
+        let rows: ProcedureRows = self.procedure.call(&arguments, ctx)?;
         assert!(
-            self.rows.iter().all(|r| r.len() == self.columns.len()),
+            rows.is_empty() || rows.width() == self.columns.len(),
             "a procedure row has one value per column"
         );
-        self.rows_bytes = self.rows.iter().map(row_bytes).sum();
+        self.rows_bytes = (rows.len() * rows.width() * std::mem::size_of::<Value>()) as u64;
+        self.values = rows.into_values();
         let reserved = ctx
             .memory
             .reserve(self.rows_bytes, "the rows of a procedure call");
@@ -73,12 +75,11 @@ impl ProcedureScan {
 impl Operator for ProcedureScan {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
         loop {
-            if let Some((row, index)) = &mut self.current {
-                if let Some(values) = self.rows.get(*index) {
-                    *index += 1;
+            if let Some(row) = &self.current {
+                if !self.values.as_slice().is_empty() {
                     let mut out = row.clone();
-                    for (&slot, value) in self.columns.iter().zip(values) {
-                        out[slot] = value.clone();
+                    for &slot in &self.columns {
+                        out[slot] = self.values.next().expect("whole rows");
                     }
                     ctx.tick()?;
                     return Ok(Some(out));
@@ -87,11 +88,11 @@ impl Operator for ProcedureScan {
             let Some(row) = self.input.next(ctx)? else {
                 ctx.memory.release(self.rows_bytes);
                 self.rows_bytes = 0;
-                self.rows.clear();
+                self.values = Vec::new().into_iter();
                 return Ok(None);
             };
             self.run(&row, ctx)?;
-            self.current = Some((row, 0));
+            self.current = Some(row);
         }
     }
 }

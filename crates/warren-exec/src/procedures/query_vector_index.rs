@@ -9,7 +9,7 @@ use warren_common::{Error, InternalId, Result};
 use warren_planner::procedure::{NodeFilter, QueryVectorIndex};
 use warren_vector::hnsw::{RowMask, SearchScratch};
 
-use super::GraphProcedure;
+use super::{GraphProcedure, ProcedureRows};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
 use crate::vector_index::BuiltIndex;
@@ -66,14 +66,14 @@ impl QueryVectorIndexProcedure {
 }
 
 impl GraphProcedure for QueryVectorIndexProcedure {
-    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<Vec<Vec<Value>>> {
+    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<ProcedureRows> {
         let [query, k, efs] = arguments else {
             return Err(Error::internal(
                 "QUERY_VECTOR_INDEX takes three bound arguments",
             ));
         };
         if query.is_null() {
-            return Ok(Vec::new());
+            return Ok(ProcedureRows::with_capacity(2, 0));
         }
         let dimension = self.spec.dimension;
         let query: Vec<f32> = crate::eval::array_functions::elements(query, dimension)?
@@ -108,21 +108,20 @@ impl GraphProcedure for QueryVectorIndexProcedure {
                 .search(&built.vectors, &query, k, efs, &mut scratch),
         }
         .map_err(|e| Error::runtime(format!("QUERY_VECTOR_INDEX: {e}")))?;
-        Ok(found
-            .into_iter()
-            .map(|n| {
-                let id = InternalId {
-                    table: index.table,
-                    offset: built.offsets[n.row as usize],
-                };
-                vec![
-                    Value::Node(NodeValue {
-                        id,
-                        projection: None,
-                    }),
-                    Value::Double(f64::from(n.distance)),
-                ]
-            })
-            .collect())
+        let mut rows = ProcedureRows::with_capacity(2, found.len());
+        for n in found {
+            let id = InternalId {
+                table: index.table,
+                offset: built.offsets[n.row as usize],
+            };
+            rows.push([
+                Value::Node(NodeValue {
+                    id,
+                    projection: None,
+                }),
+                Value::Double(f64::from(n.distance)),
+            ]);
+        }
+        Ok(rows)
     }
 }

@@ -8,7 +8,7 @@ use warren_common::{Error, InternalId, Result};
 use warren_planner::procedure::SpreadActivation;
 use warren_storage::Snapshot;
 
-use super::GraphProcedure;
+use super::{GraphProcedure, ProcedureRows};
 use crate::context::ExecContext;
 use crate::recursive::graph::{Adjacency, Graph};
 use crate::recursive::spread::{
@@ -151,7 +151,7 @@ impl SpreadActivationProcedure {
 }
 
 impl GraphProcedure for SpreadActivationProcedure {
-    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<Vec<Vec<Value>>> {
+    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<ProcedureRows> {
         let parameters = parameters(arguments, ctx.settings.limits.hops_max)?;
         let seeds = seeds(&arguments[0])?;
         let snapshot = ctx.snapshot();
@@ -189,19 +189,18 @@ impl GraphProcedure for SpreadActivationProcedure {
         };
         let activations = spread(&spread_graph, &dense, parameters, &run)?;
         graph.check_corruption()?;
-        Ok(activations
-            .into_iter()
-            .map(|a| {
-                vec![
-                    Value::Node(NodeValue {
-                        id: graph.node(a.node),
-                        projection: None,
-                    }),
-                    Value::Double(a.activation),
-                    Value::Int64(i64::from(a.hops)),
-                ]
-            })
-            .collect())
+        let mut rows = ProcedureRows::with_capacity(3, activations.len());
+        for a in activations {
+            rows.push([
+                Value::Node(NodeValue {
+                    id: graph.node(a.node),
+                    projection: None,
+                }),
+                Value::Double(a.activation),
+                Value::Int64(i64::from(a.hops)),
+            ]);
+        }
+        Ok(rows)
     }
 }
 

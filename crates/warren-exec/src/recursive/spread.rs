@@ -31,6 +31,11 @@ use crate::context::{Interrupt, MemoryTracker};
 /// The bits of an arrival slot no activation reached this hop (a NaN: `NaN >= t` is false, so
 /// an unreached node never spreads).
 const NOT_REACHED: u64 = u64::MAX;
+/// A private arrival slot nothing reached this hop. Every amount sent is `+0.0` or positive
+/// (seeds, decay and weights are non-negative, and a `-0.0` among them is read as `+0.0`), and
+/// `-0.0 + x == x` for all of them, so a private push adds without a branch and a slot was
+/// reached exactly when its sign bit is clear.
+const NOTHING_ARRIVED: f64 = -0.0;
 /// `hops` of a node not reached yet.
 const HOPS_NONE: u8 = u8::MAX;
 /// The largest `max_hops` (the hop count is kept in a byte).
@@ -142,8 +147,8 @@ struct State {
     next: Vec<AtomicU64>,
     total: Vec<f64>,
     first_hop: Vec<u8>,
-    /// One arrival array per worker for private pushes (NaN: nothing arrived), made on first
-    /// use and kept all NaN between hops.
+    /// One arrival array per worker for private pushes, made on first use and kept all
+    /// [`NOTHING_ARRIVED`] between hops.
     private: Vec<Vec<f64>>,
 }
 
@@ -174,7 +179,7 @@ impl State {
     fn ensure_private(&mut self, threads: usize) {
         let n = self.total.len();
         while self.private.len() < threads {
-            self.private.push(vec![f64::NAN; n]);
+            self.private.push(vec![NOTHING_ARRIVED; n]);
         }
     }
 }
@@ -226,7 +231,7 @@ fn spread_levels(
 ) -> Result<Vec<Activation>> {
     let mut touched = Vec::new();
     for &(v, a) in seeds {
-        if add_arrival(&state.arrival[v as usize], a) {
+        if add_arrival(&state.arrival[v as usize], a + 0.0) {
             touched.push(v);
         }
     }
@@ -237,19 +242,31 @@ fn spread_levels(
             break;
         }
         run.interrupt.check()?;
-        let next_touched = match hop_kind(graph, &frontier, run.strategy) {
-            HopKind::Push => push_level(graph, state, &frontier, parameters.decay, run)?,
+        let decay = parameters.decay + 0.0;
+        let (next_touched, settled) = match hop_kind(graph, &frontier, run.strategy) {
+            HopKind::Push => (push_level(graph, state, &frontier, decay, run)?, None),
             HopKind::PushPrivate => {
-                private_push_level(graph, state, &frontier, parameters.decay, run)?
+                let hop_run = PrivateHop {
+                    hop,
+                    last: hop == parameters.max_hops,
+                    decay,
+                    threshold: parameters.threshold,
+                };
+                let (touched, frontier) =
+                    private_push_level(graph, state, &frontier, hop_run, run, &mut reached)?;
+                (touched, Some(frontier))
             }
-            HopKind::Pull => pull_level(graph, state, parameters, run)?,
+            HopKind::Pull => (pull_level(graph, state, parameters, run)?, None),
         };
         for &v in &touched {
             state.arrival[v as usize].store(NOT_REACHED, Ordering::Relaxed);
         }
         std::mem::swap(&mut state.arrival, &mut state.next);
         touched = next_touched;
-        frontier = settle(state, &touched, hop, parameters.threshold, &mut reached);
+        frontier = match settled {
+            Some(frontier) => frontier,
+            None => settle(state, &touched, hop, parameters.threshold, &mut reached),
+        };
     }
     Ok(ranked(state, reached))
 }
@@ -352,16 +369,32 @@ fn push_level(
     Ok(touched)
 }
 
+/// The hop a private push runs and what its merge settles with.
+#[derive(Clone, Copy)]
+struct PrivateHop {
+    hop: u32,
+    /// The last hop: nothing spreads after it, so its merge lists neither the nodes it reached
+    /// (whose arrivals a next hop would reset) nor those that would spread, and keeps no
+    /// arrivals.
+    last: bool,
+    decay: f64,
+    threshold: f64,
+}
+
 /// One push hop into private arrays: each morsel takes a worker's array from a pool, adds
 /// into it without atomics, and gives it back; then the arrays are summed into the shared
-/// arrivals over node ranges (and reset for the next hop). Returns the nodes reached, ascending.
+/// arrivals over node ranges (and reset for the next hop), settling each node as it goes (see
+/// [`merge_private`]). Returns the nodes reached this hop and those that spread next, both
+/// ascending; the nodes first reached are appended to `reached`.
 fn private_push_level(
     graph: &SpreadGraph<'_>,
     state: &mut State,
     frontier: &[u32],
-    decay: f64,
+    hop: PrivateHop,
     run: &SpreadRun<'_>,
-) -> Result<Vec<u32>> {
+    reached: &mut Vec<u32>,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    let decay = hop.decay;
     let threads = run.threads.max(1);
     run.memory
         .reserve(state.private_bytes(threads), "spread_activation")?;
@@ -387,10 +420,10 @@ fn private_push_level(
     );
     state.private = pool.into_inner().expect("pool lock");
     result?;
-    merge_private(&mut state.private, &state.next, run)
+    merge_private(state, hop, run, reached)
 }
 
-/// Adds what `frontier[range]` sends into `sums` (NaN: nothing arrived yet).
+/// Adds what `frontier[range]` sends into `sums` ([`NOTHING_ARRIVED`] where nothing did yet).
 fn push_private(
     graph: &SpreadGraph<'_>,
     state: &State,
@@ -401,8 +434,8 @@ fn push_private(
     sums: &mut [f64],
 ) -> Result<()> {
     send_range(graph, state, frontier, range, decay, run, |v, x| {
-        let slot = &mut sums[v as usize];
-        *slot = if slot.is_nan() { x } else { *slot + x };
+        debug_assert!(x.is_sign_positive(), "amounts sent are +0.0 or positive");
+        sums[v as usize] += x;
     })
 }
 
@@ -444,7 +477,7 @@ fn send_range(
                 if weight < 0.0 {
                     return Err(negative_weight(weight));
                 }
-                deliver(v, sent * weight * decay);
+                deliver(v, sent * (weight + 0.0) * decay);
             }
         }
     }
@@ -452,13 +485,25 @@ fn send_range(
 }
 
 /// Sums the private arrays into the shared arrivals, node range by node range, resetting
-/// them; returns the nodes that received something, ascending.
+/// them, and settles each node reached as [`settle`] does (its total, its first hop, whether it
+/// spreads next) in the same parallel pass. Returns the nodes that received something and
+/// those that spread next, both ascending (both empty after the last hop); appends the nodes
+/// first reached to `reached`.
 fn merge_private(
-    private: &mut [Vec<f64>],
-    next: &[AtomicU64],
+    state: &mut State,
+    hop: PrivateHop,
     run: &SpreadRun<'_>,
-) -> Result<Vec<u32>> {
-    let arrays: Vec<SharedArray> = private.iter_mut().map(|a| SharedArray::of(a)).collect();
+    reached: &mut Vec<u32>,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    let hop_byte = u8::try_from(hop.hop).expect("hops are at most SPREAD_HOPS_MAX");
+    let arrays: Vec<SharedSlice<f64>> = state
+        .private
+        .iter_mut()
+        .map(|a| SharedSlice::of(a))
+        .collect();
+    let total = SharedSlice::of(&mut state.total);
+    let first_hop = SharedSlice::of(&mut state.first_hop);
+    let next = &state.next;
     let mut morsels = Vec::new();
     for_each_morsel(
         next.len(),
@@ -466,20 +511,31 @@ fn merge_private(
         run.threads,
         run.interrupt,
         |range| {
-            let mut local = Vec::new();
+            let mut local = MergedRange::default();
             for v in range.clone() {
-                let mut sum = f64::NAN;
+                let mut sum = NOTHING_ARRIVED;
                 for array in &arrays {
                     // SAFETY: morsels are disjoint node ranges, so this is the only access to
                     // slot `v` of any array while the merge runs.
-                    let x = unsafe { array.take(v) };
-                    if !x.is_nan() {
-                        sum = if sum.is_nan() { x } else { sum + x };
+                    sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+                }
+                if sum.is_sign_negative() {
+                    continue;
+                }
+                if !hop.last {
+                    next[v].store(sum.to_bits(), Ordering::Relaxed);
+                    local.touched.push(v as u32);
+                }
+                // SAFETY: as above, slot `v` of the totals and first hops is this worker's.
+                unsafe {
+                    total.replace(v, total.get(v) + sum);
+                    if first_hop.get(v) == HOPS_NONE {
+                        first_hop.replace(v, hop_byte);
+                        local.first.push(v as u32);
                     }
                 }
-                if !sum.is_nan() {
-                    next[v].store(sum.to_bits(), Ordering::Relaxed);
-                    local.push(v as u32);
+                if !hop.last && sum >= hop.threshold {
+                    local.spreads.push(v as u32);
                 }
             }
             Ok((range.start, local))
@@ -487,40 +543,60 @@ fn merge_private(
         |morsel| morsels.push(morsel),
     )?;
     morsels.sort_unstable_by_key(|(start, _)| *start);
-    Ok(morsels.into_iter().flat_map(|(_, local)| local).collect())
+    let mut touched = Vec::new();
+    let mut spreads = Vec::new();
+    for (_, local) in morsels {
+        touched.extend(local.touched);
+        spreads.extend(local.spreads);
+        reached.extend(local.first);
+    }
+    Ok((touched, spreads))
 }
 
-/// A private array shared by the merge's workers, each of which touches its own node range.
-struct SharedArray {
-    start: *mut f64,
+/// What one merge morsel found: nodes reached this hop, first reached, spreading next.
+#[derive(Default)]
+struct MergedRange {
+    touched: Vec<u32>,
+    first: Vec<u32>,
+    spreads: Vec<u32>,
+}
+
+/// A per-node array shared by the merge's workers, each of which touches its own node range.
+struct SharedSlice<T> {
+    start: *mut T,
     len: usize,
 }
 
 // SAFETY: the merge gives each worker disjoint slots (see `merge_private`).
-unsafe impl Send for SharedArray {}
-unsafe impl Sync for SharedArray {}
+unsafe impl<T: Send> Send for SharedSlice<T> {}
+unsafe impl<T: Send> Sync for SharedSlice<T> {}
 
-impl SharedArray {
-    fn of(array: &mut [f64]) -> Self {
+impl<T: Copy> SharedSlice<T> {
+    fn of(array: &mut [T]) -> Self {
         Self {
             start: array.as_mut_ptr(),
             len: array.len(),
         }
     }
 
-    /// Reads slot `v` and resets it to NaN.
+    /// Reads slot `v`.
+    ///
+    /// # Safety
+    /// No other thread may write slot `v` during the call.
+    unsafe fn get(&self, v: usize) -> T {
+        assert!(v < self.len, "slot in range");
+        // SAFETY: in bounds (asserted); no concurrent writer per the caller's contract.
+        unsafe { *self.start.add(v) }
+    }
+
+    /// Writes `x` into slot `v` and returns what it held.
     ///
     /// # Safety
     /// No other thread may access slot `v` during the call.
-    unsafe fn take(&self, v: usize) -> f64 {
+    unsafe fn replace(&self, v: usize, x: T) -> T {
         assert!(v < self.len, "slot in range");
         // SAFETY: in bounds (asserted); exclusive per the caller's contract.
-        unsafe {
-            let slot = self.start.add(v);
-            let x = *slot;
-            *slot = f64::NAN;
-            x
-        }
+        unsafe { std::ptr::replace(self.start.add(v), x) }
     }
 }
 
@@ -600,17 +676,23 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
         });
         return out;
     }
-    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(reached.len());
+    // Each item carries what its row needs (the key is the activation, inverted), so the
+    // sorted items are turned into rows without reading the per-node arrays at random.
+    let mut keyed: Vec<(u64, u32, u8)> = Vec::with_capacity(reached.len());
     for (v, &hop) in state.first_hop.iter().enumerate() {
         if hop != HOPS_NONE {
-            keyed.push((descending_key(state.total[v]), v as u32));
+            keyed.push((descending_key(state.total[v]), v as u32, hop));
         }
     }
     debug_assert_eq!(keyed.len(), reached.len());
-    radix_sort_by_key(&mut keyed);
+    radix_sort_by_key(&mut keyed, |item| item.0);
     keyed
         .into_iter()
-        .map(|(_, v)| activation(state, v))
+        .map(|(key, node, hop)| Activation {
+            node,
+            activation: f64::from_bits(!key),
+            hops: u32::from(hop),
+        })
         .collect()
 }
 
@@ -639,18 +721,19 @@ fn descending_key(activation: f64) -> u64 {
 /// Bits per radix digit.
 const RADIX_BITS: u32 = 11;
 
-/// Sorts by the `u64`, stably (least significant digit first), skipping digits all keys share.
-fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
+/// Sorts by `key`, stably (least significant digit first), skipping digits all keys share.
+fn radix_sort_by_key<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     const BUCKETS: usize = 1 << RADIX_BITS;
     let digits = 64u32.div_ceil(RADIX_BITS) as usize;
     let digit = |key: u64, d: usize| ((key >> (d as u32 * RADIX_BITS)) as usize) & (BUCKETS - 1);
     let mut counts = vec![[0usize; BUCKETS]; digits];
-    for &(key, _) in items.iter() {
+    for item in items.iter() {
+        let key = key(item);
         for (d, count) in counts.iter_mut().enumerate() {
             count[digit(key, d)] += 1;
         }
     }
-    let mut spare = vec![(0u64, 0u32); items.len()];
+    let mut spare = vec![T::default(); items.len()];
     for (d, count) in counts.iter().enumerate() {
         if count.contains(&items.len()) {
             continue;
@@ -662,7 +745,7 @@ fn radix_sort_by_key(items: &mut Vec<(u64, u32)>) {
             sum += c;
         }
         for &item in items.iter() {
-            let bucket = digit(item.0, d);
+            let bucket = digit(key(&item), d);
             spare[next[bucket]] = item;
             next[bucket] += 1;
         }

@@ -253,6 +253,44 @@ fn nodes_under_the_threshold_do_not_spread() {
 }
 
 #[test]
+fn negative_zeros_reach_nodes_with_zero_activation() {
+    // A -0.0 seed, decay or weight is +0.0: the nodes it leads to are reached (activation 0),
+    // also by a private push, whose empty slots are -0.0.
+    let graph = TestGraph {
+        nodes: 4,
+        edges: vec![(0, 1, Some(-0.0)), (1, 2, Some(1.0)), (3, 2, Some(1.0))],
+    };
+    let p = SpreadParameters {
+        threshold: 0.0,
+        ..DEFAULTS
+    };
+    let zero_decay = SpreadParameters { decay: -0.0, ..p };
+    for strategy in [
+        SpreadStrategy::Push,
+        SpreadStrategy::PushPrivate,
+        SpreadStrategy::Pull,
+    ] {
+        for (seeds, parameters) in [
+            (vec![(0, 1.0)], p),
+            (vec![(0, -0.0)], p),
+            (vec![(0, 1.0)], zero_decay),
+        ] {
+            let got = run_spread(&graph, Follow::Out, &seeds, parameters, 2, strategy).unwrap();
+            assert!(got
+                .iter()
+                .all(|a| a.activation.to_bits() == 0 || a.node == 0));
+            let mut nodes: Vec<(u32, u32)> = got.iter().map(|a| (a.node, a.hops)).collect();
+            nodes.sort_unstable();
+            assert_eq!(
+                nodes,
+                vec![(0, 0), (1, 1), (2, 2)],
+                "{strategy:?} {seeds:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_negative_weight_is_an_error() {
     let graph = TestGraph {
         nodes: 2,
@@ -347,7 +385,7 @@ fn radix_ranking_orders_like_the_comparison_sort() {
         let (x, y) = (f64::from_bits(!a.0), f64::from_bits(!b.0));
         y.total_cmp(&x).then(a.1.cmp(&b.1))
     });
-    radix_sort_by_key(&mut items);
+    radix_sort_by_key(&mut items, |item| item.0);
     assert_eq!(items, expected);
     assert!(descending_key(0.5) < descending_key(0.25));
     assert_eq!(descending_key(-0.0), descending_key(0.0));
