@@ -205,6 +205,7 @@ impl PatchedCsr {
             num_nodes: self.num_nodes,
             num_entries: self.num_entries,
             guarded: !patches.is_empty(),
+            neighbours_guarded: !patches.is_empty(),
             checks: [None; 3],
             slot: None,
         }
@@ -286,6 +287,9 @@ pub struct AdjacencyView<'a> {
     num_entries: u64,
     /// Whether reads take the slow path: there are patches or `checks` to make.
     guarded: bool,
+    /// Whether reads of neighbours alone take the slow path: there are patches or checks of
+    /// the offsets or neighbours to make (pending rel-id checks leave it on the fast path).
+    neighbours_guarded: bool,
     /// The checks of `offsets`, `neighbours` and `rel_ids` while they have unverified blocks.
     checks: [Option<&'a SectionCheck>; 3],
     /// Where a checksum mismatch is recorded; `None` only when `checks` is empty.
@@ -304,6 +308,7 @@ impl<'a> AdjacencyView<'a> {
             num_nodes: offsets.len() - 1,
             num_entries: neighbours.len() as u64,
             guarded: false,
+            neighbours_guarded: false,
             checks: [None; 3],
             slot: None,
         }
@@ -317,6 +322,7 @@ impl<'a> AdjacencyView<'a> {
         let mut view = Self::csr(offsets, neighbours, rel_ids);
         view.checks = csr.pending_checks();
         view.guarded = view.checks.iter().any(Option::is_some);
+        view.neighbours_guarded = view.checks[..2].iter().any(Option::is_some);
         view.slot = Some(slot);
         view
     }
@@ -339,6 +345,16 @@ impl<'a> AdjacencyView<'a> {
         self.stored_entries(v)
     }
 
+    /// Node `v`'s neighbours alone, for readers that skip the rel ids: in a checked view only
+    /// the offsets' and neighbours' blocks are verified, never the rel ids'.
+    #[inline(always)]
+    pub fn neighbours(&self, v: u32) -> &'a [u32] {
+        if self.neighbours_guarded {
+            return self.guarded_neighbours(v);
+        }
+        self.stored_entries(v).0
+    }
+
     #[inline(always)]
     fn stored_entries(&self, v: u32) -> (&'a [u32], &'a [u32]) {
         let v = v as usize;
@@ -353,15 +369,27 @@ impl<'a> AdjacencyView<'a> {
         if let Some(patch) = self.patch(v) {
             return patched_entries(patch, v);
         }
-        if !self.verify_node(v) {
+        if !self.verify_node(v, true) {
             return (&[], &[]);
         }
         self.stored_entries(v)
     }
 
-    /// Verifies the blocks holding `v`'s offsets and entries: false (and the mismatch
-    /// recorded) if one is damaged.
-    fn verify_node(&self, v: u32) -> bool {
+    /// [`AdjacencyView::neighbours`] through a patch or checks.
+    #[inline(never)]
+    fn guarded_neighbours(&self, v: u32) -> &'a [u32] {
+        if let Some(patch) = self.patch(v) {
+            return patched_entries(patch, v).0;
+        }
+        if !self.verify_node(v, false) {
+            return &[];
+        }
+        self.stored_entries(v).0
+    }
+
+    /// Verifies the blocks holding `v`'s offsets and neighbours, and its rel ids when
+    /// `rel_ids`: false (and the mismatch recorded) if one is damaged.
+    fn verify_node(&self, v: u32, with_rel_ids: bool) -> bool {
         let [offsets, neighbours, rel_ids] = self.checks;
         let v = v as usize;
         let result = (|| {
@@ -372,7 +400,7 @@ impl<'a> AdjacencyView<'a> {
             if let Some(check) = neighbours {
                 check.verify_range(bytemuck::cast_slice(self.neighbours), range.clone())?;
             }
-            if let Some(check) = rel_ids {
+            if let Some(check) = rel_ids.filter(|_| with_rel_ids) {
                 check.verify_range(bytemuck::cast_slice(self.rel_ids), range)?;
             }
             Ok(())
@@ -390,8 +418,8 @@ impl<'a> AdjacencyView<'a> {
 
     #[inline(always)]
     pub fn degree(&self, v: u32) -> u64 {
-        if self.guarded {
-            return self.guarded_entries(v).0.len() as u64;
+        if self.neighbours_guarded {
+            return self.guarded_neighbours(v).len() as u64;
         }
         let v = v as usize;
         self.offsets[v + 1] - self.offsets[v]

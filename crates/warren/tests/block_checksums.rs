@@ -14,6 +14,7 @@ const NODES: u32 = 200_000;
 const COLUMN_DATA: u32 = 2;
 const FORWARD_OFFSETS: u32 = 22;
 const FORWARD_NEIGHBOURS: u32 = 23;
+const FORWARD_RELS: u32 = 24;
 
 fn try_rows(db: &Database, query: &str) -> Result<Vec<String>, String> {
     db.connect()
@@ -124,6 +125,20 @@ fn a_damaged_adjacency_block_fails_the_queries_that_read_it() {
         problems[0].contains("ForwardNeighbours 0 block 2"),
         "{problems:?}"
     );
+}
+
+#[test]
+fn a_damaged_rel_ids_block_fails_only_the_reads_of_rel_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path());
+    // Node v's forward rel id is entry v (4 bytes): node 150000's is in block 2.
+    flip(&path, FORWARD_RELS, 0, 150_000 * 4);
+    let db = Database::open(&path).unwrap();
+    // A traversal without a rel filter reads the neighbours alone: the block is not read.
+    assert_eq!(try_rows(&db, &shortest_from(150_000)).unwrap(), vec!["3"]);
+    let rel = "MATCH (a:P)-[r:K]->(b:P) WHERE a.id = 150000 RETURN id(r)";
+    let error = try_rows(&db, rel).unwrap_err();
+    assert!(error.contains("section ForwardRels 0 block 2"), "{error}");
 }
 
 #[test]

@@ -626,6 +626,21 @@ fn path_count_overflow() -> Error {
     Error::LimitExceeded("the number of shortest paths exceeds the INT64 range".into())
 }
 
+/// Node `v`'s neighbours, with its rel ids only when a rel filter needs them (else an empty
+/// slice: the rel ids' blocks are then neither read nor verified).
+#[inline(always)]
+pub(super) fn entries<'a>(
+    adjacency: &AdjacencyView<'a>,
+    v: u32,
+    every_edge: bool,
+) -> (&'a [u32], &'a [u32]) {
+    if every_edge {
+        (adjacency.neighbours(v), &[])
+    } else {
+        adjacency.entries(v)
+    }
+}
+
 /// The top-down kernel over one adjacency: expands frontier nodes along their out-edges.
 struct TopDownScan<'a> {
     adjacency: AdjacencyView<'a>,
@@ -660,7 +675,7 @@ impl TopDownScan<'_> {
             if !self.expands(u) {
                 continue;
             }
-            let (targets, edges) = self.adjacency.entries(u);
+            let (targets, edges) = entries(&self.adjacency, u, every_edge);
             piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
             for (i, &target) in targets.iter().enumerate() {
@@ -764,7 +779,7 @@ impl BottomUpScan<'_> {
             if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
                 continue;
             }
-            let (sources, edges) = self.adjacency.entries(v);
+            let (sources, edges) = entries(&self.adjacency, v, every_edge);
             let mut found = false;
             let mut total: u64 = 0;
             for (i, &u) in sources.iter().enumerate() {

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use warren_common::Result;
 
-use super::bfs::CountOutput;
+use super::bfs::{entries, CountOutput};
 use super::counters::{LevelCounters, TraversalRecorder};
 use warren_storage::adjacency::AdjacencyView;
 
@@ -466,10 +466,12 @@ impl<W: LaneWord> Scan<'_, W> {
                 continue;
             }
             let word = current[u as usize].get();
-            let (neighbours, edges) = self.adjacency.entries(u);
+            let every_edge = self.masks.edges.is_none();
+            let (neighbours, edges) = entries(&self.adjacency, u, every_edge);
             piece.counters.edges_scanned += neighbours.len() as u64;
-            for (&v, &edge) in neighbours.iter().zip(edges) {
-                if !self.masks.follows(edge) {
+            for (i, &v) in neighbours.iter().enumerate() {
+                // Rel ids are read only under a rel filter.
+                if !every_edge && !self.masks.follows(edges[i]) {
                     continue;
                 }
                 let v = v as usize;
@@ -502,11 +504,12 @@ impl<W: LaneWord> Scan<'_, W> {
                 continue;
             }
             let mut reached = 0u64;
-            let (neighbours, edges) = self.adjacency.entries(v);
-            for (&u, &edge) in neighbours.iter().zip(edges) {
+            let every_edge = self.masks.edges.is_none();
+            let (neighbours, edges) = entries(&self.adjacency, v, every_edge);
+            for (i, &u) in neighbours.iter().enumerate() {
                 piece.counters.edges_scanned += 1;
                 let word = current[u as usize].get();
-                if word == 0 || !self.masks.follows(edge) || !self.expands(u) {
+                if word == 0 || (!every_edge && !self.masks.follows(edges[i])) || !self.expands(u) {
                     continue;
                 }
                 reached |= word;

@@ -26,6 +26,11 @@ use crate::context::{Interrupt, MemoryTracker};
 /// A sparse backward level is pushed while its support's in-edges are below edges / this.
 const SPARSE_PUSH_FRACTION: u64 = 16;
 
+/// A group of sources scanning fewer edges than this moves forward on the calling thread alone:
+/// starting a thread (tens of microseconds, a scheduler tick on a busy machine) costs more
+/// than scanning them.
+const SERIAL_FORWARD_EDGES: u64 = 1 << 16;
+
 fn overflow() -> Error {
     Error::LimitExceeded("the number of paths exceeds the INT64 range".into())
 }
@@ -341,10 +346,11 @@ impl BackwardCounts {
                 let mut support = Vec::new();
                 for i in range.clone() {
                     let u = node_at(i);
-                    let (targets, edges) = forward.entries(u as u32);
                     let sum = if unmasked {
-                        sum_unmasked(targets, values)
+                        // The rel ids are neither read nor verified.
+                        sum_unmasked(forward.neighbours(u as u32), values)
                     } else {
+                        let (targets, edges) = forward.entries(u as u32);
                         let mut sum = 0u64;
                         for (&v, &edge) in targets.iter().zip(edges) {
                             let value = values[v as usize];
@@ -475,10 +481,16 @@ pub fn count_walks_meeting(
         let level_bytes = BackwardCounts::level_bytes(graph);
         match step {
             Step::Forward => {
-                scanned += group
+                let cost = group
                     .iter()
                     .map(|&i| parts[i].next_cost(graph, masks))
                     .sum::<u64>();
+                scanned += cost;
+                let threads = if cost < SERIAL_FORWARD_EDGES {
+                    1
+                } else {
+                    threads
+                };
                 advance_group(
                     graph,
                     masks,
