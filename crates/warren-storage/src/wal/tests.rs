@@ -629,15 +629,51 @@ fn the_real_file_system_round_trips_and_cuts_a_torn_tail() {
 /// Microseconds per 96-byte append + `sync_data` straight on the file system: the floor a
 /// single committer can reach.
 fn raw_append_sync_us(dir: &Path, count: usize) -> f64 {
-    let file = RealFileSystem
-        .open(&dir.join("raw"), OpenMode::CreateNew)
-        .unwrap();
+    raw_sync_us(dir, count, false)
+}
+
+/// Microseconds per 96-byte write + `sync_data` at the end of a new file (`preallocated`:
+/// over zeros written and synced beforehand, as the log writes its frames).
+fn raw_sync_us(dir: &Path, count: usize, preallocated: bool) -> f64 {
+    let path = dir.join(if preallocated { "raw-over" } else { "raw" });
+    let file = RealFileSystem.open(&path, OpenMode::CreateNew).unwrap();
+    if preallocated {
+        space::write_zeros(file.as_ref(), 0, count as u64 * 96).unwrap();
+        file.sync_data().unwrap();
+    }
     let started = std::time::Instant::now();
     for index in 0..count {
         write_all_at(file.as_ref(), index as u64 * 96, &[7; 96]).unwrap();
         file.sync_data().unwrap();
     }
-    started.elapsed().as_secs_f64() * 1e6 / count as f64
+    let us = started.elapsed().as_secs_f64() * 1e6 / count as f64;
+    drop(file);
+    std::fs::remove_file(&path).unwrap();
+    us
+}
+
+/// Appending and overwriting synced zeros, alternated (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_overwrite_against_append -- --ignored --nocapture"]
+fn measure_overwrite_against_append() {
+    let parent = std::env::var_os("WAL_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::tempdir_in(parent).unwrap();
+    let (mut append, mut overwrite) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        append.push(raw_sync_us(dir.path(), 1000, false));
+        overwrite.push(raw_sync_us(dir.path(), 1000, true));
+    }
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    eprintln!("append + sync_data, us per write (7 rounds of 1000): {append:.0?}");
+    eprintln!("overwrite of synced zeros + sync_data: {overwrite:.0?}");
+    let (a, o) = (median(&mut append), median(&mut overwrite));
+    eprintln!(
+        "medians: append {a:.1} us, overwrite {o:.1} us, ratio {:.2}",
+        a / o
+    );
 }
 
 /// Commit rates on the real file system, in a temporary directory (run with `--ignored`).
@@ -1028,4 +1064,54 @@ fn a_reset_writes_a_fresh_preallocated_file() {
         bytes[HEADER_BYTES..].iter().all(|&byte| byte == 0),
         "no byte of the old log"
     );
+}
+
+/// `Wal::open` of a 64 MiB log on the real file system, preallocated (as written: up to one
+/// extension of zeros after the frames) against the same frames without the zeros (as a log
+/// was before preallocation), alternated (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_open_of_a_64_mib_log -- --ignored --nocapture"]
+fn measure_open_of_a_64_mib_log() {
+    let parent = std::env::var_os("WAL_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::tempdir_in(parent).unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let preallocated = dir.path().join("preallocated.wal");
+    let wal = Wal::create(Arc::clone(&fs), &preallocated, DB, 1).unwrap();
+    // Frames of 200 bytes, as single-row commits write, 64 at a time.
+    let frames = (64usize << 20) / (FRAME_HEADER_BYTES + 200);
+    std::thread::scope(|scope| {
+        for thread in 0..64 {
+            let wal = &wal;
+            scope.spawn(move || {
+                for _ in (thread..frames).step_by(64) {
+                    wal.commit(thread as u64, &[thread as u8 + 1; 200]).unwrap();
+                }
+            });
+        }
+    });
+    let used = wal.size_bytes();
+    eprintln!(
+        "log: {} frames, {used} bytes used, {} allocated",
+        frames,
+        wal.allocated_bytes()
+    );
+    drop(wal);
+    let appended = dir.path().join("appended.wal");
+    std::fs::copy(&preallocated, &appended).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&appended)
+        .unwrap()
+        .set_len(used)
+        .unwrap();
+    let (mut with_zeros, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        for (path, times) in [(&preallocated, &mut with_zeros), (&appended, &mut without)] {
+            let started = std::time::Instant::now();
+            let (_, recovered) = Wal::open(Arc::clone(&fs), path, DB).unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(recovered.frames.len(), frames);
+        }
+    }
+    eprintln!("open, ms: preallocated {with_zeros:.1?}, without zeros {without:.1?}");
 }
