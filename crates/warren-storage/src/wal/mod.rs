@@ -286,6 +286,22 @@ fn read_frames(
     }
 }
 
+/// [`read_frames`], read a second time when the bytes show damage followed by a later batch's
+/// frame: windows read while the writer wrote one batch and then the next can show the first
+/// unfinished and the next already written. Damage that a second reading shows again is real.
+fn read_frames_settled(
+    file: &dyn FileHandle,
+    offset: u64,
+    start: Start,
+    checksums: bool,
+) -> Result<Vec<u8>> {
+    let bytes = read_frames(file, offset, start, checksums)?;
+    if matches!(scan_from(&bytes, start, checksums).tail, Tail::Damaged { .. }) {
+        return read_frames(file, offset, start, checksums);
+    }
+    Ok(bytes)
+}
+
 /// How many more bytes (at least) a reading must read before its scan can end, or `None` when
 /// it can end now; `last_window` is the size of the last read.
 fn more_needed(bytes: &[u8], last_window: usize, start: Start, checksums: bool) -> Option<usize> {
@@ -414,7 +430,7 @@ impl Wal {
             previous_batch_first: None,
         };
         let at = HEADER_BYTES as u64;
-        let bytes = read_frames(file.as_ref(), at, start, header.checksums)?;
+        let bytes = read_frames_settled(file.as_ref(), at, start, header.checksums)?;
         let scan = scan_from(&bytes, start, header.checksums);
         recovered(path, &header, &scan, at, &start)
     }
@@ -449,7 +465,7 @@ impl Wal {
             expected_lsn: cursor.next_lsn,
             previous_batch_first: cursor.batch_first_lsn,
         };
-        let bytes = read_frames(file.as_ref(), cursor.offset, start, header.checksums)?;
+        let bytes = read_frames_settled(file.as_ref(), cursor.offset, start, header.checksums)?;
         let scan = scan_from(&bytes, start, header.checksums);
         recovered(path, &header, &scan, cursor.offset, &start).map(Some)
     }
