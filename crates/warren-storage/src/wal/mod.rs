@@ -296,7 +296,10 @@ fn read_frames_settled(
     checksums: bool,
 ) -> Result<Vec<u8>> {
     let bytes = read_frames(file, offset, start, checksums)?;
-    if matches!(scan_from(&bytes, start, checksums).tail, Tail::Damaged { .. }) {
+    if matches!(
+        scan_from(&bytes, start, checksums).tail,
+        Tail::Damaged { .. }
+    ) {
         return read_frames(file, offset, start, checksums);
     }
     Ok(bytes)
