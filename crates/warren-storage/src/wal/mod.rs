@@ -272,18 +272,39 @@ fn read_frames(
     );
     let mut bytes = Vec::new();
     let mut window = READ_WINDOW_MIN;
+    // Where the scan of the bytes read so far stopped: each window's frames are scanned once.
+    let mut resume = start;
     loop {
-        let read = read_range(file, offset + bytes.len() as u64, window)?;
-        let at_end = read.len() < window;
-        bytes.extend_from_slice(&read);
-        if at_end {
+        if !read_more(file, offset, &mut bytes, window)? {
             return Ok(bytes);
         }
-        match more_needed(&bytes, window, start, checksums) {
+        match more_needed(&bytes, window, &mut resume, checksums) {
             None => return Ok(bytes),
             Some(at_least) => window = (window * 2).max(at_least),
         }
     }
+}
+
+/// Appends the `window` bytes of `file` that follow the `bytes` read from `offset` on; `false`
+/// when the file ended first (what exists was appended).
+fn read_more(
+    file: &dyn FileHandle,
+    offset: u64,
+    bytes: &mut Vec<u8>,
+    window: usize,
+) -> Result<bool> {
+    let from = bytes.len();
+    bytes.resize(from + window, 0);
+    let mut filled = from;
+    while filled < bytes.len() {
+        let count = file.read_at(offset + filled as u64, &mut bytes[filled..])?;
+        if count == 0 {
+            bytes.truncate(filled);
+            return Ok(false);
+        }
+        filled += count;
+    }
+    Ok(true)
 }
 
 /// [`read_frames`], read a second time when the bytes show damage followed by a later batch's
@@ -306,14 +327,30 @@ fn read_frames_settled(
 }
 
 /// How many more bytes (at least) a reading must read before its scan can end, or `None` when
-/// it can end now; `last_window` is the size of the last read.
-fn more_needed(bytes: &[u8], last_window: usize, start: Start, checksums: bool) -> Option<usize> {
-    let scan = scan_from(bytes, start, checksums);
+/// it can end now; `last_window` is the size of the last read. The scan goes on from `resume`,
+/// which it moves past the valid frames it finds.
+fn more_needed(
+    bytes: &[u8],
+    last_window: usize,
+    resume: &mut Start,
+    checksums: bool,
+) -> Option<usize> {
+    let scan = scan_from(bytes, *resume, checksums);
+    let expected_lsn = resume.expected_lsn + scan.frames.len() as u64;
+    *resume = Start {
+        offset: scan.valid_end,
+        expected_lsn,
+        previous_batch_first: scan
+            .frames
+            .last()
+            .map(|(frame, _)| frame.batch_first_lsn())
+            .or(resume.previous_batch_first),
+        ..*resume
+    };
     let rest = &bytes[scan.valid_end..];
     if rest.len() < FRAME_HEADER_BYTES {
         return Some(FRAME_HEADER_BYTES - rest.len());
     }
-    let expected_lsn = start.expected_lsn + scan.frames.len() as u64;
     match peek_frame(rest) {
         Some((lsn, frame_bytes)) if lsn == expected_lsn && frame_bytes > rest.len() => {
             Some(frame_bytes - rest.len())

@@ -1115,3 +1115,38 @@ fn measure_open_of_a_64_mib_log() {
     }
     eprintln!("open, ms: preallocated {with_zeros:.1?}, without zeros {without:.1?}");
 }
+
+/// `Wal::read_after` one appended frame at the end of a log of 100,000 frames, on the real file
+/// system, with and without a whole-log `Wal::read` between (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_read_after -- --ignored --nocapture"]
+fn measure_read_after_at_the_end_of_a_long_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let path = dir.path().join("long.wal");
+    let wal = Wal::create(Arc::clone(&fs), &path, DB, 1).unwrap();
+    commit_from_threads(&wal, 8, 100_000 / 8);
+    let mut cursor = Wal::read(fs.as_ref(), &path, DB).unwrap().cursor;
+    for whole_between in [false, true, false, true] {
+        let mut times = Vec::new();
+        for round in 0..200 {
+            wal.commit(7, &thread_payload(0, round)).unwrap();
+            if whole_between {
+                Wal::read(fs.as_ref(), &path, DB).unwrap();
+            }
+            let started = std::time::Instant::now();
+            let read = Wal::read_after(fs.as_ref(), &path, DB, &cursor)
+                .unwrap()
+                .unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+            assert_eq!(read.frames.len(), 1);
+            cursor = read.cursor;
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "read_after one frame at {} bytes, whole read between: {whole_between}: median {:.1} us",
+            cursor.offset,
+            times[times.len() / 2]
+        );
+    }
+}
