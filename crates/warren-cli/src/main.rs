@@ -336,8 +336,7 @@ fn check(db: &Path) -> warren::Result<()> {
     let database = Database::open_with(db, options)?;
     let snapshot = database.snapshot();
     let (tables, problems) = snapshot.validate();
-    let log_bytes =
-        std::fs::metadata(db.join(warren_storage::database_dir::WAL)).map_or(0, |m| m.len());
+    let log_bytes = database.wal_bytes();
     if !problems.is_empty() {
         for problem in &problems {
             eprintln!("damaged: {problem}");

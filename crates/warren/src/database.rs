@@ -374,9 +374,17 @@ impl Database {
         self.inner.read_only
     }
 
-    /// Bytes in the write-ahead log (0 in memory or read-only).
+    /// Bytes of the write-ahead log that hold its header and frames (its used length, not the
+    /// preallocated file's): for a reading process, up to where its last refresh read (0 in
+    /// memory, or when there is no log).
     pub fn wal_bytes(&self) -> u64 {
-        self.inner.wal.as_ref().map_or(0, Wal::size_bytes)
+        if let Some(wal) = &self.inner.wal {
+            return wal.size_bytes();
+        }
+        self.inner.reader_cursor.as_ref().map_or(0, |cursor| {
+            let cursor = cursor.lock().expect("reader cursor");
+            cursor.map_or(0, |cursor| cursor.offset)
+        })
     }
 
     /// Commits in the log after the last checkpoint.

@@ -65,6 +65,48 @@ fn a_crash_tears_unsynced_writes_at_sector_granularity() {
 }
 
 #[test]
+fn a_crash_tears_an_overwrite_of_synced_zeros_by_sector_and_keeps_the_length() {
+    // The write-ahead log's case: zeros written and synced ahead, then overwritten by frames.
+    let mut kept_and_lost = (false, false);
+    for seed in 0..20 {
+        let fs = simulated(FaultPlan {
+            seed,
+            ..FaultPlan::default()
+        });
+        let path = Path::new("f");
+        let file = create_with(&fs, path, &[0u8; 8192]);
+        file.sync_data().unwrap();
+        fs.sync_dir(Path::new(".")).unwrap();
+        let data: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8 + 1).collect();
+        write_all_at(file.as_ref(), 700, &data).unwrap();
+        fs.crash();
+        let bytes = fs.file_bytes(path).unwrap();
+        assert_eq!(bytes.len(), 8192, "seed {seed}: the synced length stays");
+        let mut image = vec![0u8; 8192];
+        image[700..3700].copy_from_slice(&data);
+        for (sector, chunk) in bytes.chunks(SECTOR_BYTES as usize).enumerate() {
+            let start = sector * SECTOR_BYTES as usize;
+            let whole = chunk == &image[start..start + chunk.len()];
+            let zeros = chunk.iter().all(|&b| b == 0);
+            assert!(
+                whole || zeros,
+                "seed {seed}: sector {sector} is neither kept nor lost"
+            );
+            let written = start < 3700 && start + chunk.len() > 700;
+            if written {
+                kept_and_lost.0 |= whole;
+                kept_and_lost.1 |= zeros && !whole;
+            }
+        }
+    }
+    assert_eq!(
+        kept_and_lost,
+        (true, true),
+        "crashes kept some sectors and lost others"
+    );
+}
+
+#[test]
 fn short_writes_are_completed_by_write_all_at() {
     let fs = simulated(FaultPlan {
         seed: 3,

@@ -5,6 +5,9 @@
 //! [`GATHER_WAIT_MAX`] for as many (the committers of the last batch are likely about to queue
 //! again), so that batches do not alternate between one frame and the rest; a lone committer
 //! (last batch of one frame) never waits.
+//! The file is preallocated (`space.rs`): when less than half an extension of room is left after
+//! a batch, its leader fills the next extension with zeros and syncs them once its batch's
+//! committers are released, so commits overwrite allocated blocks.
 //! A failed write or sync is never retried (after `EIO` the kernel may have dropped the data):
 //! the queue enters a failed state and refuses every later commit.
 
@@ -15,6 +18,7 @@ use std::time::{Duration, Instant};
 use warren_common::{Error, Result};
 
 use super::format::{encode_frame, FrameHeader, BATCH_FRAMES_MAX, PAYLOAD_BYTES_MAX};
+use super::space::{extension_needed, write_zeros};
 use crate::io::{write_all_at, FileHandle};
 
 /// The longest a leader waits for the committers of the last batch to queue again.
@@ -29,6 +33,8 @@ pub struct WalStats {
     pub syncs: u64,
     /// Bytes of frames made durable.
     pub bytes: u64,
+    /// Extensions of the preallocated file (zeros written and synced).
+    pub extensions: u64,
 }
 
 /// The mutable state of a log, behind the queue's mutex.
@@ -42,6 +48,8 @@ pub(super) struct QueueState {
     pub durable_lsn: u64,
     /// Bytes of the file that hold the header and durable frames.
     pub end_bytes: u64,
+    /// Bytes of the file written (frames, then zeros): at least `end_bytes`.
+    pub allocated_bytes: u64,
     /// Whether frames carry checksums (the log header says).
     pub checksums: bool,
     /// Encoded frames waiting for the next leader.
@@ -63,15 +71,18 @@ impl QueueState {
         base_lsn: u64,
         next_lsn: u64,
         end_bytes: u64,
+        allocated_bytes: u64,
         checksums: bool,
     ) -> Self {
         assert!(next_lsn >= base_lsn && base_lsn >= 1);
+        assert!(allocated_bytes >= end_bytes, "the frames lie in the file");
         Self {
             file,
             base_lsn,
             next_lsn,
             durable_lsn: next_lsn - 1,
             end_bytes,
+            allocated_bytes,
             checksums,
             pending: Vec::new(),
             pending_frames: 0,
@@ -267,17 +278,49 @@ impl CommitQueue {
         let result = write_all_at(file.as_ref(), offset, &batch).and_then(|()| file.sync_data());
 
         let mut state = self.lock();
-        state.leader_active = false;
         match result {
             Ok(()) => {
                 assert_eq!(state.durable_lsn + u64::from(frames), last_lsn);
                 state.durable_lsn = last_lsn;
                 state.last_batch_frames = frames;
                 state.end_bytes += batch.len() as u64;
+                state.allocated_bytes = state.allocated_bytes.max(state.end_bytes);
                 state.stats.frames += u64::from(frames);
                 state.stats.syncs += 1;
                 state.stats.bytes += batch.len() as u64;
                 self.changed.notify_all();
+                state = self.extend_if_needed(state);
+            }
+            Err(cause) => {
+                self.fail(&mut state, &cause);
+            }
+        }
+        state.leader_active = false;
+        self.changed.notify_all();
+        state
+    }
+
+    /// Fills the next extension of the file with zeros and syncs it when the room left is
+    /// short, while the leader still holds the file (the next batch waits). A failure makes the
+    /// log read-only, as a failed batch does: the kernel may have dropped pages a later batch
+    /// would overwrite.
+    fn extend_if_needed<'a>(
+        &'a self,
+        state: MutexGuard<'a, QueueState>,
+    ) -> MutexGuard<'a, QueueState> {
+        assert!(state.leader_active, "only a leader extends the file");
+        let Some(to) = extension_needed(state.end_bytes, state.allocated_bytes) else {
+            return state;
+        };
+        let from = state.allocated_bytes;
+        let file = Arc::clone(&state.file);
+        drop(state);
+        let result = write_zeros(file.as_ref(), from, to).and_then(|()| file.sync_data());
+        let mut state = self.lock();
+        match result {
+            Ok(()) => {
+                state.allocated_bytes = to;
+                state.stats.extensions += 1;
             }
             Err(cause) => {
                 self.fail(&mut state, &cause);

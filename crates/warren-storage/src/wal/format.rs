@@ -181,6 +181,20 @@ pub fn decode_frame(bytes: &[u8], checksums: bool) -> Option<(FrameHeader, &[u8]
     (read_u32(bytes, 0) == checksum).then_some((header, payload))
 }
 
+/// The LSN and size of the frame whose header starts `bytes`, from its header's fields alone
+/// (its payload may not have been read yet): `None` when there is no whole frame header or
+/// its fields are not plausible.
+pub fn peek_frame(bytes: &[u8]) -> Option<(u64, usize)> {
+    if bytes.len() < FRAME_HEADER_BYTES {
+        return None;
+    }
+    let payload_bytes = read_u32(bytes, 4) as usize;
+    let lsn = read_u64(bytes, 8);
+    let plausible =
+        payload_bytes <= PAYLOAD_BYTES_MAX && lsn >= LSN_MIN && read_u32(bytes, 28) == 0;
+    plausible.then_some((lsn, FRAME_HEADER_BYTES + payload_bytes))
+}
+
 /// The LSN field of a would-be frame at the start of `bytes`, read without any check.
 pub fn peek_lsn(bytes: &[u8]) -> Option<u64> {
     (bytes.len() >= FRAME_HEADER_BYTES).then(|| read_u64(bytes, 8))

@@ -3,8 +3,12 @@
 //! layout is in `docs/format/wal.md`; `format.rs` encodes it, `scan.rs` reads it back and
 //! `commit_queue.rs` appends to it.
 //!
+//! The file is preallocated: zeros are written ahead of the frames (`space.rs`), so that a
+//! commit's `fdatasync` has no file size to commit, and the log ends at the first frame that is
+//! not valid, not at the file's end.
+//!
 //! Recovery returns the longest valid prefix of frames. A torn tail (an unfinished last write)
-//! is cut off when the log is opened for writing and ignored when it is only read; damage
+//! is zeroed when the log is opened for writing and ignored when it is only read; damage
 //! followed by a later batch's valid frame is corruption, and opening fails rather than drop
 //! committed frames. A log whose header names another database is refused.
 //!
@@ -14,6 +18,7 @@
 mod commit_queue;
 mod format;
 mod scan;
+mod space;
 
 #[cfg(test)]
 mod crash_tests;
@@ -30,12 +35,15 @@ use warren_common::{Error, Result};
 use crate::io::{parent_dir, read_all, read_range, write_all_at, FileHandle, FileSystem, OpenMode};
 pub use commit_queue::WalStats;
 use commit_queue::{CommitQueue, QueueState};
+use format::peek_frame;
 use format::{decode_header, encode_header, Header};
 pub use format::{
     DatabaseId, BATCH_FRAMES_MAX, FORMAT_VERSION, FRAME_HEADER_BYTES, HEADER_BYTES, LSN_MIN, MAGIC,
     PAYLOAD_BYTES_MAX,
 };
 use scan::{scan, scan_from, Scan, Start, Tail};
+use space::{initial_allocation, write_zeros};
+pub use space::{ALLOCATION_MIN_BYTES, EXTENSION_MAX_BYTES};
 
 /// One committed frame, as recovery returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +75,8 @@ pub struct Recovered {
     pub base_lsn: u64,
     /// The committed frames, in LSN order (`base_lsn`, `base_lsn + 1`, ...).
     pub frames: Vec<RecoveredFrame>,
-    /// Bytes after the last valid frame: cut off by [`Wal::open`], ignored by [`Wal::read`].
+    /// Bytes of a torn tail after the last valid frame (up to the last byte that is not zero):
+    /// zeroed by [`Wal::open`], ignored by [`Wal::read`]. 0 when only zeros follow the frames.
     pub tail_bytes: u64,
     /// Where the reading stopped: just past the last valid frame.
     pub cursor: LogCursor,
@@ -108,13 +117,21 @@ fn new_file_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where a log file's frames end, and how many bytes of it are written (frames, then zeros).
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    used: u64,
+    allocated: u64,
+}
+
 /// Writes a log file holding only `header` at `path` and makes its bytes durable.
-fn write_empty_log(fs: &dyn FileSystem, path: &Path, header: &Header) -> Result<()> {
+fn write_empty_log(fs: &dyn FileSystem, path: &Path, header: &Header) -> Result<Extent> {
     write_log(fs, path, header, &[])
 }
 
-/// Writes a log file holding `header` and the encoded `frames` at `path`, durably.
-fn write_log(fs: &dyn FileSystem, path: &Path, header: &Header, frames: &[u8]) -> Result<()> {
+/// Writes a log file holding `header` and the encoded `frames`, followed by zeros up to its
+/// preallocated size, at `path` (a new file: no byte of an earlier log is in it), durably.
+fn write_log(fs: &dyn FileSystem, path: &Path, header: &Header, frames: &[u8]) -> Result<Extent> {
     if fs.exists(path)? {
         // The remains of an interrupted create or reset: never renamed, so never live.
         fs.remove(path)?;
@@ -122,7 +139,11 @@ fn write_log(fs: &dyn FileSystem, path: &Path, header: &Header, frames: &[u8]) -
     let file = fs.open(path, OpenMode::CreateNew)?;
     write_all_at(file.as_ref(), 0, &encode_header(header))?;
     write_all_at(file.as_ref(), HEADER_BYTES as u64, frames)?;
-    file.sync_data()
+    let used = (HEADER_BYTES + frames.len()) as u64;
+    let allocated = initial_allocation(used);
+    write_zeros(file.as_ref(), used, allocated)?;
+    file.sync_data()?;
+    Ok(Extent { used, allocated })
 }
 
 /// The error for a log whose header names another database.
@@ -148,14 +169,12 @@ fn read_log(file: &dyn FileHandle, database_id: &DatabaseId) -> Result<(Header, 
 }
 
 /// The recovered frames of a scan, or an error when committed frames are damaged. The scanned
-/// bytes start at byte `bytes_at` of the file and hold `scanned_bytes` bytes; `start` is where
-/// the scan began.
+/// bytes start at byte `bytes_at` of the file; `start` is where the scan began.
 fn recovered(
     path: &Path,
     header: &Header,
     scan: &Scan<'_>,
     bytes_at: u64,
-    scanned_bytes: usize,
     start: &Start,
 ) -> Result<Recovered> {
     if let Tail::Damaged {
@@ -197,17 +216,20 @@ fn recovered(
     Ok(Recovered {
         base_lsn: header.base_lsn,
         frames,
-        tail_bytes: (scanned_bytes - scan.valid_end) as u64,
+        tail_bytes: match scan.tail {
+            Tail::Torn { offset, end } => (end - offset) as u64,
+            Tail::Clean | Tail::Damaged { .. } => 0,
+        },
         cursor,
     })
 }
 
-/// Reads the bytes from `valid_end` on again before they are cut off as a torn tail: a read
-/// that returned wrong bytes (a flipped bit) would otherwise make committed frames look torn
-/// and the cut would lose them. Bytes that differ between the two reads are an I/O error.
-fn confirm_tail(file: &dyn FileHandle, first: &[u8], valid_end: usize) -> Result<()> {
-    let again = read_range(file, valid_end as u64, first.len() - valid_end)?;
-    if again != first[valid_end..] {
+/// Reads the torn tail `valid_end..end` again before it is zeroed: a read that returned wrong
+/// bytes (a flipped bit) would otherwise make committed frames look torn and zeroing would lose
+/// them. Bytes that differ between the two reads are an I/O error.
+fn confirm_tail(file: &dyn FileHandle, first: &[u8], valid_end: usize, end: usize) -> Result<()> {
+    let again = read_range(file, valid_end as u64, end - valid_end)?;
+    if again != first[valid_end..end] {
         return Err(Error::Io(format!(
             "write-ahead log {}: the bytes after byte {valid_end} read differently twice (a \
              device or read error); the log is not opened, so that nothing is cut off",
@@ -227,6 +249,117 @@ fn scan_file<'a>(bytes: &'a [u8], header: &Header) -> (Scan<'a>, Start) {
         previous_batch_first: None,
     };
     (scan, start)
+}
+
+/// The bytes a reading of the log reads at least (and then twice as many each time more are
+/// needed): a small first read keeps an incremental reading O(appended).
+const READ_WINDOW_MIN: usize = 8 << 10;
+
+/// Reads `file` from `offset` on (where the frames that `start` describes begin) until the
+/// bytes read hold every frame there is to find, without relying on the file's length (it is
+/// preallocated): reading stops at the end of the file, or once the bytes after the last valid
+/// frame are zeros or a damaged frame, or a torn tail whose written bytes end before the last
+/// window read.
+fn read_frames(
+    file: &dyn FileHandle,
+    offset: u64,
+    start: Start,
+    checksums: bool,
+) -> Result<Vec<u8>> {
+    assert_eq!(
+        start.offset, 0,
+        "the bytes read begin at the first frame to scan"
+    );
+    let mut bytes = Vec::new();
+    let mut window = READ_WINDOW_MIN;
+    // Where the scan of the bytes read so far stopped: each window's frames are scanned once.
+    let mut resume = start;
+    loop {
+        if !read_more(file, offset, &mut bytes, window)? {
+            return Ok(bytes);
+        }
+        match more_needed(&bytes, window, &mut resume, checksums) {
+            None => return Ok(bytes),
+            Some(at_least) => window = (window * 2).max(at_least),
+        }
+    }
+}
+
+/// Appends the `window` bytes of `file` that follow the `bytes` read from `offset` on; `false`
+/// when the file ended first (what exists was appended).
+fn read_more(
+    file: &dyn FileHandle,
+    offset: u64,
+    bytes: &mut Vec<u8>,
+    window: usize,
+) -> Result<bool> {
+    let from = bytes.len();
+    bytes.resize(from + window, 0);
+    let mut filled = from;
+    while filled < bytes.len() {
+        let count = file.read_at(offset + filled as u64, &mut bytes[filled..])?;
+        if count == 0 {
+            bytes.truncate(filled);
+            return Ok(false);
+        }
+        filled += count;
+    }
+    Ok(true)
+}
+
+/// [`read_frames`], read a second time when the bytes show damage followed by a later batch's
+/// frame: windows read while the writer wrote one batch and then the next can show the first
+/// unfinished and the next already written. Damage that a second reading shows again is real.
+fn read_frames_settled(
+    file: &dyn FileHandle,
+    offset: u64,
+    start: Start,
+    checksums: bool,
+) -> Result<Vec<u8>> {
+    let bytes = read_frames(file, offset, start, checksums)?;
+    if matches!(
+        scan_from(&bytes, start, checksums).tail,
+        Tail::Damaged { .. }
+    ) {
+        return read_frames(file, offset, start, checksums);
+    }
+    Ok(bytes)
+}
+
+/// How many more bytes (at least) a reading must read before its scan can end, or `None` when
+/// it can end now; `last_window` is the size of the last read. The scan goes on from `resume`,
+/// which it moves past the valid frames it finds.
+fn more_needed(
+    bytes: &[u8],
+    last_window: usize,
+    resume: &mut Start,
+    checksums: bool,
+) -> Option<usize> {
+    let scan = scan_from(bytes, *resume, checksums);
+    let expected_lsn = resume.expected_lsn + scan.frames.len() as u64;
+    *resume = Start {
+        offset: scan.valid_end,
+        expected_lsn,
+        previous_batch_first: scan
+            .frames
+            .last()
+            .map(|(frame, _)| frame.batch_first_lsn())
+            .or(resume.previous_batch_first),
+        ..*resume
+    };
+    let rest = &bytes[scan.valid_end..];
+    if rest.len() < FRAME_HEADER_BYTES {
+        return Some(FRAME_HEADER_BYTES - rest.len());
+    }
+    match peek_frame(rest) {
+        Some((lsn, frame_bytes)) if lsn == expected_lsn && frame_bytes > rest.len() => {
+            Some(frame_bytes - rest.len())
+        }
+        _ => match scan.tail {
+            Tail::Torn { end, .. } if end > bytes.len() - last_window => Some(1),
+            Tail::Clean | Tail::Torn { .. } | Tail::Damaged { .. } => None,
+        },
+    }
 }
 
 /// Reads and checks the header of an open log file (its first [`HEADER_BYTES`] bytes only).
@@ -272,12 +405,19 @@ impl Wal {
             base_lsn,
             checksums,
         };
-        let file = Self::install(fs.as_ref(), path, &header)?;
-        let state = QueueState::new(file, base_lsn, base_lsn, HEADER_BYTES as u64, checksums);
+        let (file, extent) = Self::install(fs.as_ref(), path, &header)?;
+        let state = QueueState::new(
+            file,
+            base_lsn,
+            base_lsn,
+            extent.used,
+            extent.allocated,
+            checksums,
+        );
         Ok(Self::from_state(fs, path, database_id, state))
     }
 
-    /// Opens the log at `path` for appending: returns its committed frames, having cut off a
+    /// Opens the log at `path` for appending: returns its committed frames, having zeroed a
     /// torn tail and made the rest durable.
     pub fn open(
         fs: Arc<dyn FileSystem>,
@@ -287,14 +427,16 @@ impl Wal {
         let file: Arc<dyn FileHandle> = Arc::from(fs.open(path, OpenMode::ReadWrite)?);
         let (header, bytes) = read_log(file.as_ref(), &database_id)?;
         let (scan, start) = scan_file(&bytes, &header);
-        let recovered = recovered(path, &header, &scan, 0, bytes.len(), &start)?;
-        if recovered.tail_bytes > 0 {
-            confirm_tail(file.as_ref(), &bytes, scan.valid_end)?;
-            file.set_len(scan.valid_end as u64)?;
+        let recovered = recovered(path, &header, &scan, 0, &start)?;
+        if let Tail::Torn { offset, end } = scan.tail {
+            // Zeroed, not cut off: the file keeps its allocated blocks. A shorter batch
+            // written here later must not leave a valid-looking frame of the torn one behind.
+            confirm_tail(file.as_ref(), &bytes, offset, end)?;
+            write_zeros(file.as_ref(), offset as u64, end as u64)?;
         }
         // The frames may have been read from the page cache of a process that died before its
-        // sync: make them durable before anyone acts on them. The cut must be durable too
-        // before frames are appended where the tail was, or a crash could bring old frames
+        // sync: make them durable before anyone acts on them. The zeroing must be durable too
+        // before frames are written where the tail was, or a crash could bring old frames
         // back behind the new ones.
         file.sync_data()?;
         let stale = new_file_path(path);
@@ -307,6 +449,7 @@ impl Wal {
             header.base_lsn,
             next_lsn,
             scan.valid_end as u64,
+            bytes.len() as u64,
             header.checksums,
         );
         Ok((Self::from_state(fs, path, database_id, state), recovered))
@@ -316,9 +459,20 @@ impl Wal {
     /// is taken for frames not yet committed (another process may be appending them now).
     pub fn read(fs: &dyn FileSystem, path: &Path, database_id: DatabaseId) -> Result<Recovered> {
         let file = fs.open(path, OpenMode::Read)?;
-        let (header, bytes) = read_log(file.as_ref(), &database_id)?;
-        let (scan, start) = scan_file(&bytes, &header);
-        recovered(path, &header, &scan, 0, bytes.len(), &start)
+        let header = read_header(file.as_ref(), path)?;
+        if header.database_id != database_id {
+            return Err(foreign_log(path, &header.database_id, &database_id));
+        }
+        let start = Start {
+            offset: 0,
+            base_lsn: header.base_lsn,
+            expected_lsn: header.base_lsn,
+            previous_batch_first: None,
+        };
+        let at = HEADER_BYTES as u64;
+        let bytes = read_frames_settled(file.as_ref(), at, start, header.checksums)?;
+        let scan = scan_from(&bytes, start, header.checksums);
+        recovered(path, &header, &scan, at, &start)
     }
 
     /// Reads the committed frames appended to the log at `path` since a reading stopped at
@@ -345,18 +499,15 @@ impl Wal {
         if !same_log || length < cursor.offset || cursor.offset < HEADER_BYTES as u64 {
             return Ok(None);
         }
-        let appended = usize::try_from(length - cursor.offset).map_err(|_| {
-            Error::LimitExceeded(format!("{} is too large to read", path.display()))
-        })?;
-        let bytes = read_range(file.as_ref(), cursor.offset, appended)?;
         let start = Start {
             offset: 0,
             base_lsn: header.base_lsn,
             expected_lsn: cursor.next_lsn,
             previous_batch_first: cursor.batch_first_lsn,
         };
+        let bytes = read_frames_settled(file.as_ref(), cursor.offset, start, header.checksums)?;
         let scan = scan_from(&bytes, start, header.checksums);
-        recovered(path, &header, &scan, cursor.offset, bytes.len(), &start).map(Some)
+        recovered(path, &header, &scan, cursor.offset, &start).map(Some)
     }
 
     fn from_state(
@@ -374,10 +525,14 @@ impl Wal {
     }
 
     /// Writes an empty log beside `path`, renames it over `path` and makes the name durable.
-    fn install(fs: &dyn FileSystem, path: &Path, header: &Header) -> Result<Arc<dyn FileHandle>> {
+    fn install(
+        fs: &dyn FileSystem,
+        path: &Path,
+        header: &Header,
+    ) -> Result<(Arc<dyn FileHandle>, Extent)> {
         let new_path = new_file_path(path);
-        write_empty_log(fs, &new_path, header)?;
-        Self::rename_into_place(fs, &new_path, path)
+        let extent = write_empty_log(fs, &new_path, header)?;
+        Ok((Self::rename_into_place(fs, &new_path, path)?, extent))
     }
 
     fn rename_into_place(
@@ -461,12 +616,18 @@ impl Wal {
         }
         // A failure before the rename leaves the old log whole and in use.
         let new_path = new_file_path(&self.path);
-        write_log(self.fs.as_ref(), &new_path, &header, &frames)?;
+        let extent = write_log(self.fs.as_ref(), &new_path, &header, &frames)?;
         match Self::rename_into_place(self.fs.as_ref(), &new_path, &self.path) {
             Ok(file) => {
                 let stats = state.stats;
-                let end = (HEADER_BYTES + frames.len()) as u64;
-                *state = QueueState::new(file, base_lsn, next_lsn, end, checksums);
+                *state = QueueState::new(
+                    file,
+                    base_lsn,
+                    next_lsn,
+                    extent.used,
+                    extent.allocated,
+                    checksums,
+                );
                 state.stats = stats;
                 Ok(())
             }
@@ -498,9 +659,15 @@ impl Wal {
         self.queue.lock()
     }
 
-    /// Bytes of the log file that hold its header and durable frames.
+    /// Bytes of the log file that hold its header and durable frames (its used length, not the
+    /// preallocated one).
     pub fn size_bytes(&self) -> u64 {
         self.state().end_bytes
+    }
+
+    /// Bytes of the log file written: its frames and the zeros preallocated after them.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.state().allocated_bytes
     }
 
     /// The LSN of the last durable frame (`base_lsn - 1` when the log holds none).

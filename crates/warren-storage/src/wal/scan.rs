@@ -12,10 +12,11 @@ use super::format::{decode_frame, peek_lsn, FrameHeader, FRAME_HEADER_BYTES, HEA
 /// What follows the valid prefix of frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tail {
-    /// The file ends exactly after the last valid frame.
+    /// Only zeros (or nothing) follow the last valid frame.
     Clean,
-    /// The bytes from `offset` on hold no frame of a later batch: an unfinished write.
-    Torn { offset: usize },
+    /// The bytes from `offset` to `end` (just past the last byte that is not zero) hold no
+    /// frame of a later batch: an unfinished write.
+    Torn { offset: usize, end: usize },
     /// The frame expected at `offset` (LSN `lsn`) is invalid, yet a valid frame of a later
     /// batch (LSN `later_lsn`) lies at `later_offset`: committed data is damaged.
     Damaged {
@@ -82,18 +83,17 @@ pub fn scan_from(bytes: &[u8], start: Start, checksums: bool) -> Scan<'_> {
         offset += header.frame_bytes();
         expected_lsn += 1;
     }
-    let tail = if offset == bytes.len() {
-        Tail::Clean
-    } else {
-        match later_batch_frame(bytes, offset, expected_lsn, checksums) {
-            None => Tail::Torn { offset },
+    let tail = match written_end(bytes, offset) {
+        None => Tail::Clean,
+        Some(end) => match later_batch_frame(bytes, offset, end, expected_lsn, checksums) {
+            None => Tail::Torn { offset, end },
             Some((later_offset, later_lsn)) => Tail::Damaged {
                 offset,
                 lsn: expected_lsn,
                 later_offset,
                 later_lsn,
             },
-        }
+        },
     };
     Scan {
         frames,
@@ -117,17 +117,33 @@ fn follows(
     header.batch_index == 0 || previous_batch_first == Some(header.batch_first_lsn())
 }
 
-/// The first valid frame at or after `from` that belongs to a batch starting after
-/// `damaged_lsn`, as (offset, LSN). Only candidates whose LSN could fit in the rest of the
+/// Just past the last byte from `from` on that is not zero; `None` when all are zero.
+pub fn written_end(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = &bytes[from..];
+    // Whole words from the end first: a preallocated file ends in megabytes of zeros.
+    let mut end = rest.len();
+    while end >= 8 && rest[end - 8..end] == [0u8; 8] {
+        end -= 8;
+    }
+    rest[..end]
+        .iter()
+        .rposition(|&byte| byte != 0)
+        .map(|at| from + at + 1)
+}
+
+/// The first valid frame starting in `from..end` that belongs to a batch starting after
+/// `damaged_lsn`, as (offset, LSN). A frame's LSN is not zero, so no frame starts at or after
+/// `end`, the end of the bytes written. Only candidates whose LSN could fit in the rest of the
 /// file are checksummed, so this is a linear scan of cheap comparisons.
 fn later_batch_frame(
     file: &[u8],
     from: usize,
+    end: usize,
     damaged_lsn: u64,
     checksums: bool,
 ) -> Option<(usize, u64)> {
     let frames_max = ((file.len() - from) / FRAME_HEADER_BYTES) as u64;
-    let last_start = file.len().checked_sub(FRAME_HEADER_BYTES)?;
+    let last_start = file.len().checked_sub(FRAME_HEADER_BYTES)?.min(end - 1);
     (from..=last_start).find_map(|offset| {
         let lsn = peek_lsn(&file[offset..])?;
         if lsn <= damaged_lsn || lsn > damaged_lsn.saturating_add(frames_max) {

@@ -62,13 +62,30 @@ fn fs_holding(bytes: &[u8]) -> Arc<dyn FileSystem> {
     fs
 }
 
-/// The bytes of a log of `count` frames and the offset where its last frame starts.
+/// The bytes of a log of `count` frames (without the zeros preallocated after them) and the
+/// offset where its last frame starts.
 fn log_bytes(count: usize) -> (Vec<u8>, usize) {
     let (sim, fs) = simulated();
     let wal = log_with(&fs, count);
-    let before_last = wal.size_bytes() as usize - FRAME_HEADER_BYTES - payload(count - 1).len();
+    let used = wal.size_bytes() as usize;
+    let before_last = used - FRAME_HEADER_BYTES - payload(count - 1).len();
     drop(wal);
-    (sim.file_bytes(path()).unwrap(), before_last)
+    let mut bytes = sim.file_bytes(path()).unwrap();
+    assert!(
+        bytes[used..].iter().all(|&byte| byte == 0),
+        "zeros follow the frames"
+    );
+    bytes.truncate(used);
+    (bytes, before_last)
+}
+
+/// Bytes from `from` up to and including the last byte of `bytes` that is not zero (what a torn
+/// tail's length counts).
+fn written_after(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .rposition(|&byte| byte != 0)
+        .map_or(0, |at| at + 1)
 }
 
 fn is_corrupt(error: &Error) -> bool {
@@ -143,21 +160,24 @@ fn a_damaged_header_is_refused() {
 }
 
 #[test]
-fn a_torn_tail_is_cut_off_by_open_and_ignored_by_read() {
+fn a_torn_tail_is_zeroed_by_open_and_ignored_by_read() {
     let (bytes, before_last) = log_bytes(4);
+    // The frame's CRC, length and LSN fields: the ninth byte is the last that is not zero.
     let torn = &bytes[..before_last + 10];
     let fs = fs_holding(torn);
     let read = Wal::read(fs.as_ref(), path(), DB).unwrap();
     assert_frames(&read, 3);
-    assert_eq!(read.tail_bytes, 10);
+    assert_eq!(read.tail_bytes, 9);
     let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
     assert_eq!(recovered, read);
     assert_eq!(wal.size_bytes(), before_last as u64);
     let file = fs.open(path(), OpenMode::Read).unwrap();
-    assert_eq!(
-        file.len().unwrap(),
-        before_last as u64,
-        "the tail was truncated"
+    let kept = read_all(file.as_ref()).unwrap();
+    assert_eq!(kept.len(), torn.len(), "the file keeps its length");
+    assert_eq!(kept[..before_last], torn[..before_last]);
+    assert!(
+        kept[before_last..].iter().all(|&byte| byte == 0),
+        "the tail was zeroed"
     );
     assert_eq!(wal.commit(103, &payload(3)).unwrap(), 4);
     drop(wal);
@@ -174,7 +194,8 @@ fn every_cut_of_the_last_frame_recovers_the_frames_before_it() {
             assert_eq!(recovered.tail_bytes, 0);
         } else {
             assert_frames(&recovered, 5);
-            assert_eq!(recovered.tail_bytes as usize, cut - before_last);
+            let written = written_after(&bytes[..cut], before_last);
+            assert_eq!(recovered.tail_bytes as usize, written);
         }
     }
 }
@@ -594,21 +615,65 @@ fn the_real_file_system_round_trips_and_cuts_a_torn_tail() {
         recovered.tail_bytes as usize,
         FRAME_HEADER_BYTES + payload(3).len() - 3
     );
-    assert_eq!(std::fs::metadata(&path).unwrap().len(), wal.size_bytes());
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        full - 3,
+        "the torn tail was zeroed, not cut off"
+    );
+    assert_eq!(
+        wal.size_bytes(),
+        full - FRAME_HEADER_BYTES as u64 - payload(3).len() as u64
+    );
 }
 
 /// Microseconds per 96-byte append + `sync_data` straight on the file system: the floor a
 /// single committer can reach.
 fn raw_append_sync_us(dir: &Path, count: usize) -> f64 {
-    let file = RealFileSystem
-        .open(&dir.join("raw"), OpenMode::CreateNew)
-        .unwrap();
+    raw_sync_us(dir, count, false)
+}
+
+/// Microseconds per 96-byte write + `sync_data` at the end of a new file (`preallocated`:
+/// over zeros written and synced beforehand, as the log writes its frames).
+fn raw_sync_us(dir: &Path, count: usize, preallocated: bool) -> f64 {
+    let path = dir.join(if preallocated { "raw-over" } else { "raw" });
+    let file = RealFileSystem.open(&path, OpenMode::CreateNew).unwrap();
+    if preallocated {
+        space::write_zeros(file.as_ref(), 0, count as u64 * 96).unwrap();
+        file.sync_data().unwrap();
+    }
     let started = std::time::Instant::now();
     for index in 0..count {
         write_all_at(file.as_ref(), index as u64 * 96, &[7; 96]).unwrap();
         file.sync_data().unwrap();
     }
-    started.elapsed().as_secs_f64() * 1e6 / count as f64
+    let us = started.elapsed().as_secs_f64() * 1e6 / count as f64;
+    drop(file);
+    std::fs::remove_file(&path).unwrap();
+    us
+}
+
+/// Appending and overwriting synced zeros, alternated (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_overwrite_against_append -- --ignored --nocapture"]
+fn measure_overwrite_against_append() {
+    let parent = std::env::var_os("WAL_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::tempdir_in(parent).unwrap();
+    let (mut append, mut overwrite) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        append.push(raw_sync_us(dir.path(), 1000, false));
+        overwrite.push(raw_sync_us(dir.path(), 1000, true));
+    }
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    eprintln!("append + sync_data, us per write (7 rounds of 1000): {append:.0?}");
+    eprintln!("overwrite of synced zeros + sync_data: {overwrite:.0?}");
+    let (a, o) = (median(&mut append), median(&mut overwrite));
+    eprintln!(
+        "medians: append {a:.1} us, overwrite {o:.1} us, ratio {:.2}",
+        a / o
+    );
 }
 
 /// Commit rates on the real file system, in a temporary directory (run with `--ignored`).
@@ -752,10 +817,11 @@ fn a_reading_resumed_inside_a_batch_continues_it() {
             cut = bytes.len();
         }
     }
-    let fs = fs_holding(&bytes[..cut + 7]);
+    // The frame's CRC and the low byte of its length: the last byte written is not zero.
+    let fs = fs_holding(&bytes[..cut + 5]);
     let first = Wal::read(fs.as_ref(), path(), DB).unwrap();
     assert_frames(&first, 5);
-    assert_eq!(first.tail_bytes, 7);
+    assert_eq!(first.tail_bytes, 5);
     assert_eq!(first.cursor.batch_first_lsn, Some(3));
     let file = fs.open(path(), OpenMode::ReadWrite).unwrap();
     write_all_at(file.as_ref(), cut as u64, &bytes[cut..]).unwrap();
@@ -858,4 +924,229 @@ fn a_failed_read_at_open_is_an_error() {
     assert!(error.to_string().contains("Input/output error"), "{error}");
     let (_, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
     assert_frames(&recovered, 3);
+}
+
+#[test]
+fn a_fresh_log_is_preallocated_and_commits_overwrite_it() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 20);
+    assert_eq!(wal.allocated_bytes(), ALLOCATION_MIN_BYTES);
+    let used: usize = (0..20).map(|i| FRAME_HEADER_BYTES + payload(i).len()).sum();
+    assert_eq!(wal.size_bytes(), (HEADER_BYTES + used) as u64);
+    let bytes = sim.durable_bytes(path()).unwrap();
+    assert_eq!(
+        bytes.len() as u64,
+        ALLOCATION_MIN_BYTES,
+        "the file did not grow"
+    );
+    assert!(bytes[HEADER_BYTES + used..].iter().all(|&byte| byte == 0));
+    assert_eq!(wal.stats().extensions, 0);
+    drop(wal);
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert_frames(&recovered, 20);
+    assert_eq!(
+        recovered.tail_bytes, 0,
+        "zeros after the frames are a clean end"
+    );
+    assert_eq!(wal.allocated_bytes(), ALLOCATION_MIN_BYTES);
+}
+
+#[test]
+fn the_file_is_extended_ahead_of_the_frames_and_read_back_whole() {
+    let (sim, fs) = simulated();
+    let wal = Wal::create(Arc::clone(&fs), path(), DB, 1).unwrap();
+    let reader = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    // 40 KiB payloads, mostly zeros: longer zero runs than a reading's first window.
+    let big = |index: usize| {
+        let mut bytes = vec![0u8; 40 << 10];
+        bytes[..8].copy_from_slice(&(index as u64).to_le_bytes());
+        bytes
+    };
+    for index in 0..100 {
+        wal.commit(index as u64, &big(index)).unwrap();
+        assert!(wal.allocated_bytes() > wal.size_bytes());
+    }
+    assert!(wal.stats().extensions >= 2, "{:?}", wal.stats());
+    assert_eq!(
+        sim.durable_bytes(path()).unwrap().len() as u64,
+        wal.allocated_bytes(),
+        "extensions are written and synced"
+    );
+    let read = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    let appended = Wal::read_after(fs.as_ref(), path(), DB, &reader.cursor)
+        .unwrap()
+        .unwrap();
+    for recovered in [&read, &appended] {
+        assert_eq!(recovered.frames.len(), 100);
+        assert_eq!(recovered.cursor.offset, wal.size_bytes());
+        for (index, frame) in recovered.frames.iter().enumerate() {
+            assert_eq!(frame.payload, big(index));
+        }
+    }
+    drop(wal);
+    let (wal, recovered) = Wal::open(fs, path(), DB).unwrap();
+    assert_eq!(recovered.frames.len(), 100);
+    assert_eq!(wal.size_bytes(), read.cursor.offset);
+}
+
+/// Writes frames `lsns` as one batch of frames the size of `payload(lsn - 1)` at `offset`.
+fn write_batch(file: &dyn FileHandle, offset: u64, lsns: std::ops::RangeInclusive<u64>) -> usize {
+    let mut bytes = Vec::new();
+    let first = *lsns.start();
+    for lsn in lsns {
+        let header = format::FrameHeader {
+            lsn,
+            txn_id: 100 + lsn - 1,
+            batch_index: (lsn - first) as u32,
+            payload_bytes: payload(lsn as usize - 1).len() as u32,
+        };
+        format::encode_frame(&mut bytes, &header, &payload(lsn as usize - 1), true);
+    }
+    write_all_at(file, offset, &bytes).unwrap();
+    bytes.len()
+}
+
+#[test]
+fn a_torn_batch_in_the_preallocated_space_never_follows_a_later_one() {
+    // Frames 4..=8 were one write that a crash tore (frame 4's first sector lost). After
+    // recovery a new frame 4 of the same size is written where it was: the torn batch's frame
+    // 5 would continue it, had open not zeroed the tail.
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 3);
+    let end = wal.size_bytes();
+    drop(wal);
+    let file = fs.open(path(), OpenMode::ReadWrite).unwrap();
+    let written = write_batch(file.as_ref(), end, 4..=8);
+    write_all_at(file.as_ref(), end, &[0u8; 16]).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+    let before = sim.durable_bytes(path()).unwrap().len();
+    let (wal, recovered) = Wal::open(Arc::clone(&fs), path(), DB).unwrap();
+    assert_frames(&recovered, 3);
+    assert_eq!(recovered.tail_bytes as usize, written);
+    let bytes = sim.durable_bytes(path()).unwrap();
+    assert_eq!(bytes.len(), before, "zeroed, not cut off");
+    assert!(bytes[end as usize..].iter().all(|&byte| byte == 0));
+    assert_eq!(wal.commit(103, &payload(3)).unwrap(), 4);
+    drop(wal);
+    let read = Wal::read(fs.as_ref(), path(), DB).unwrap();
+    assert_frames(&read, 4);
+    assert_eq!(read.tail_bytes, 0);
+}
+
+#[test]
+fn damage_followed_by_a_later_batch_is_found_in_a_preallocated_file() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 6);
+    drop(wal);
+    let mut bytes = sim.durable_bytes(path()).unwrap();
+    // A bit of frame 3 (LSN 3), committed in an earlier batch than frames 4..=6.
+    bytes[HEADER_BYTES + 2 * FRAME_HEADER_BYTES + payload(0).len() + payload(1).len() + 40] ^= 4;
+    let fs = fs_holding(&bytes);
+    let error = Wal::open(Arc::clone(&fs), path(), DB).unwrap_err();
+    assert!(
+        is_corrupt(&error) && error.to_string().contains("LSN 3"),
+        "{error}"
+    );
+    assert!(Wal::read(fs.as_ref(), path(), DB).is_err());
+}
+
+#[test]
+fn a_reset_writes_a_fresh_preallocated_file() {
+    let (sim, fs) = simulated();
+    let wal = log_with(&fs, 5);
+    wal.reset(6, &[]).unwrap();
+    assert_eq!(wal.size_bytes(), HEADER_BYTES as u64);
+    assert_eq!(wal.allocated_bytes(), ALLOCATION_MIN_BYTES);
+    let bytes = sim.durable_bytes(path()).unwrap();
+    assert_eq!(bytes.len() as u64, ALLOCATION_MIN_BYTES);
+    assert!(
+        bytes[HEADER_BYTES..].iter().all(|&byte| byte == 0),
+        "no byte of the old log"
+    );
+}
+
+/// `Wal::open` of a 64 MiB log on the real file system, preallocated (as written: up to one
+/// extension of zeros after the frames) against the same frames without the zeros (as a log
+/// was before preallocation), alternated (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_open_of_a_64_mib_log -- --ignored --nocapture"]
+fn measure_open_of_a_64_mib_log() {
+    let parent = std::env::var_os("WAL_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
+    let dir = tempfile::tempdir_in(parent).unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let preallocated = dir.path().join("preallocated.wal");
+    let wal = Wal::create(Arc::clone(&fs), &preallocated, DB, 1).unwrap();
+    // Frames of 200 bytes, as single-row commits write, 64 at a time.
+    let frames = (64usize << 20) / (FRAME_HEADER_BYTES + 200);
+    std::thread::scope(|scope| {
+        for thread in 0..64 {
+            let wal = &wal;
+            scope.spawn(move || {
+                for _ in (thread..frames).step_by(64) {
+                    wal.commit(thread as u64, &[thread as u8 + 1; 200]).unwrap();
+                }
+            });
+        }
+    });
+    let used = wal.size_bytes();
+    eprintln!(
+        "log: {} frames, {used} bytes used, {} allocated",
+        frames,
+        wal.allocated_bytes()
+    );
+    drop(wal);
+    let appended = dir.path().join("appended.wal");
+    std::fs::copy(&preallocated, &appended).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&appended)
+        .unwrap()
+        .set_len(used)
+        .unwrap();
+    let (mut with_zeros, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        for (path, times) in [(&preallocated, &mut with_zeros), (&appended, &mut without)] {
+            let started = std::time::Instant::now();
+            let (_, recovered) = Wal::open(Arc::clone(&fs), path, DB).unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(recovered.frames.len(), frames);
+        }
+    }
+    eprintln!("open, ms: preallocated {with_zeros:.1?}, without zeros {without:.1?}");
+}
+
+/// `Wal::read_after` one appended frame at the end of a log of 100,000 frames, on the real file
+/// system, with and without a whole-log `Wal::read` between (run with `--ignored`).
+#[test]
+#[ignore = "a measurement: cargo test -p warren-storage --lib measure_read_after -- --ignored --nocapture"]
+fn measure_read_after_at_the_end_of_a_long_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let path = dir.path().join("long.wal");
+    let wal = Wal::create(Arc::clone(&fs), &path, DB, 1).unwrap();
+    commit_from_threads(&wal, 8, 100_000 / 8);
+    let mut cursor = Wal::read(fs.as_ref(), &path, DB).unwrap().cursor;
+    for whole_between in [false, true, false, true] {
+        let mut times = Vec::new();
+        for round in 0..200 {
+            wal.commit(7, &thread_payload(0, round)).unwrap();
+            if whole_between {
+                Wal::read(fs.as_ref(), &path, DB).unwrap();
+            }
+            let started = std::time::Instant::now();
+            let read = Wal::read_after(fs.as_ref(), &path, DB, &cursor)
+                .unwrap()
+                .unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+            assert_eq!(read.frames.len(), 1);
+            cursor = read.cursor;
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "read_after one frame at {} bytes, whole read between: {whole_between}: median {:.1} us",
+            cursor.offset,
+            times[times.len() / 2]
+        );
+    }
 }
