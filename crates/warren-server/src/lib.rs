@@ -13,6 +13,7 @@ pub mod cancel;
 pub mod config;
 pub mod guard;
 mod http;
+pub mod inline;
 pub mod lane;
 pub mod metrics;
 pub mod pool;
@@ -112,13 +113,20 @@ impl Server {
                 heavy_threads: config.heavy_threads,
                 queue: config.queue,
                 timeout: Duration::from_millis(config.timeout_ms),
-                files,
+                files: files.clone(),
             },
             metrics.clone(),
             runtime.handle().clone(),
         );
+        let inline = inline::Inline::new(
+            db,
+            pool.small_texts(),
+            files,
+            Duration::from_millis(config.timeout_ms),
+        );
         let state = Arc::new(http::State {
             pool,
+            inline,
             metrics: metrics.clone(),
             token: config.token.clone(),
             body_bytes_max: config.body_bytes_max,
