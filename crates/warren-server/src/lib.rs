@@ -6,7 +6,8 @@
 //! typed parameters and may ask for every statement's result. `POST /cancel` stops a query in
 //! flight by the id its request carried. `GET /health` answers `ok`; `GET /metrics` the
 //! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
-//! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
+//! queue (full: 503 with `Retry-After`); tokio's threads move bytes, and answer themselves the
+//! queries known to be small and quick (`inline`). See `docs/SERVER.md`.
 
 mod body;
 pub mod cancel;

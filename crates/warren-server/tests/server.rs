@@ -558,3 +558,25 @@ fn a_small_text_whose_answer_grows_or_slows_is_handed_to_the_query_threads() {
     assert_eq!(answer(&mut client, count, 1), serde_json::json!([[0]]));
     assert_eq!(inline_counts(&mut client), (answered + 2, handed_over + 2));
 }
+
+#[test]
+fn a_binary_answer_from_the_io_thread_decodes_through_the_client() {
+    let fixture = start(|_| {});
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let before = inline_counts(&mut client).0;
+    for _ in 0..50 {
+        let answer = client
+            .query("UNWIND range(1, $n) AS x RETURN x", r#"{"n": 3}"#)
+            .unwrap();
+        assert_eq!(answer.header.columns[0].name, "x");
+        assert_eq!(answer.trailer.rows, 3);
+        assert_eq!(
+            answer.chunks[0].data,
+            warren_wire::ColumnData::Int64(vec![1, 2, 3])
+        );
+        if inline_counts(&mut client).0 > before {
+            return;
+        }
+    }
+    panic!("the query was never answered by an I/O thread");
+}
