@@ -496,27 +496,39 @@ fn a_small_query_seen_before_is_answered_while_the_query_threads_are_busy() {
     let small = query_body("MATCH (a:Person {ID: 3}) RETURN a.name");
     let (status, _, first) = post(&mut client, &small);
     assert_eq!(status, 200, "{first}");
-    let (answered, handed_over) = until_inline(&mut client, &small);
-    let slow = std::thread::spawn(move || {
-        let mut client = Client::connect(&address, None).unwrap();
-        post(&mut client, &query_body(SLOW)).0
-    });
-    std::thread::sleep(Duration::from_millis(300));
-    // The only query thread is busy with the slow query: the I/O thread answers, at once.
-    let started = std::time::Instant::now();
-    let (status, headers, text) = post(&mut client, &small);
-    assert_eq!(status, 200, "{text}");
-    assert!(started.elapsed() < Duration::from_secs(1));
-    assert!(!slow.is_finished(), "the slow query should still run");
-    let json =
-        |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap()["rows"].clone();
-    assert_eq!(json(&text), serde_json::json!([["c"]]));
-    assert_eq!(json(&text), json(&first));
-    assert!(headers
-        .iter()
-        .any(|(n, v)| n == "content-type" && v == "application/json"));
-    assert_eq!(inline_counts(&mut client), (answered + 1, handed_over));
-    assert_eq!(slow.join().unwrap(), 408);
+    // A try handed over (this thread descheduled past the budget on a busy machine) waits
+    // for the slow query instead: then the scenario is tried again.
+    for _ in 0..3 {
+        let (answered, handed_over) = until_inline(&mut client, &small);
+        let address = address.clone();
+        let slow = std::thread::spawn(move || {
+            let mut client = Client::connect(&address, None).unwrap();
+            post(&mut client, &query_body(SLOW)).0
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        // The only query thread is busy with the slow query: the I/O thread answers, at once.
+        let started = std::time::Instant::now();
+        let (status, headers, text) = post(&mut client, &small);
+        let elapsed = started.elapsed();
+        assert_eq!(status, 200, "{text}");
+        let json =
+            |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap()["rows"].clone();
+        assert_eq!(json(&text), serde_json::json!([["c"]]));
+        assert_eq!(json(&text), json(&first));
+        if inline_counts(&mut client) == (answered, handed_over + 1) {
+            assert_eq!(slow.join().unwrap(), 408);
+            continue;
+        }
+        assert!(elapsed < Duration::from_secs(1));
+        assert!(!slow.is_finished(), "the slow query should still run");
+        assert!(headers
+            .iter()
+            .any(|(n, v)| n == "content-type" && v == "application/json"));
+        assert_eq!(inline_counts(&mut client), (answered + 1, handed_over));
+        assert_eq!(slow.join().unwrap(), 408);
+        return;
+    }
+    panic!("the I/O thread handed the small query over three times");
 }
 
 #[test]
@@ -536,27 +548,28 @@ fn a_small_text_whose_answer_grows_or_slows_is_handed_to_the_query_threads() {
         assert_eq!(status, 200, "{text}");
         serde_json::from_str::<serde_json::Value>(&text).unwrap()["rows"].clone()
     };
-    until_inline(&mut client, &body(rows, 1));
-    let (answered, handed_over) = until_inline(&mut client, &body(count, 1));
-    assert_eq!(answer(&mut client, rows, 1), serde_json::json!([[1]]));
-    assert_eq!(answer(&mut client, count, 1), serde_json::json!([[0]]));
-    assert_eq!(inline_counts(&mut client), (answered + 2, handed_over));
+    // Each text is learned small (the last request answered by an I/O thread), then sent
+    // with a parameter that makes it large or slow. (A small one may also be handed over
+    // when this thread is descheduled past the budget, so only these counts are exact.)
+    let (answered, handed_over) = until_inline(&mut client, &body(rows, 1));
     // Larger than one piece: handed over, and the whole answer comes from a query thread.
     let many = answer(&mut client, rows, 50_000);
     let many = many.as_array().unwrap();
     assert_eq!(many.len(), 50_000);
     assert_eq!(many[49_999], serde_json::json!([50_000]));
-    assert_eq!(inline_counts(&mut client), (answered + 2, handed_over + 1));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
+    // Forgotten: a query thread answers it next, nothing is tried on the I/O thread.
+    assert_eq!(answer(&mut client, rows, 1), serde_json::json!([[1]]));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
     // Longer than the budget: handed over, and answered in full.
+    let (answered, handed_over) = until_inline(&mut client, &body(count, 1));
     assert_eq!(
         answer(&mut client, count, 20_000_000),
         serde_json::json!([[0]])
     );
-    assert_eq!(inline_counts(&mut client), (answered + 2, handed_over + 2));
-    // Both texts were forgotten: a query thread answers them next (and may learn them again).
-    assert_eq!(answer(&mut client, rows, 1), serde_json::json!([[1]]));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
     assert_eq!(answer(&mut client, count, 1), serde_json::json!([[0]]));
-    assert_eq!(inline_counts(&mut client), (answered + 2, handed_over + 2));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
 }
 
 #[test]
