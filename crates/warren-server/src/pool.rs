@@ -358,13 +358,13 @@ impl Worker {
             let result = self.execute(&statements, &job)?;
             Ok((result, statements.len()))
         });
-        let (mut result, job) = match result {
+        let (mut result, job, statements) = match result {
             Ok((result, statements)) => {
                 let job = match self.hand_over_heavy(job, &result, statements) {
                     Ok(()) => return,
                     Err(job) => job,
                 };
-                (result, job)
+                (result, job, statements)
             }
             Err(error) => {
                 self.fail(job.started, error);
@@ -372,7 +372,7 @@ impl Worker {
             }
         };
         // Read-only, light, one statement: the I/O threads may answer it if it stays small.
-        let inline_candidate = result.can_rerun() && !result.is_heavy();
+        let inline_candidate = statements == 1 && result.can_rerun() && !result.is_heavy();
         let first = match first_batch(&mut result, job.format) {
             Ok(first) => first,
             Err(error) => {

@@ -593,3 +593,17 @@ fn a_binary_answer_from_the_io_thread_decodes_through_the_client() {
     }
     panic!("the query was never answered by an I/O thread");
 }
+
+#[test]
+fn a_script_of_several_statements_is_never_tried_on_the_io_thread() {
+    let fixture = start(|_| {});
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let script = query_body("RETURN 1; RETURN 2");
+    for _ in 0..5 {
+        let (status, _, text) = post(&mut client, &script);
+        assert_eq!(status, 200, "{text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["rows"], serde_json::json!([[2]]));
+    }
+    assert_eq!(inline_counts(&mut client), (0, 0));
+}
