@@ -424,22 +424,29 @@ fn memory_bound(config: &warren_server::Config, connections: usize) -> u64 {
     (open * (config.body_bytes_max + pieces)) as u64 + (64 << 20)
 }
 
-/// The overload run: a server with a queue of [`OVERLOAD_QUEUE`], the mix sent at half the
-/// knee, then at twice the knee for `sizes.overload` over more connections than the server
-/// can queue, then at half the knee again.
+/// The overload run's server: the default limits but a queue of [`OVERLOAD_QUEUE`], with the
+/// query threads of both lanes that the run was given.
+fn overload_config(measured: &warren_server::Config) -> warren_server::Config {
+    warren_server::Config {
+        listen: measured.listen,
+        threads: measured.threads,
+        heavy_threads: measured.heavy_threads,
+        queue: OVERLOAD_QUEUE,
+        ..warren_server::Config::default()
+    }
+}
+
+/// The overload run: a server of [`overload_config`], the mix sent at half the knee, then at
+/// twice the knee for `sizes.overload` over more connections than the server can queue, then
+/// at half the knee again.
 fn overload(
     db: &warren::Database,
-    threads: usize,
+    measured: &warren_server::Config,
     knee: f64,
     nodes: u64,
     sizes: &Sizes,
 ) -> BenchResult<Overload> {
-    let config = warren_server::Config {
-        listen: "127.0.0.1:0".parse().expect("a loopback address"),
-        threads,
-        queue: OVERLOAD_QUEUE,
-        ..warren_server::Config::default()
-    };
+    let config = overload_config(measured);
     let server = warren_server::Server::start(&config, db)?;
     let url = format!("http://{}", server.addr());
     let calm = |seed: u64| {
@@ -615,7 +622,7 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
                 ))
             }
         };
-        Some(overload(&db, config.threads, knee, nodes, &sizes)?)
+        Some(overload(&db, &config, knee, nodes, &sizes)?)
     } else {
         None
     };
@@ -672,4 +679,31 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     report.figures.latency_us_p50 = summary(served_us as f64);
     report.runs = runs;
     Ok((report, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overload_server_has_the_runs_query_threads_and_the_overload_queue() {
+        let measured = warren_server::Config {
+            threads: 3,
+            heavy_threads: warren_server::config::HEAVY_THREADS_DEFAULT + 2,
+            queue: 4_096,
+            connections_max: 1_024,
+            ..warren_server::Config::default()
+        };
+        let config = overload_config(&measured);
+        assert_eq!(config.threads, 3);
+        assert_eq!(
+            config.heavy_threads,
+            warren_server::config::HEAVY_THREADS_DEFAULT + 2
+        );
+        assert_eq!(config.queue, OVERLOAD_QUEUE);
+        let defaults = warren_server::Config::default();
+        assert_eq!(config.connections_max, defaults.connections_max);
+        assert_eq!(config.timeout_ms, defaults.timeout_ms);
+        assert_eq!(config.body_bytes_max, defaults.body_bytes_max);
+    }
 }

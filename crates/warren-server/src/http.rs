@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::body::{RequestGuard, ResponseBody};
 use crate::cancel::{Cancels, StopOnDrop};
+use crate::inline::{Inline, Outcome};
 use crate::metrics::Metrics;
 use crate::pool::{Format, Job, Pool, PIECES_IN_FLIGHT};
 
@@ -22,6 +23,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 #[derive(Debug)]
 pub struct State {
     pub pool: Pool,
+    pub inline: Inline,
     pub metrics: Arc<Metrics>,
     pub token: Option<String>,
     pub body_bytes_max: usize,
@@ -189,6 +191,28 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
     let cancel = registration
         .as_ref()
         .map_or_else(Default::default, |r| r.cancel.clone());
+    // Small queries on this thread, unless the query threads are overloaded (then the excess
+    // is refused below, as every query is).
+    if !decoded.every_statement && state.pool.light_has_room() {
+        let outcome = state.inline.try_answer(
+            &decoded.query,
+            &decoded.parameters,
+            format,
+            &cancel,
+            &state.metrics,
+        );
+        match outcome {
+            Outcome::HandOver => {}
+            Outcome::Answered(Ok((bytes, error))) => {
+                if let Some(error) = error {
+                    state.metrics.error(error.kind());
+                }
+                return whole(StatusCode::OK, content_type(format), bytes);
+            }
+            Outcome::Answered(Err(error)) => return query_failed(state, &error),
+            Outcome::Panicked => return thread_stopped(state),
+        }
+    }
     let job = Job {
         query: decoded.query,
         parameters: decoded.parameters,
@@ -210,31 +234,40 @@ async fn query(request: Request<Incoming>, state: &State) -> Response<ResponseBo
     }
     match outcome {
         Ok(Ok(())) => {
-            let content_type = match format {
-                Format::Json => "application/json",
-                Format::Wire => WIRE_CONTENT_TYPE,
-            };
             let mut response = Response::new(ResponseBody::stream(pieces));
             // The id stays the request's until its answer is complete.
             response.body_mut().registration = registration;
             response.body_mut().stop = Some(stop);
             response
                 .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type(format)));
             response
         }
-        Ok(Err(error)) => {
-            state.metrics.error(error.kind());
-            failure(crate::status(&error), &crate::error_line(&error))
-        }
-        Err(_) => {
-            state.metrics.error("Internal error");
-            failure(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error: the query thread stopped",
-            )
-        }
+        Ok(Err(error)) => query_failed(state, &error),
+        Err(_) => thread_stopped(state),
     }
+}
+
+fn content_type(format: Format) -> &'static str {
+    match format {
+        Format::Json => "application/json",
+        Format::Wire => WIRE_CONTENT_TYPE,
+    }
+}
+
+/// The answer to a query that failed before its first row.
+fn query_failed(state: &State, error: &warren::Error) -> Response<ResponseBody> {
+    state.metrics.error(error.kind());
+    failure(crate::status(error), &crate::error_line(error))
+}
+
+/// The answer to a query whose thread stopped (a bug in the engine).
+fn thread_stopped(state: &State) -> Response<ResponseBody> {
+    state.metrics.error("Internal error");
+    failure(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Internal error: the query thread stopped",
+    )
 }
 
 fn whole(

@@ -6,13 +6,15 @@
 //! typed parameters and may ask for every statement's result. `POST /cancel` stops a query in
 //! flight by the id its request carried. `GET /health` answers `ok`; `GET /metrics` the
 //! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
-//! queue (full: 503 with `Retry-After`); tokio's threads only move bytes. See `docs/SERVER.md`.
+//! queue (full: 503 with `Retry-After`); tokio's threads move bytes, and answer themselves the
+//! queries known to be small and quick (`inline`). See `docs/SERVER.md`.
 
 mod body;
 pub mod cancel;
 pub mod config;
 pub mod guard;
 mod http;
+pub mod inline;
 pub mod lane;
 pub mod metrics;
 pub mod pool;
@@ -112,13 +114,20 @@ impl Server {
                 heavy_threads: config.heavy_threads,
                 queue: config.queue,
                 timeout: Duration::from_millis(config.timeout_ms),
-                files,
+                files: files.clone(),
             },
             metrics.clone(),
             runtime.handle().clone(),
         );
+        let inline = inline::Inline::new(
+            db,
+            pool.small_texts(),
+            files,
+            Duration::from_millis(config.timeout_ms),
+        );
         let state = Arc::new(http::State {
             pool,
+            inline,
             metrics: metrics.clone(),
             token: config.token.clone(),
             body_bytes_max: config.body_bytes_max,

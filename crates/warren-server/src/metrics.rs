@@ -21,6 +21,9 @@ pub struct Metrics {
     /// One count per bucket, then the overflow (+Inf) count.
     latency_counts: [AtomicU64; LATENCY_BUCKETS_SECONDS.len() + 1],
     latency_sum_ns: AtomicU64,
+    /// Queries an I/O thread answered itself, and those it tried and handed over.
+    pub inline_answered: AtomicU64,
+    pub inline_handed_over: AtomicU64,
 }
 
 impl Metrics {
@@ -72,6 +75,16 @@ impl Metrics {
                 out,
                 "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
             );
+        }
+        out.push_str(
+            "# HELP warren_inline_total Queries tried on an I/O thread: answered there, or handed to the query threads.\n# TYPE warren_inline_total counter\n",
+        );
+        for (outcome, count) in [
+            ("answered", &self.inline_answered),
+            ("handed_over", &self.inline_handed_over),
+        ] {
+            let count = count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "warren_inline_total{{outcome=\"{outcome}\"}} {count}");
         }
         let name = "warren_request_duration_seconds";
         let _ = writeln!(

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use warren::{Connection, Database, Error, QueryResult, Value};
 use warren_cypher::ast::Statement;
 
-use crate::lane::{HeavyTexts, Lane};
+use crate::lane::{Lane, Texts};
 use crate::metrics::Metrics;
 
 /// Result bytes are handed to the I/O side in pieces of about this size (a small result is
@@ -71,7 +71,9 @@ pub struct PoolSettings {
 pub struct Pool {
     light: Queue,
     heavy: Option<Queue>,
-    heavy_texts: Arc<HeavyTexts>,
+    heavy_texts: Arc<Texts>,
+    /// Texts whose answers came small and quick from a light-lane thread (`crate::inline`).
+    small_texts: Arc<Texts>,
     metrics: Arc<Metrics>,
 }
 
@@ -80,12 +82,30 @@ pub struct Pool {
 struct Queue {
     sender: Mutex<Option<SyncSender<Job>>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
+    load: Arc<Load>,
+}
+
+/// How busy a lane is: jobs in its queue, and threads waiting for one.
+#[derive(Debug)]
+struct Load {
+    capacity: usize,
+    queued: AtomicUsize,
+    idle: AtomicUsize,
+}
+
+impl Load {
+    /// Whether a job sent now would probably be taken (a thread waits, or the queue has
+    /// room); a hint, since threads take and finish jobs meanwhile.
+    fn has_room(&self) -> bool {
+        self.idle.load(Ordering::Relaxed) > 0 || self.queued.load(Ordering::Relaxed) < self.capacity
+    }
 }
 
 /// What a light-lane thread needs to hand heavy queries over.
 struct Forward {
     heavy: SyncSender<Job>,
-    heavy_texts: Arc<HeavyTexts>,
+    heavy_load: Arc<Load>,
+    heavy_texts: Arc<Texts>,
 }
 
 impl Pool {
@@ -96,20 +116,28 @@ impl Pool {
         runtime: tokio::runtime::Handle,
     ) -> Pool {
         let settings = Arc::new(settings);
-        let heavy_texts = Arc::new(HeavyTexts::default());
+        let heavy_texts = Arc::new(Texts::default());
+        let small_texts = Arc::new(Texts::default());
         let start = |lane: Lane, threads: usize, forward: &dyn Fn() -> Option<Forward>| {
             let (sender, receiver) = std::sync::mpsc::sync_channel::<Job>(settings.queue);
             let receiver = Arc::new(Mutex::new(receiver));
+            let load = Arc::new(Load {
+                capacity: settings.queue,
+                queued: AtomicUsize::new(0),
+                idle: AtomicUsize::new(0),
+            });
             let workers = (0..threads)
                 .map(|index| {
                     let worker = Worker {
                         db: db.clone(),
                         conn: db.connect(),
                         receiver: receiver.clone(),
+                        load: load.clone(),
                         settings: settings.clone(),
                         metrics: metrics.clone(),
                         runtime: runtime.clone(),
                         forward: forward(),
+                        small_texts: small_texts.clone(),
                     };
                     let name = match lane {
                         Lane::Light => format!("warren-query-{index}"),
@@ -125,6 +153,7 @@ impl Pool {
                 Queue {
                     sender: Mutex::new(Some(sender.clone())),
                     workers: Mutex::new(workers),
+                    load,
                 },
                 sender,
             )
@@ -132,8 +161,9 @@ impl Pool {
         let heavy = (settings.heavy_threads > 0)
             .then(|| start(Lane::Heavy, settings.heavy_threads, &|| None));
         let forward = || {
-            heavy.as_ref().map(|(_, sender)| Forward {
+            heavy.as_ref().map(|(queue, sender)| Forward {
                 heavy: sender.clone(),
+                heavy_load: queue.load.clone(),
                 heavy_texts: heavy_texts.clone(),
             })
         };
@@ -142,8 +172,15 @@ impl Pool {
             light,
             heavy: heavy.map(|(queue, _)| queue),
             heavy_texts,
+            small_texts,
             metrics,
         }
+    }
+
+    /// The texts of single read-only light statements whose last answer from a query thread
+    /// was one piece, computed within [`crate::inline::BUDGET`].
+    pub fn small_texts(&self) -> Arc<Texts> {
+        self.small_texts.clone()
     }
 
     /// Queues a job in its lane; gives it back when the lane's queue is full (or the pool has
@@ -157,7 +194,13 @@ impl Pool {
         let Some(sender) = sender.as_ref() else {
             return Err(job);
         };
-        queue_job(sender, job, &self.metrics)
+        queue_job(sender, job, &self.metrics, &queue.load)
+    }
+
+    /// Whether the light lane would probably take a job now: the I/O threads answer small
+    /// queries themselves only then, so that an overloaded server still refuses the excess.
+    pub fn light_has_room(&self) -> bool {
+        self.light.load.has_room()
     }
 
     /// Lets the queued jobs finish, then stops the threads: the light lane's first, since
@@ -181,12 +224,19 @@ impl Queue {
 }
 
 /// Queues `job` without waiting; gives it back when the queue is full or closed.
-fn queue_job(sender: &SyncSender<Job>, job: Job, metrics: &Metrics) -> Result<(), Job> {
+fn queue_job(
+    sender: &SyncSender<Job>,
+    job: Job,
+    metrics: &Metrics,
+    load: &Load,
+) -> Result<(), Job> {
     metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
+    load.queued.fetch_add(1, Ordering::Relaxed);
     match sender.try_send(job) {
         Ok(()) => Ok(()),
         Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
             metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            load.queued.fetch_sub(1, Ordering::Relaxed);
             Err(job)
         }
     }
@@ -196,11 +246,13 @@ struct Worker {
     db: Database,
     conn: Connection,
     receiver: Arc<Mutex<Receiver<Job>>>,
+    load: Arc<Load>,
     settings: Arc<PoolSettings>,
     metrics: Arc<Metrics>,
     runtime: tokio::runtime::Handle,
     /// Set on the light lane's threads when there is a heavy lane.
     forward: Option<Forward>,
+    small_texts: Arc<Texts>,
 }
 
 impl Worker {
@@ -222,6 +274,7 @@ impl Worker {
         loop {
             let Some(job) = self.next_job() else { return };
             self.metrics.queue_depth.fetch_sub(1, Ordering::Relaxed);
+            self.load.queued.fetch_sub(1, Ordering::Relaxed);
             // A statement of the previous request may have changed a setting.
             *self.conn.settings_mut() = defaults.clone();
             // A bug in the engine must not take a query thread with it: the request fails
@@ -237,8 +290,13 @@ impl Worker {
 
     /// The next job of this lane; `None` once the lane has stopped.
     fn next_job(&self) -> Option<Job> {
-        let receiver = self.receiver.lock().unwrap_or_else(|e| e.into_inner());
-        receiver.recv().ok()
+        self.load.idle.fetch_add(1, Ordering::Relaxed);
+        let job = {
+            let receiver = self.receiver.lock().unwrap_or_else(|e| e.into_inner());
+            receiver.recv().ok()
+        };
+        self.load.idle.fetch_sub(1, Ordering::Relaxed);
+        job
     }
 
     /// Runs the statements the check parsed, as `Connection::query_with` runs a script: all
@@ -275,7 +333,8 @@ impl Worker {
     }
 
     fn serve(&mut self, job: Job) {
-        let deadline = Instant::now() + self.settings.timeout;
+        let began = Instant::now();
+        let deadline = began + self.settings.timeout;
         // Detached when this function returns, before the thread takes its next job.
         let _attached = match &job.cancel {
             Some(cancel) if cancel.requested() => {
@@ -299,30 +358,22 @@ impl Worker {
             let result = self.execute(&statements, &job)?;
             Ok((result, statements.len()))
         });
-        let (mut result, job) = match result {
+        let (mut result, job, statements) = match result {
             Ok((result, statements)) => {
                 let job = match self.hand_over_heavy(job, &result, statements) {
                     Ok(()) => return,
                     Err(job) => job,
                 };
-                (result, job)
+                (result, job, statements)
             }
             Err(error) => {
                 self.fail(job.started, error);
                 return;
             }
         };
-        // The first batch before the answer's status: an error in it (a timeout, a runtime
-        // error) is a 4xx, not a 200 with an error at its end.
-        let first = match job.format {
-            Format::Wire => result
-                .next_columns(warren::wire::CHUNK_ROWS)
-                .map(FirstBatch::Columns),
-            Format::Json => result
-                .next_batch(warren::wire::CHUNK_ROWS)
-                .map(FirstBatch::Rows),
-        };
-        let first = match first {
+        // Read-only, light, one statement: the I/O threads may answer it if it stays small.
+        let inline_candidate = statements == 1 && result.can_rerun() && !result.is_heavy();
+        let first = match first_batch(&mut result, job.format) {
             Ok(first) => first,
             Err(error) => {
                 self.fail(job.started, error);
@@ -330,13 +381,11 @@ impl Worker {
             }
         };
         let mut writer = PieceWriter::new(job.body, job.started, &self.runtime, deadline);
-        let written = match first {
-            FirstBatch::Columns(first) => {
-                warren::wire::write_result_from(&mut result, Ok(first), &mut writer).map(|_| ())
-            }
-            FirstBatch::Rows(first) => write_json(&mut result, first, &mut writer),
-        };
-        self.finish(writer, written);
+        let written = write_answer(&mut result, first, &mut writer);
+        let pieces = self.finish(writer, written);
+        if inline_candidate && pieces == Some(1) && began.elapsed() < crate::inline::BUDGET {
+            self.small_texts.insert(&job.query);
+        }
     }
 
     /// On a light-lane thread, a request of one read-only statement whose plan is heavy goes
@@ -355,7 +404,7 @@ impl Worker {
             return Err(job);
         }
         forward.heavy_texts.insert(&job.query);
-        queue_job(&forward.heavy, job, &self.metrics)
+        queue_job(&forward.heavy, job, &self.metrics, &forward.heavy_load)
     }
 
     /// Answers a request with `error`; counts a client that went away before its answer.
@@ -414,17 +463,18 @@ impl Worker {
     }
 
     /// Ends an answer: its last bytes and `End`, unless the reader went away or the deadline
-    /// passed (then the body ends cut short).
-    fn finish(&self, mut writer: PieceWriter<'_>, written: Result<(), Error>) {
+    /// passed (then the body ends cut short). Returns how many pieces of bytes the complete
+    /// answer took, `None` when it was cut short.
+    fn finish(&self, mut writer: PieceWriter<'_>, written: Result<(), Error>) -> Option<usize> {
         if writer.failed {
-            return;
+            return None;
         }
         if let Err(error) = written {
             self.metrics.error(error.kind());
         }
-        if writer.flush().is_ok() {
-            let _ = writer.send(Piece::End);
-        }
+        writer.flush().ok()?;
+        writer.send(Piece::End).ok()?;
+        Some(writer.pieces)
     }
 }
 
@@ -444,9 +494,37 @@ fn write_error(out: &mut dyn Write, error: Error) -> Result<(), Error> {
 }
 
 /// The batch pulled before answering, in the form the answer's format reads.
-enum FirstBatch {
+pub(crate) enum FirstBatch {
     Columns(Option<warren_common::column_batch::ColumnBatch>),
     Rows(Vec<Vec<Value>>),
+}
+
+/// The first batch before the answer's status: an error in it (a timeout, a runtime error) is
+/// a 4xx, not a 200 with an error at its end.
+pub(crate) fn first_batch(result: &mut QueryResult, format: Format) -> Result<FirstBatch, Error> {
+    match format {
+        Format::Wire => result
+            .next_columns(warren::wire::CHUNK_ROWS)
+            .map(FirstBatch::Columns),
+        Format::Json => result
+            .next_batch(warren::wire::CHUNK_ROWS)
+            .map(FirstBatch::Rows),
+    }
+}
+
+/// Writes the whole answer after its first batch; an error is also written into it (the
+/// JSON's `"error"`, the wire's `Error` frame) unless writing itself failed.
+pub(crate) fn write_answer(
+    result: &mut QueryResult,
+    first: FirstBatch,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    match first {
+        FirstBatch::Columns(first) => {
+            warren::wire::write_result_from(result, Ok(first), out).map(|_| ())
+        }
+        FirstBatch::Rows(first) => write_json(result, first, out),
+    }
 }
 
 /// Buffers result bytes and hands them to the response in pieces; fails once the response
@@ -464,6 +542,8 @@ struct PieceWriter<'a> {
     runtime: &'a tokio::runtime::Handle,
     deadline: Instant,
     failed: bool,
+    /// Pieces of bytes sent.
+    pieces: usize,
 }
 
 impl<'a> PieceWriter<'a> {
@@ -480,6 +560,7 @@ impl<'a> PieceWriter<'a> {
             runtime,
             deadline,
             failed: false,
+            pieces: 0,
         }
     }
 
@@ -546,6 +627,7 @@ impl Write for PieceWriter<'_> {
             &mut self.buffer,
             Vec::with_capacity(PIECE_BYTES),
         ));
+        self.pieces += 1;
         self.send(Piece::Data(bytes))
     }
 }

@@ -452,3 +452,158 @@ fn a_query_whose_client_disconnects_is_interrupted() {
         "{metrics}"
     );
 }
+
+/// The `warren_inline_total` counts: (answered, handed over).
+fn inline_counts(client: &mut Client) -> (u64, u64) {
+    let metrics = client.request("GET", "/metrics", &[], b"").unwrap();
+    let metrics = String::from_utf8(metrics.into_bytes().unwrap()).unwrap();
+    let count = |outcome: &str| {
+        let prefix = format!("warren_inline_total{{outcome=\"{outcome}\"}} ");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
+            .parse()
+            .unwrap()
+    };
+    (count("answered"), count("handed_over"))
+}
+
+/// Sends `body` until an I/O thread answers it (a query thread learns it small when it also
+/// ran quickly, which a cold connection or a busy machine may prevent a few times); returns
+/// the inline counts after.
+fn until_inline(client: &mut Client, body: &str) -> (u64, u64) {
+    let before = inline_counts(client).0;
+    for _ in 0..50 {
+        let (status, _, text) = post(client, body);
+        assert_eq!(status, 200, "{text}");
+        let counts = inline_counts(client);
+        if counts.0 > before {
+            return counts;
+        }
+    }
+    panic!("{body} was never answered by an I/O thread");
+}
+
+#[test]
+fn a_small_query_seen_before_is_answered_while_the_query_threads_are_busy() {
+    let fixture = start(|config| {
+        config.threads = 1;
+        config.timeout_ms = 3_000;
+    });
+    let address = url(&fixture);
+    let mut client = Client::connect(&address, None).unwrap();
+    let small = query_body("MATCH (a:Person {ID: 3}) RETURN a.name");
+    let (status, _, first) = post(&mut client, &small);
+    assert_eq!(status, 200, "{first}");
+    // A try handed over (this thread descheduled past the budget on a busy machine) waits
+    // for the slow query instead: then the scenario is tried again.
+    for _ in 0..3 {
+        let (answered, handed_over) = until_inline(&mut client, &small);
+        let address = address.clone();
+        let slow = std::thread::spawn(move || {
+            let mut client = Client::connect(&address, None).unwrap();
+            post(&mut client, &query_body(SLOW)).0
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        // The only query thread is busy with the slow query: the I/O thread answers, at once.
+        let started = std::time::Instant::now();
+        let (status, headers, text) = post(&mut client, &small);
+        let elapsed = started.elapsed();
+        assert_eq!(status, 200, "{text}");
+        let json =
+            |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap()["rows"].clone();
+        assert_eq!(json(&text), serde_json::json!([["c"]]));
+        assert_eq!(json(&text), json(&first));
+        if inline_counts(&mut client) == (answered, handed_over + 1) {
+            assert_eq!(slow.join().unwrap(), 408);
+            continue;
+        }
+        assert!(elapsed < Duration::from_secs(1));
+        assert!(!slow.is_finished(), "the slow query should still run");
+        assert!(headers
+            .iter()
+            .any(|(n, v)| n == "content-type" && v == "application/json"));
+        assert_eq!(inline_counts(&mut client), (answered + 1, handed_over));
+        assert_eq!(slow.join().unwrap(), 408);
+        return;
+    }
+    panic!("the I/O thread handed the small query over three times");
+}
+
+#[test]
+fn a_small_text_whose_answer_grows_or_slows_is_handed_to_the_query_threads() {
+    let fixture = start(|_| {});
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let rows = "UNWIND range(1, $n) AS x RETURN x";
+    let count = "UNWIND range(1, $n) AS x WITH x WHERE x < 0 RETURN count(*)";
+    let body = |query: &str, n: u64| {
+        format!(
+            "{{\"query\": {}, \"parameters\": {{\"n\": {n}}}}}",
+            warren_client::json_string(query)
+        )
+    };
+    let answer = |client: &mut Client, query: &str, n: u64| {
+        let (status, _, text) = post(client, &body(query, n));
+        assert_eq!(status, 200, "{text}");
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["rows"].clone()
+    };
+    // Each text is learned small (the last request answered by an I/O thread), then sent
+    // with a parameter that makes it large or slow. (A small one may also be handed over
+    // when this thread is descheduled past the budget, so only these counts are exact.)
+    let (answered, handed_over) = until_inline(&mut client, &body(rows, 1));
+    // Larger than one piece: handed over, and the whole answer comes from a query thread.
+    let many = answer(&mut client, rows, 50_000);
+    let many = many.as_array().unwrap();
+    assert_eq!(many.len(), 50_000);
+    assert_eq!(many[49_999], serde_json::json!([50_000]));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
+    // Forgotten: a query thread answers it next, nothing is tried on the I/O thread.
+    assert_eq!(answer(&mut client, rows, 1), serde_json::json!([[1]]));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
+    // Longer than the budget: handed over, and answered in full.
+    let (answered, handed_over) = until_inline(&mut client, &body(count, 1));
+    assert_eq!(
+        answer(&mut client, count, 20_000_000),
+        serde_json::json!([[0]])
+    );
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
+    assert_eq!(answer(&mut client, count, 1), serde_json::json!([[0]]));
+    assert_eq!(inline_counts(&mut client), (answered, handed_over + 1));
+}
+
+#[test]
+fn a_binary_answer_from_the_io_thread_decodes_through_the_client() {
+    let fixture = start(|_| {});
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let before = inline_counts(&mut client).0;
+    for _ in 0..50 {
+        let answer = client
+            .query("UNWIND range(1, $n) AS x RETURN x", r#"{"n": 3}"#)
+            .unwrap();
+        assert_eq!(answer.header.columns[0].name, "x");
+        assert_eq!(answer.trailer.rows, 3);
+        assert_eq!(
+            answer.chunks[0].data,
+            warren_wire::ColumnData::Int64(vec![1, 2, 3])
+        );
+        if inline_counts(&mut client).0 > before {
+            return;
+        }
+    }
+    panic!("the query was never answered by an I/O thread");
+}
+
+#[test]
+fn a_script_of_several_statements_is_never_tried_on_the_io_thread() {
+    let fixture = start(|_| {});
+    let mut client = Client::connect(&url(&fixture), None).unwrap();
+    let script = query_body("RETURN 1; RETURN 2");
+    for _ in 0..5 {
+        let (status, _, text) = post(&mut client, &script);
+        assert_eq!(status, 200, "{text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["rows"], serde_json::json!([[2]]));
+    }
+    assert_eq!(inline_counts(&mut client), (0, 0));
+}
