@@ -209,7 +209,16 @@ impl NodeTable {
         let Some(row) = self.pk_index.try_lookup(keys, key)? else {
             return Ok(None);
         };
-        Ok((!self.is_deleted(u64::from(row))).then_some(row))
+        Ok((!self.try_is_deleted(u64::from(row))?).then_some(row))
+    }
+
+    /// [`NodeTable::is_deleted`], verifying only the block of the bitmap holding the row.
+    pub fn try_is_deleted(&self, row: u64) -> Result<bool, ChecksumMismatch> {
+        let stored = match &self.deleted {
+            Some(deleted) => deleted.try_get(row as usize)?,
+            None => false,
+        };
+        Ok(stored || (!self.delta.deleted.is_empty() && self.delta.deleted.contains(&row)))
     }
 
     /// Panics on a checksum mismatch (see [`NodeTable::try_value`]).

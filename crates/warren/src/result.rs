@@ -44,6 +44,8 @@ struct Rerun {
 pub struct QueryResult {
     columns: Vec<String>,
     types: Vec<LogicalType>,
+    /// The columns whose values may hold nodes or rels (verified before they are handed out).
+    graph_columns: Vec<usize>,
     rows: Rows,
     rerun: Option<Rerun>,
     snapshot: Arc<Snapshot>,
@@ -70,7 +72,7 @@ impl QueryResult {
         columnar: bool,
     ) -> Self {
         let columns = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
-        let types = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
+        let types: Vec<LogicalType> = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
         let rerun = Rerun {
             plan: plan.clone(),
             settings: ctx.settings.clone(),
@@ -78,6 +80,7 @@ impl QueryResult {
         };
         Self {
             columns,
+            graph_columns: graph_columns(&types),
             types,
             rows: stream_rows(&plan, ctx, columnar),
             rerun: Some(rerun),
@@ -115,6 +118,7 @@ impl QueryResult {
         Some(Self {
             columns: self.columns.clone(),
             types: self.types.clone(),
+            graph_columns: self.graph_columns.clone(),
             rows: stream_rows(&rerun.plan, ctx, columnar),
             rerun: Some(Rerun {
                 plan: rerun.plan.clone(),
@@ -142,6 +146,7 @@ impl QueryResult {
     ) -> Self {
         Self {
             columns,
+            graph_columns: graph_columns(&types),
             types,
             rows: Rows::Materialized(rows.into_iter()),
             rerun: None,
@@ -231,8 +236,21 @@ impl QueryResult {
                 })
             }
         };
+        if let Some(row) = &row {
+            self.verify_graph_values(row)?;
+        }
         self.execution_time += started.elapsed();
         Ok(row)
+    }
+
+    /// Verifies the blocks that printing the row's nodes and rels reads, so that a damaged
+    /// block is this query's error rather than a panic while the row is printed or converted
+    /// (`GraphLookup` cannot return errors).
+    fn verify_graph_values(&self, row: &[Value]) -> Result<()> {
+        for &column in &self.graph_columns {
+            self.snapshot.verify_value(&row[column])?;
+        }
+        Ok(())
     }
 
     /// Up to `max` rows; an empty vector at the end.
@@ -265,6 +283,11 @@ impl QueryResult {
             let started = std::time::Instant::now();
             let batch = scan.next_batch(ctx, rows_max)?;
             self.execution_time += started.elapsed();
+            if let (Some(batch), false) = (&batch, self.graph_columns.is_empty()) {
+                for row in 0..batch.len() {
+                    self.verify_graph_values(&batch.row(row))?;
+                }
+            }
             return Ok(batch);
         }
         let rows = self.next_batch(rows_max)?;
@@ -318,6 +341,25 @@ impl QueryResult {
             Rows::Stream { ctx, .. } | Rows::Columnar { ctx, .. } => ctx.traversal_summaries(),
             Rows::Materialized(_) => Vec::new(),
         }
+    }
+}
+
+/// The columns of `types` whose values may hold nodes or rels, however nested.
+fn graph_columns(types: &[LogicalType]) -> Vec<usize> {
+    (0..types.len())
+        .filter(|&i| may_hold_graph_values(&types[i]))
+        .collect()
+}
+
+fn may_hold_graph_values(ty: &LogicalType) -> bool {
+    match ty {
+        LogicalType::Node | LogicalType::Rel | LogicalType::RecursiveRel | LogicalType::Any => true,
+        LogicalType::List(inner) | LogicalType::Array(inner, _) => may_hold_graph_values(inner),
+        LogicalType::Map(key, value) => may_hold_graph_values(key) || may_hold_graph_values(value),
+        LogicalType::Struct(fields) | LogicalType::Union(fields) => {
+            fields.iter().any(|field| may_hold_graph_values(&field.ty))
+        }
+        _ => false,
     }
 }
 
