@@ -141,9 +141,12 @@ impl NodeTable {
         Ok(())
     }
 
-    /// Rows not deleted.
-    pub fn num_live_rows(&self) -> u64 {
-        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
+    /// Rows not deleted. Counting reads the whole deletion bitmap, verified first.
+    pub fn num_live_rows(&self) -> Result<u64, ChecksumMismatch> {
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 
     /// The stored columns (the segment's rows only; see [`NodeTable::has_delta`]).

@@ -452,9 +452,12 @@ impl RelTable {
         self.columns[property].try_get(rel as usize)
     }
 
-    /// Live rels (not deleted).
-    pub fn num_live_rows(&self) -> u64 {
-        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
+    /// Live rels (not deleted). Counting reads the whole deletion bitmap, verified first.
+    pub fn num_live_rows(&self) -> Result<u64, crate::section_check::ChecksumMismatch> {
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 
     /// A new version with `change` applied to the delta; `from_rows` and `to_rows` are the
