@@ -19,6 +19,7 @@ const COLUMN_VALUES: u32 = 1;
 const COLUMN_DATA: u32 = 2;
 const VECTOR_VALUES: u32 = 4;
 const PRIMARY_KEY_SLOTS: u32 = 10;
+const DELETED: u32 = 11;
 const FORWARD_OFFSETS: u32 = 22;
 const FORWARD_NEIGHBOURS: u32 = 23;
 
@@ -502,5 +503,43 @@ fn a_damaged_block_met_replaying_the_log_fails_the_open_clearly() {
     assert_eq!(
         try_rows(&db, "MATCH (n:P) WHERE n.id = 5 RETURN n.name").unwrap(),
         vec!["changed"]
+    );
+}
+
+#[test]
+fn a_damaged_deletion_bitmap_fails_the_reads_of_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, tables) = build(dir.path());
+    {
+        let db = Database::open(&path).unwrap();
+        db.connect()
+            .query("MATCH (v:V) WHERE v.id >= 19000 DELETE v")
+            .unwrap();
+    }
+    // The checkpoint at close wrote V's tombstones as its Deleted section (one block).
+    flip_in(&path, tables.v, DELETED, 0, 100);
+    let damaged = "Deleted 0 block 0";
+    let db = Database::open(&path).unwrap();
+    for query in [
+        "MATCH (v:V) RETURN v.id",
+        "MATCH (v:V) WHERE v.id = 3 RETURN v.id",
+        "MATCH (v:V) RETURN v",
+        "MATCH (p:P)-[:K]->(q:P), (v:V) WHERE p.id = 1 AND v.id = 2 RETURN q.id",
+        "MATCH (v:V) WHERE v.id = 3 DELETE v",
+    ] {
+        mismatch(&db, query, damaged);
+    }
+    // Other tables read and write as before.
+    assert_eq!(
+        try_rows(&db, "MATCH (p:P) WHERE p.id = 3 RETURN p.name").unwrap(),
+        vec!["name-3"]
+    );
+    assert_eq!(
+        try_rows(
+            &db,
+            "MATCH (p:P) WHERE p.id = 3 SET p.name = 'three' RETURN p.name"
+        )
+        .unwrap(),
+        vec!["three"]
     );
 }
