@@ -42,10 +42,11 @@ struct Rerun {
 }
 
 pub struct QueryResult {
-    columns: Vec<String>,
-    types: Vec<LogicalType>,
+    /// Shared by reruns; slices keep the result as small as it was before `graph_columns`.
+    columns: Arc<[String]>,
+    types: Arc<[LogicalType]>,
     /// The columns whose values may hold nodes or rels (verified before they are handed out).
-    graph_columns: Vec<usize>,
+    graph_columns: Box<[usize]>,
     rows: Rows,
     rerun: Option<Rerun>,
     snapshot: Arc<Snapshot>,
@@ -72,7 +73,7 @@ impl QueryResult {
         columnar: bool,
     ) -> Self {
         let columns = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
-        let types: Vec<LogicalType> = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
+        let types: Arc<[LogicalType]> = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
         let rerun = Rerun {
             plan: plan.clone(),
             settings: ctx.settings.clone(),
@@ -145,9 +146,9 @@ impl QueryResult {
         execution_time: Duration,
     ) -> Self {
         Self {
-            columns,
+            columns: columns.into(),
             graph_columns: graph_columns(&types),
-            types,
+            types: types.into(),
             rows: Rows::Materialized(rows.into_iter()),
             rerun: None,
             snapshot,
@@ -345,7 +346,7 @@ impl QueryResult {
 }
 
 /// The columns of `types` whose values may hold nodes or rels, however nested.
-fn graph_columns(types: &[LogicalType]) -> Vec<usize> {
+fn graph_columns(types: &[LogicalType]) -> Box<[usize]> {
     (0..types.len())
         .filter(|&i| may_hold_graph_values(&types[i]))
         .collect()
