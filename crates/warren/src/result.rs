@@ -380,3 +380,34 @@ fn stream_rows(plan: &QueryPlan, ctx: ExecContext, columnar: bool) -> Rows {
         slots: plan.columns.iter().map(|(_, slot, _)| *slot).collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use warren_common::types::{Field, LogicalType};
+
+    use super::graph_columns;
+
+    #[test]
+    fn graph_columns_are_those_that_may_hold_nodes_or_rels() {
+        let field = |ty: LogicalType| Field {
+            name: "f".into(),
+            ty,
+        };
+        let types = [
+            LogicalType::Int64,
+            LogicalType::Node,
+            LogicalType::list(LogicalType::Rel),
+            LogicalType::Struct(Arc::new(vec![field(LogicalType::String)])),
+            LogicalType::Map(
+                Arc::new(LogicalType::String),
+                Arc::new(LogicalType::RecursiveRel),
+            ),
+            LogicalType::Any,
+            LogicalType::Union(Arc::new(vec![field(LogicalType::Node)])),
+            LogicalType::list(LogicalType::Double),
+        ];
+        assert_eq!(&*graph_columns(&types), &[1, 2, 4, 5, 6]);
+    }
+}
