@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use warren_common::column_batch::ColumnBatch;
+use warren_common::column_batch::{ColumnBatch, ColumnVector};
 use warren_common::format::to_kuzu_string;
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
@@ -244,6 +244,19 @@ impl QueryResult {
         Ok(row)
     }
 
+    /// [`QueryResult::verify_graph_values`] for a batch, column by column (only vectors of
+    /// values can hold nodes and rels).
+    fn verify_graph_vectors(&self, batch: &ColumnBatch) -> Result<()> {
+        for &column in &self.graph_columns {
+            if let ColumnVector::Values(values) = &batch.columns[column] {
+                for value in values {
+                    self.snapshot.verify_value(value)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Verifies the blocks that printing the row's nodes and rels reads, so that a damaged
     /// block is this query's error rather than a panic while the row is printed or converted
     /// (`GraphLookup` cannot return errors).
@@ -284,10 +297,8 @@ impl QueryResult {
             let started = std::time::Instant::now();
             let batch = scan.next_batch(ctx, rows_max)?;
             self.execution_time += started.elapsed();
-            if let (Some(batch), false) = (&batch, self.graph_columns.is_empty()) {
-                for row in 0..batch.len() {
-                    self.verify_graph_values(&batch.row(row))?;
-                }
+            if let Some(batch) = &batch {
+                self.verify_graph_vectors(batch)?;
             }
             return Ok(batch);
         }
