@@ -171,6 +171,11 @@ impl Session for LocalSession {
     }
 }
 
+/// A table's row count for the schema listing, or the damaged block that prevents it.
+fn shown_count<E: std::fmt::Display>(count: Result<u64, E>) -> String {
+    count.map_or_else(|error| format!("? ({error})"), |rows| rows.to_string())
+}
+
 fn print_schema(conn: &Connection) {
     let snapshot = conn.database_snapshot();
     let catalog = snapshot.catalog();
@@ -180,7 +185,7 @@ fn print_schema(conn: &Connection) {
             .iter()
             .map(|p| format!("{} {}", p.name, p.ty))
             .collect();
-        let rows = snapshot.node_table(table.id).num_live_rows();
+        let rows = shown_count(snapshot.node_table(table.id).num_live_rows());
         println!(
             "NODE {}({}) PRIMARY KEY {} -- {rows} nodes",
             table.name,
@@ -199,11 +204,13 @@ fn print_schema(conn: &Connection) {
             .iter()
             .map(|p| format!("{} {}", p.name, p.ty))
             .collect();
-        let rows: u64 = table
-            .pairs
-            .iter()
-            .map(|p| snapshot.rel_table(p.id).num_live_rows())
-            .sum();
+        let rows = shown_count(
+            table
+                .pairs
+                .iter()
+                .map(|p| snapshot.rel_table(p.id).num_live_rows())
+                .sum(),
+        );
         println!(
             "REL {}({}{}{}) -- {rows} rels",
             table.name,

@@ -212,7 +212,7 @@ impl VectorIndexCache {
         };
         // Updated or built without the lock: other indexes stay usable meanwhile. Two queries
         // may both do it; the later insert replaces the earlier, both are correct.
-        let reader = ColumnReader::new(table, column, dimension);
+        let reader = ColumnReader::new(table, column, dimension)?;
         let previous = match previous.and_then(owned) {
             Some(graph) => Some(graph),
             None => self.read_persisted(schema, dimension),
@@ -349,16 +349,20 @@ struct ColumnReader<'a> {
 }
 
 impl<'a> ColumnReader<'a> {
-    fn new(table: &'a NodeTable, column: usize, dimension: usize) -> Self {
+    /// The reader of `column`, whose blocks and the deletion bitmap's are verified first (they
+    /// are read whole): a damaged one is the query's error.
+    fn new(table: &'a NodeTable, column: usize, dimension: usize) -> Result<Self> {
         assert!(dimension > 0, "a vector column has a positive length");
         let stored = table.column(column);
-        Self {
+        stored.try_verify()?;
+        table.try_verify_deleted()?;
+        Ok(Self {
             table,
             column,
             dimension,
             narrow: stored.vector_f32().map(|(values, _)| values),
             wide: stored.vector_f64().map(|(values, _)| values),
-        }
+        })
     }
 
     /// Every offset ever used, deleted ones included.
@@ -389,7 +393,7 @@ impl<'a> ColumnReader<'a> {
             }
             return Ok(true);
         }
-        match self.table.value(offset, self.column) {
+        match self.table.try_value(offset, self.column)? {
             Value::Null => Ok(false),
             value => {
                 let elements = crate::eval::array_functions::elements(&value, n)?;

@@ -199,8 +199,8 @@ pub fn apply_node_change(
         .deleted
         .iter()
         .filter(|&&row| row < rows_before)
-        .map(|&row| (table.value(row, primary_key), row))
-        .collect();
+        .map(|&row| Ok((table.try_value(row, primary_key)?, row)))
+        .collect::<Result<_>>()?;
     Ok(table.with_delta(|delta, next_serial, stored_rows| {
         for (row, property, value) in &change.updates {
             if *row < stored_rows {

@@ -270,8 +270,15 @@ impl Column {
                 let slice = data.try_range(start as usize..end as usize)?;
                 Decoder::new(slice).decode(&self.ty)
             }
-            Storage::Vector { values, .. } => {
+            Storage::Vector {
+                values,
+                element_nulls,
+                ..
+            } => {
                 values.try_bytes()?;
+                if let Some(nulls) = element_nulls {
+                    nulls.bytes().try_bytes()?;
+                }
                 return Ok(self.vector_value(row));
             }
         };
@@ -322,6 +329,27 @@ impl Column {
                 data.try_bytes().map(|_| ())
             }
         }
+    }
+
+    /// Whether every block of the column is verified, so that no read of it can meet a
+    /// checksum mismatch (owned columns always are).
+    pub fn is_verified(&self) -> bool {
+        let nulls = self.nulls.as_ref().is_none_or(|n| n.bytes().is_verified());
+        nulls
+            && match &self.storage {
+                Storage::Fixed { bytes, .. } => bytes.is_verified(),
+                Storage::Variable { offsets, data } => offsets.is_verified() && data.is_verified(),
+                Storage::Vector {
+                    values,
+                    element_nulls,
+                    ..
+                } => {
+                    values.is_verified()
+                        && element_nulls
+                            .as_ref()
+                            .is_none_or(|n| n.bytes().is_verified())
+                }
+            }
     }
 
     /// The values of an INT64 or SERIAL column as a slice (NULL rows hold 0).

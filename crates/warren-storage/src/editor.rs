@@ -303,7 +303,11 @@ impl Editor {
     fn folded_data(&self, id: TableId) -> Result<Option<TableData>> {
         self.tables
             .get(&id)
-            .map(|data| data.folded().map_err(Error::internal))
+            .map(|data| {
+                // The fold's callers (COPY, ALTER) read the whole table: verified first.
+                data.try_verify()?;
+                data.folded()
+            })
             .transpose()
     }
 
@@ -369,14 +373,19 @@ impl Editor {
     }
 
     /// The live node of `table` whose primary key is `key`, including nodes inserted by this edit.
-    pub fn lookup_node(&self, table: TableId, key: &Value) -> Option<u64> {
+    /// A damaged block of the primary-key index, key column or deletion bitmap is the
+    /// statement's error.
+    pub fn lookup_node(&self, table: TableId, key: &Value) -> Result<Option<u64>> {
         let edit = self.node_edits.get(&table);
         if let Some(&row) = edit.and_then(|e| e.new_keys.get(key)) {
-            return Some(row);
+            return Ok(Some(row));
         }
-        let row = u64::from(self.node_data(table).lookup(key)?);
+        let Some(row) = self.node_data(table).try_lookup(key)? else {
+            return Ok(None);
+        };
+        let row = u64::from(row);
         let deleted = edit.is_some_and(|e| e.deleted.contains(&row));
-        (!deleted).then_some(row)
+        Ok((!deleted).then_some(row))
     }
 
     /// Inserts a node. `assignments` give (property index, value) pairs, values already of the
@@ -404,7 +413,7 @@ impl Editor {
                 "Found NULL, which violates the non-null constraint of the primary key column.",
             ));
         }
-        if self.lookup_node(table, &row[pk]).is_some() {
+        if self.lookup_node(table, &row[pk])?.is_some() {
             return Err(Error::runtime(duplicate_key_message(&row[pk])));
         }
         let offset = self.node_count(table);
@@ -505,26 +514,32 @@ impl Editor {
         }
     }
 
-    pub fn is_node_deleted(&self, node: InternalId) -> bool {
+    /// Whether the node is deleted (in the table or by this edit); reads one block of the
+    /// stored deletion bitmap.
+    pub fn is_node_deleted(&self, node: InternalId) -> Result<bool> {
         let stored = self.node_data(node.table);
-        (node.offset < stored.num_rows() && stored.is_deleted(node.offset))
-            || self
-                .node_edits
-                .get(&node.table)
-                .is_some_and(|e| e.deleted.contains(&node.offset))
+        Ok(
+            (node.offset < stored.num_rows() && stored.try_is_deleted(node.offset)?)
+                || self
+                    .node_edits
+                    .get(&node.table)
+                    .is_some_and(|e| e.deleted.contains(&node.offset)),
+        )
     }
 
-    fn is_rel_deleted(&self, rel: InternalId) -> bool {
+    fn is_rel_deleted(&self, rel: InternalId) -> Result<bool> {
         let stored = self.rel_data(rel.table);
-        (rel.offset < stored.num_rows() && stored.is_deleted(rel.offset))
-            || self
-                .rel_edits
-                .get(&rel.table)
-                .is_some_and(|e| e.deleted.contains(&rel.offset))
+        Ok(
+            (rel.offset < stored.num_rows() && stored.try_is_deleted(rel.offset)?)
+                || self
+                    .rel_edits
+                    .get(&rel.table)
+                    .is_some_and(|e| e.deleted.contains(&rel.offset)),
+        )
     }
 
     /// Live rels incident to a node, in every rel table and both directions.
-    fn incident_rels(&self, node: InternalId) -> Vec<InternalId> {
+    fn incident_rels(&self, node: InternalId) -> Result<Vec<InternalId>> {
         let mut rels = Vec::new();
         for rel_schema in self.catalog.rel_tables() {
             for pair in &rel_schema.pairs {
@@ -536,7 +551,7 @@ impl Editor {
                     if endpoint != node.table || node.offset > u64::from(u32::MAX) {
                         continue;
                     }
-                    for (_, rel) in table.entries(node.offset as u32, direction) {
+                    for (_, rel) in table.try_entries(node.offset as u32, direction)? {
                         rels.push(InternalId::new(pair.id, u64::from(rel)));
                     }
                     if let Some(edit) = self.rel_edits.get(&pair.id) {
@@ -556,16 +571,21 @@ impl Editor {
         }
         rels.sort_unstable();
         rels.dedup();
-        rels.retain(|r| !self.is_rel_deleted(*r));
-        rels
+        let mut live = Vec::with_capacity(rels.len());
+        for rel in rels {
+            if !self.is_rel_deleted(rel)? {
+                live.push(rel);
+            }
+        }
+        Ok(live)
     }
 
     /// Deletes a node; with `detach`, its rels too. Without `detach`, a node with rels is an error.
     pub fn delete_node(&mut self, node: InternalId, detach: bool) -> Result<()> {
-        if self.is_node_deleted(node) {
+        if self.is_node_deleted(node)? {
             return Ok(());
         }
-        let rels = self.incident_rels(node);
+        let rels = self.incident_rels(node)?;
         if !rels.is_empty() && !detach {
             let (schema, _) = self.catalog.rel_pair(rels[0].table).expect("rel pair");
             return Err(Error::runtime(format!(
@@ -576,7 +596,7 @@ impl Editor {
             )));
         }
         for rel in rels {
-            self.delete_rel(rel);
+            self.delete_rel(rel)?;
         }
         let stored = self.node_data(node.table).num_rows();
         let edit = self.node_edit(node.table);
@@ -587,12 +607,16 @@ impl Editor {
         Ok(())
     }
 
-    pub fn delete_rel(&mut self, rel: InternalId) {
+    /// Deletes a rel. Committing reads its stored endpoints (to patch the adjacency), so their
+    /// blocks are verified here: a damaged one is the statement's error.
+    pub fn delete_rel(&mut self, rel: InternalId) -> Result<()> {
+        self.rel_data(rel.table).try_endpoints(rel.offset)?;
         self.rel_edits
             .entry(rel.table)
             .or_default()
             .deleted
             .insert(rel.offset);
+        Ok(())
     }
 
     // ----- finishing -----

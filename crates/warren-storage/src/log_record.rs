@@ -311,7 +311,7 @@ pub fn fold_replaced(
         let Some(data) = snapshot.tables().get(&id) else {
             continue;
         };
-        let folded = data.folded().map_err(Error::internal)?;
+        let folded = data.folded()?;
         let (rows, next_serial) = stored_rows(&folded);
         if rows > 0 || next_serial != 0 {
             with_rows.insert(id);

@@ -141,9 +141,12 @@ impl NodeTable {
         Ok(())
     }
 
-    /// Rows not deleted.
-    pub fn num_live_rows(&self) -> u64 {
-        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
+    /// Rows not deleted. Counting reads the whole deletion bitmap, verified first.
+    pub fn num_live_rows(&self) -> Result<u64, ChecksumMismatch> {
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 
     /// The stored columns (the segment's rows only; see [`NodeTable::has_delta`]).
@@ -209,7 +212,16 @@ impl NodeTable {
         let Some(row) = self.pk_index.try_lookup(keys, key)? else {
             return Ok(None);
         };
-        Ok((!self.is_deleted(u64::from(row))).then_some(row))
+        Ok((!self.try_is_deleted(u64::from(row))?).then_some(row))
+    }
+
+    /// [`NodeTable::is_deleted`], verifying only the block of the bitmap holding the row.
+    pub fn try_is_deleted(&self, row: u64) -> Result<bool, ChecksumMismatch> {
+        let stored = match &self.deleted {
+            Some(deleted) => deleted.try_get(row as usize)?,
+            None => false,
+        };
+        Ok(stored || (!self.delta.deleted.is_empty() && self.delta.deleted.contains(&row)))
     }
 
     /// Panics on a checksum mismatch (see [`NodeTable::try_value`]).

@@ -280,12 +280,27 @@ impl RelTable {
     }
 
     /// The FROM and TO node offsets of any rel.
+    /// Panics on a checksum mismatch of their blocks (see [`RelTable::try_endpoints`]).
     pub fn endpoints(&self, rel: u64) -> (u32, u32) {
+        self.try_endpoints(rel)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// [`RelTable::endpoints`], verifying only the blocks of the two stored entries it reads.
+    pub fn try_endpoints(
+        &self,
+        rel: u64,
+    ) -> Result<(u32, u32), crate::section_check::ChecksumMismatch> {
         if rel >= self.num_rows {
             let appended = &self.delta.appended[(rel - self.num_rows) as usize];
-            return (appended.source, appended.target);
+            return Ok((appended.source, appended.target));
         }
-        (self.sources()[rel as usize], self.targets()[rel as usize])
+        let at = rel as usize * 4;
+        let word = |bytes: &[u8]| u32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+        Ok((
+            word(self.sources.try_range(at..at + 4)?),
+            word(self.targets.try_range(at..at + 4)?),
+        ))
     }
 
     /// The stored property columns (see [`RelTable::has_delta`]).
@@ -404,6 +419,15 @@ impl RelTable {
         self.deleted.as_ref().is_some_and(|d| d.get(rel as usize)) || self.delta_deleted(rel)
     }
 
+    /// [`RelTable::is_deleted`], verifying only the block of the bitmap holding the rel.
+    pub fn try_is_deleted(&self, rel: u64) -> Result<bool, crate::section_check::ChecksumMismatch> {
+        let stored = match &self.deleted {
+            Some(deleted) => deleted.try_get(rel as usize)?,
+            None => false,
+        };
+        Ok(stored || self.delta_deleted(rel))
+    }
+
     /// Panics on a checksum mismatch (see [`RelTable::try_value`]).
     pub fn value(&self, rel: u64, property: usize) -> Value {
         self.try_value(rel, property)
@@ -428,9 +452,12 @@ impl RelTable {
         self.columns[property].try_get(rel as usize)
     }
 
-    /// Live rels (not deleted).
-    pub fn num_live_rows(&self) -> u64 {
-        self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted)
+    /// Live rels (not deleted). Counting reads the whole deletion bitmap, verified first.
+    pub fn num_live_rows(&self) -> Result<u64, crate::section_check::ChecksumMismatch> {
+        if let Some(deleted) = &self.deleted {
+            deleted.bytes().try_bytes()?;
+        }
+        Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 
     /// A new version with `change` applied to the delta; `from_rows` and `to_rows` are the
@@ -516,11 +543,23 @@ impl RelTable {
             return AdjacencyView::stored(csr, slot);
         }
         let both = [&self.forward, &self.backward];
-        if let Err(mismatch) = both.iter().try_for_each(|csr| csr.try_verify()) {
+        let verified = both
+            .iter()
+            .try_for_each(|csr| csr.try_verify())
+            .and_then(|()| self.try_verify_deleted_endpoints());
+        if let Err(mismatch) = verified {
             slot.record(mismatch);
             return AdjacencyView::stored(csr, slot);
         }
         self.patched_view(direction)
+    }
+
+    /// Verifies the endpoints of the delta's deleted rels (patching reads them).
+    fn try_verify_deleted_endpoints(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
+        self.delta
+            .deleted
+            .iter()
+            .try_for_each(|&rel| self.try_endpoints(rel).map(drop))
     }
 
     fn patched_view(&self, direction: Direction) -> AdjacencyView<'_> {

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use warren_common::value::{GraphLookup, Value};
-use warren_common::{InternalId, TableId};
+use warren_common::{Error, InternalId, TableId};
 
 use crate::catalog::{Catalog, NodeTableSchema, RelPairSchema, RelTableSchema};
 use crate::node_table::NodeTable;
 use crate::rel_table::RelTable;
+use crate::section_check::ChecksumMismatch;
 
 #[derive(Clone, Debug)]
 pub enum TableData {
@@ -34,11 +35,16 @@ impl TableData {
         }
     }
 
-    /// The same data with its delta folded into new in-memory parts (O(table)).
-    pub fn folded(&self) -> Result<TableData, String> {
+    /// The same data with its delta folded into new in-memory parts (O(table)). Folding reads
+    /// whole sections, so a table with a delta is verified first: a damaged block is a
+    /// `corrupt database` error.
+    pub fn folded(&self) -> warren_common::Result<TableData> {
+        if self.has_delta() {
+            self.try_verify()?;
+        }
         Ok(match self {
-            TableData::Node(t) => TableData::Node(Arc::new(t.folded()?)),
-            TableData::Rel(t) => TableData::Rel(Arc::new(t.folded()?)),
+            TableData::Node(t) => TableData::Node(Arc::new(t.folded().map_err(Error::internal)?)),
+            TableData::Rel(t) => TableData::Rel(Arc::new(t.folded().map_err(Error::internal)?)),
         })
     }
 }
@@ -85,7 +91,7 @@ impl Snapshot {
 
     /// The same data with every table's delta folded into new in-memory tables (O(data with
     /// deltas)); also returns the ids of the folded tables.
-    pub fn folded(&self) -> Result<(Snapshot, Vec<TableId>), String> {
+    pub fn folded(&self) -> warren_common::Result<(Snapshot, Vec<TableId>)> {
         let mut tables = self.tables.clone();
         let mut folded = Vec::new();
         for (&id, data) in self.tables.iter().filter(|(_, data)| data.has_delta()) {
@@ -200,24 +206,78 @@ impl Snapshot {
             .unwrap_or_else(|| panic!("no rel pair {pair}"))
     }
 
-    /// The stored source and destination nodes of a rel.
+    /// The stored source and destination nodes of a rel. Panics on a checksum mismatch (see
+    /// [`Snapshot::try_rel_endpoints`]).
     pub fn rel_endpoints(&self, rel: InternalId) -> (InternalId, InternalId) {
+        self.try_rel_endpoints(rel)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
+    }
+
+    /// The stored source and destination nodes of a rel, verifying only the blocks read.
+    pub fn try_rel_endpoints(
+        &self,
+        rel: InternalId,
+    ) -> Result<(InternalId, InternalId), ChecksumMismatch> {
         let (_, pair) = self.rel_schema(rel.table);
-        let table = self.rel_table(rel.table);
-        let (source, target) = table.endpoints(rel.offset);
-        (
+        let (source, target) = self.rel_table(rel.table).try_endpoints(rel.offset)?;
+        Ok((
             InternalId::new(pair.from, u64::from(source)),
             InternalId::new(pair.to, u64::from(target)),
-        )
-    }
-}
-
-impl GraphLookup for Snapshot {
-    fn table_name(&self, table: TableId) -> String {
-        self.catalog.label(table).to_string()
+        ))
     }
 
-    fn properties(&self, id: InternalId, is_rel: bool) -> Vec<(Arc<str>, Value)> {
+    /// Verifies the blocks that printing `value` reads through [`GraphLookup`] (the
+    /// properties and endpoints of every node and rel in it, however nested): once this
+    /// succeeds, printing the value cannot meet a checksum mismatch, since verified blocks stay
+    /// verified. Results call it on every row they hand out, so that a damaged block is the
+    /// query's error and never a panic while a value is printed or converted.
+    pub fn verify_value(&self, value: &Value) -> Result<(), ChecksumMismatch> {
+        match value {
+            Value::Node(node) => self.verify_properties(node.id, false),
+            Value::Rel(rel) => self.verify_rel(rel.id),
+            Value::Path(path) => {
+                for node in &path.nodes {
+                    self.verify_properties(node.id, false)?;
+                }
+                path.rels.iter().try_for_each(|rel| self.verify_rel(rel.id))
+            }
+            Value::List(items) => items.iter().try_for_each(|item| self.verify_value(item)),
+            Value::Struct(fields) => fields
+                .fields
+                .iter()
+                .try_for_each(|(_, field)| self.verify_value(field)),
+            Value::Map(entries) => entries.iter().try_for_each(|(key, entry)| {
+                self.verify_value(key)?;
+                self.verify_value(entry)
+            }),
+            Value::Union(union) => self.verify_value(&union.value),
+            _ => Ok(()),
+        }
+    }
+
+    fn verify_rel(&self, id: InternalId) -> Result<(), ChecksumMismatch> {
+        self.try_rel_endpoints(id)?;
+        self.verify_properties(id, true)
+    }
+
+    /// Reads the properties of a node or rel whose columns are not all verified yet.
+    fn verify_properties(&self, id: InternalId, is_rel: bool) -> Result<(), ChecksumMismatch> {
+        if is_rel {
+            let table = self.rel_table(id.table);
+            verify_columns(table.columns(), |i| table.try_value(id.offset, i).map(drop))
+        } else {
+            let table = self.node_table(id.table);
+            verify_columns(table.columns(), |i| table.try_value(id.offset, i).map(drop))
+        }
+    }
+
+    /// The properties of a node or rel in schema order, NULLs included, verifying only the
+    /// blocks read.
+    pub fn try_properties(
+        &self,
+        id: InternalId,
+        is_rel: bool,
+    ) -> Result<Vec<(Arc<str>, Value)>, ChecksumMismatch> {
         if is_rel {
             let (schema, _) = self.rel_schema(id.table);
             let table = self.rel_table(id.table);
@@ -225,7 +285,7 @@ impl GraphLookup for Snapshot {
                 .properties
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (Arc::from(p.name.as_str()), table.value(id.offset, i)))
+                .map(|(i, p)| Ok((Arc::from(p.name.as_str()), table.try_value(id.offset, i)?)))
                 .collect()
         } else {
             let schema = self.node_schema(id.table);
@@ -234,9 +294,35 @@ impl GraphLookup for Snapshot {
                 .properties
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (Arc::from(p.name.as_str()), table.value(id.offset, i)))
+                .map(|(i, p)| Ok((Arc::from(p.name.as_str()), table.try_value(id.offset, i)?)))
                 .collect()
         }
+    }
+}
+
+/// Reads property `i` through `read` for each stored column not yet verified as a whole (a
+/// verified column cannot fail, so a warm table costs one flag per column).
+fn verify_columns(
+    columns: &[crate::column::Column],
+    read: impl Fn(usize) -> Result<(), ChecksumMismatch>,
+) -> Result<(), ChecksumMismatch> {
+    columns
+        .iter()
+        .enumerate()
+        .filter(|(_, column)| !column.is_verified())
+        .try_for_each(|(i, _)| read(i))
+}
+
+impl GraphLookup for Snapshot {
+    fn table_name(&self, table: TableId) -> String {
+        self.catalog.label(table).to_string()
+    }
+
+    /// Panics on a checksum mismatch: results verify every value they hand out first
+    /// ([`Snapshot::verify_value`]), so a value printed from a result cannot meet one.
+    fn properties(&self, id: InternalId, is_rel: bool) -> Vec<(Arc<str>, Value)> {
+        self.try_properties(id, is_rel)
+            .unwrap_or_else(|mismatch| panic!("{mismatch}"))
     }
 
     fn rel_endpoints(&self, id: InternalId) -> (InternalId, InternalId) {

@@ -759,7 +759,7 @@ impl Database {
         }
         // Only durable commits are folded.
         wal.wait_durable(base_lsn).map_err(|e| self.fail(e))?;
-        let (folded, folded_ids) = base.folded().map_err(Error::internal)?;
+        let (folded, folded_ids) = base.folded()?;
         let files = {
             let mut dir = dir.lock().expect("directory lock");
             // Tables with deltas, and empty ones that logged DDL created without a file.
@@ -853,7 +853,7 @@ impl Database {
     /// `CHECKPOINT` of an in-memory database: the deltas are folded into new in-memory tables.
     fn fold_in_memory(&self) -> Result<()> {
         let lock = self.begin_write()?;
-        let (folded, _) = lock.latest().folded().map_err(Error::internal)?;
+        let (folded, _) = lock.latest().folded()?;
         let folded = Arc::new(folded);
         let mut state = self.inner.writer.lock().expect("writer state");
         state.latest = folded.clone();

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use warren_common::column_batch::ColumnBatch;
+use warren_common::column_batch::{ColumnBatch, ColumnVector};
 use warren_common::format::to_kuzu_string;
 use warren_common::types::LogicalType;
 use warren_common::value::Value;
@@ -42,8 +42,11 @@ struct Rerun {
 }
 
 pub struct QueryResult {
-    columns: Vec<String>,
-    types: Vec<LogicalType>,
+    /// Shared by reruns; slices keep the result as small as it was before `graph_columns`.
+    columns: Arc<[String]>,
+    types: Arc<[LogicalType]>,
+    /// The columns whose values may hold nodes or rels (verified before they are handed out).
+    graph_columns: Box<[usize]>,
     rows: Rows,
     rerun: Option<Rerun>,
     snapshot: Arc<Snapshot>,
@@ -70,7 +73,7 @@ impl QueryResult {
         columnar: bool,
     ) -> Self {
         let columns = plan.columns.iter().map(|(name, ..)| name.clone()).collect();
-        let types = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
+        let types: Arc<[LogicalType]> = plan.columns.iter().map(|(_, _, ty)| ty.clone()).collect();
         let rerun = Rerun {
             plan: plan.clone(),
             settings: ctx.settings.clone(),
@@ -78,6 +81,7 @@ impl QueryResult {
         };
         Self {
             columns,
+            graph_columns: graph_columns(&types),
             types,
             rows: stream_rows(&plan, ctx, columnar),
             rerun: Some(rerun),
@@ -115,6 +119,7 @@ impl QueryResult {
         Some(Self {
             columns: self.columns.clone(),
             types: self.types.clone(),
+            graph_columns: self.graph_columns.clone(),
             rows: stream_rows(&rerun.plan, ctx, columnar),
             rerun: Some(Rerun {
                 plan: rerun.plan.clone(),
@@ -141,8 +146,9 @@ impl QueryResult {
         execution_time: Duration,
     ) -> Self {
         Self {
-            columns,
-            types,
+            columns: columns.into(),
+            graph_columns: graph_columns(&types),
+            types: types.into(),
             rows: Rows::Materialized(rows.into_iter()),
             rerun: None,
             snapshot,
@@ -231,8 +237,34 @@ impl QueryResult {
                 })
             }
         };
+        if let Some(row) = &row {
+            self.verify_graph_values(row)?;
+        }
         self.execution_time += started.elapsed();
         Ok(row)
+    }
+
+    /// [`QueryResult::verify_graph_values`] for a batch, column by column (only vectors of
+    /// values can hold nodes and rels).
+    fn verify_graph_vectors(&self, batch: &ColumnBatch) -> Result<()> {
+        for &column in &self.graph_columns {
+            if let ColumnVector::Values(values) = &batch.columns[column] {
+                for value in values {
+                    self.snapshot.verify_value(value)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Verifies the blocks that printing the row's nodes and rels reads, so that a damaged
+    /// block is this query's error rather than a panic while the row is printed or converted
+    /// (`GraphLookup` cannot return errors).
+    fn verify_graph_values(&self, row: &[Value]) -> Result<()> {
+        for &column in &self.graph_columns {
+            self.snapshot.verify_value(&row[column])?;
+        }
+        Ok(())
     }
 
     /// Up to `max` rows; an empty vector at the end.
@@ -265,6 +297,9 @@ impl QueryResult {
             let started = std::time::Instant::now();
             let batch = scan.next_batch(ctx, rows_max)?;
             self.execution_time += started.elapsed();
+            if let Some(batch) = &batch {
+                self.verify_graph_vectors(batch)?;
+            }
             return Ok(batch);
         }
         let rows = self.next_batch(rows_max)?;
@@ -321,6 +356,25 @@ impl QueryResult {
     }
 }
 
+/// The columns of `types` whose values may hold nodes or rels, however nested.
+fn graph_columns(types: &[LogicalType]) -> Box<[usize]> {
+    (0..types.len())
+        .filter(|&i| may_hold_graph_values(&types[i]))
+        .collect()
+}
+
+fn may_hold_graph_values(ty: &LogicalType) -> bool {
+    match ty {
+        LogicalType::Node | LogicalType::Rel | LogicalType::RecursiveRel | LogicalType::Any => true,
+        LogicalType::List(inner) | LogicalType::Array(inner, _) => may_hold_graph_values(inner),
+        LogicalType::Map(key, value) => may_hold_graph_values(key) || may_hold_graph_values(value),
+        LogicalType::Struct(fields) | LogicalType::Union(fields) => {
+            fields.iter().any(|field| may_hold_graph_values(&field.ty))
+        }
+        _ => false,
+    }
+}
+
 /// The rows of `plan` run over `ctx`: columnar when allowed and the plan's shape has a
 /// columnar form.
 fn stream_rows(plan: &QueryPlan, ctx: ExecContext, columnar: bool) -> Rows {
@@ -335,5 +389,36 @@ fn stream_rows(plan: &QueryPlan, ctx: ExecContext, columnar: bool) -> Rows {
         root: warren_exec::build(&plan.plan, plan.slots, None),
         ctx: Box::new(ctx),
         slots: plan.columns.iter().map(|(_, slot, _)| *slot).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use warren_common::types::{Field, LogicalType};
+
+    use super::graph_columns;
+
+    #[test]
+    fn graph_columns_are_those_that_may_hold_nodes_or_rels() {
+        let field = |ty: LogicalType| Field {
+            name: "f".into(),
+            ty,
+        };
+        let types = [
+            LogicalType::Int64,
+            LogicalType::Node,
+            LogicalType::list(LogicalType::Rel),
+            LogicalType::Struct(Arc::new(vec![field(LogicalType::String)])),
+            LogicalType::Map(
+                Arc::new(LogicalType::String),
+                Arc::new(LogicalType::RecursiveRel),
+            ),
+            LogicalType::Any,
+            LogicalType::Union(Arc::new(vec![field(LogicalType::Node)])),
+            LogicalType::list(LogicalType::Double),
+        ];
+        assert_eq!(&*graph_columns(&types), &[1, 2, 4, 5, 6]);
     }
 }

@@ -512,27 +512,6 @@ fn is_clear_read_error(error: &str) -> bool {
     .any(|clear| error.contains(clear))
 }
 
-/// [`try_state`], with one known limitation turned into its error: printing whole nodes
-/// (`RETURN t`) reads their properties through `GraphLookup`, which cannot return errors, so a
-/// checksum mismatch there stops the thread with a panic naming the block (documented in
-/// docs/format/storage.md). Any other panic is resumed.
-fn state_or_mismatch_panic(db: &Database) -> Result<Vec<String>, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| try_state(db))).unwrap_or_else(
-        |panic| {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            if message.contains("corrupt database: checksum mismatch") {
-                Err(message)
-            } else {
-                std::panic::resume_unwind(panic)
-            }
-        },
-    )
-}
-
 /// The first reopen after the fault, with the case's read fault: learns on a copy of the disk
 /// how many reads a fault-free reopen (and the reading of the state) makes and what it opens,
 /// then reopens with the fault at one of those reads. The open must fail clearly or open that
@@ -565,7 +544,7 @@ fn reopen_with_read_fault(
     // open; one read by a query fails that query: both are errors naming the block.
     let outcome = match Database::open_with_file_system(path, options(false), fs) {
         Err(error) => Err(error.to_string()),
-        Ok(db) => state_or_mismatch_panic(&db),
+        Ok(db) => try_state(&db),
     };
     sim.set_faults(FaultPlan::default());
     let led_to = match (&outcome, case.read_fault) {

@@ -82,6 +82,13 @@ fn cast(value: &Value, ty: LogicalType) -> Result<Value> {
 }
 
 fn scalar(evaluator: &Evaluator<'_>, function: F, v: &[Value]) -> Result<Value> {
+    if matches!(function, F::ListToString | F::Concat | F::ToString) {
+        // These print their arguments, nodes and rels with their properties: the blocks
+        // printing reads are verified first, so a damaged one is this query's error.
+        for value in v {
+            evaluator.snapshot.verify_value(value)?;
+        }
+    }
     Ok(match function {
         F::Length => match &v[0] {
             Value::Path(path) => Value::Int64(path.rels.len() as i64),

@@ -47,7 +47,7 @@ impl<'a> Evaluator<'a> {
             }
             Expr::InternalProperty { base, property } => {
                 let base = self.eval(base, row)?;
-                Ok(self.internal_property(&base, *property))
+                self.internal_property(&base, *property)
             }
             Expr::Field { base, name } => {
                 let base = self.eval(base, row)?;
@@ -312,23 +312,23 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    pub fn internal_property(&self, base: &Value, property: InternalProperty) -> Value {
+    pub fn internal_property(&self, base: &Value, property: InternalProperty) -> Result<Value> {
         let (id, is_rel) = match base {
             Value::Node(node) => (node.id, false),
             Value::Rel(rel) => (rel.id, true),
-            _ => return Value::Null,
+            _ => return Ok(Value::Null),
         };
-        match property {
+        Ok(match property {
             InternalProperty::Id => Value::InternalId(id),
             InternalProperty::Label => Value::string(self.snapshot.catalog().label(id.table)),
             InternalProperty::Source if is_rel => {
-                Value::InternalId(self.snapshot.rel_endpoints(id).0)
+                Value::InternalId(self.snapshot.try_rel_endpoints(id)?.0)
             }
             InternalProperty::Destination if is_rel => {
-                Value::InternalId(self.snapshot.rel_endpoints(id).1)
+                Value::InternalId(self.snapshot.try_rel_endpoints(id)?.1)
             }
             _ => Value::Null,
-        }
+        })
     }
 
     /// `value.name` on structs, unions, maps, nodes and rels (dynamically resolved).
@@ -349,7 +349,7 @@ impl<'a> Evaluator<'a> {
                     "_dst" => Some(InternalProperty::Destination),
                     _ => None,
                 } {
-                    return Ok(self.internal_property(base, internal));
+                    return self.internal_property(base, internal);
                 }
                 let dynamic = PropertyColumns {
                     name: name.into(),

@@ -61,6 +61,7 @@ impl Operator for ScanNodes {
                 while *table_index < self.tables.len() {
                     let table_id = self.tables[*table_index];
                     let table = snapshot.node_table(table_id);
+                    table.try_verify_deleted()?;
                     let evaluator = Evaluator::new(snapshot, ctx);
                     let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
                     // Prefilters that decide the filter leave nothing to evaluate.

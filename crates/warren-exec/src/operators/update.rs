@@ -111,7 +111,7 @@ impl Update {
                     for target in targets {
                         match evaluator.eval(target, row)? {
                             Value::Node(node) => editor.delete_node(node.id, *detach)?,
-                            Value::Rel(rel) => editor.delete_rel(rel.id),
+                            Value::Rel(rel) => editor.delete_rel(rel.id)?,
                             Value::Null => {}
                             other => {
                                 return Err(Error::runtime(format!(

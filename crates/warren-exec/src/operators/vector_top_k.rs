@@ -118,6 +118,9 @@ impl VectorTopKScan {
         let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
         let snapshot = ctx.snapshot();
         let table = snapshot.node_table(plan.table);
+        // The deletion bitmap and the vector column are read whole.
+        table.try_verify_deleted()?;
+        table.column(plan.column).try_verify()?;
         let evaluator = Evaluator::new(&snapshot, ctx);
         let query = self.query(&evaluator.eval(&plan.query, base)?)?;
         let passes = self.filter_mask(ctx, table, base)?;
@@ -136,7 +139,7 @@ impl VectorTopKScan {
             if table.is_deleted(row) || passes.as_ref().is_some_and(|p| !p[row as usize]) {
                 continue;
             }
-            let value = table.value(row, plan.column);
+            let value = table.try_value(row, plan.column)?;
             top.push(
                 Rank::new(self.score_value(&value, &query)?, plan.descending),
                 row,

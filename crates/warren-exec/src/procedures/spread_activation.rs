@@ -139,6 +139,8 @@ impl SpreadActivationProcedure {
         {
             let table = snapshot.rel_table(*pair);
             let column = &table.columns()[*property];
+            // Read in place, whole: its blocks are verified first.
+            column.try_verify()?;
             if let (false, Some(values)) = (table.has_delta(), column.double_values()) {
                 return Ok(EdgeWeights::Column {
                     values,

@@ -155,6 +155,7 @@ pub fn node_mask(
             continue;
         }
         let data = snapshot.node_table(table);
+        data.try_verify_deleted()?;
         if filter.is_none() {
             set_live_rows(&mut mask, data, base, rows);
             ctx.interrupt.check()?;

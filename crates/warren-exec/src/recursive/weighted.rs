@@ -26,7 +26,10 @@ pub fn edge_weights(
         let Some((_, column)) = columns.iter().find(|(pair, _)| *pair == rel.table) else {
             continue;
         };
-        match snapshot.rel_table(rel.table).value(rel.offset, *column) {
+        match snapshot
+            .rel_table(rel.table)
+            .try_value(rel.offset, *column)?
+        {
             Value::Null => {}
             value => *weight = value.as_f64().unwrap_or(f64::NAN),
         }
