@@ -192,9 +192,9 @@ fn a_damaged_adjacency_block_fails_the_queries_that_read_it() {
 #[test]
 fn a_damaged_rel_ids_block_fails_only_the_reads_of_rel_ids() {
     let dir = tempfile::tempdir().unwrap();
-    let path = build(dir.path());
+    let (path, tables) = build(dir.path());
     // Node v's forward rel id is entry v (4 bytes): node 150000's is in block 2.
-    flip(&path, FORWARD_RELS, 0, 150_000 * 4);
+    flip_in(&path, tables.k, FORWARD_RELS, 0, 150_000 * 4);
     let db = Database::open(&path).unwrap();
     // A traversal without a rel filter reads the neighbours alone: the block is not read.
     assert_eq!(try_rows(&db, &shortest_from(150_000)).unwrap(), vec!["3"]);
