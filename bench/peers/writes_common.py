@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import threading
 import time
 from typing import Callable
@@ -93,18 +94,27 @@ def measure_commits(
 
 
 def main(system: str, version: str, doc: str, scenarios: Callable[[argparse.Namespace], Scenarios]) -> None:
-    """The command line of a writes peer: `--dataset DIR --db DIR --threads N --output FILE`;
-    runs the scenarios `scenarios(args)` loads, writing the JSON after each (so a peer that
-    stops midway still leaves its finished scenarios) and printing each one's figures."""
+    """The command line of a writes peer: `--dataset DIR --db DIR --threads N --output FILE
+    [--scenarios a,b]`; runs the scenarios `scenarios(args)` loads (those named by
+    `--scenarios`, when given), writing the JSON after each (so a peer that stops midway still
+    leaves its finished scenarios) and printing each one's figures."""
     parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--db", required=True, help="a folder for the peer's database")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", required=True)
+    parser.add_argument("--scenarios", help="comma-separated names: run only these")
     args = parser.parse_args()
     os.makedirs(args.db, exist_ok=True)
     results: dict = {"system": system, "version": version, "threads": args.threads, "scenarios": {}}
-    for name, run in scenarios(args):
+    loaded = scenarios(args)
+    chosen = set(args.scenarios.split(",")) if args.scenarios else {name for name, _ in loaded}
+    missing = chosen - {name for name, _ in loaded}
+    if missing:
+        print(f"{system} has no scenario {', '.join(sorted(missing))}: not run", file=sys.stderr)
+    for name, run in loaded:
+        if name not in chosen:
+            continue
         results["scenarios"][name] = run()
         with open(args.output, "w") as f:
             json.dump(results, f, indent=2)
