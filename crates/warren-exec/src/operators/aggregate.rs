@@ -1,9 +1,12 @@
 //! Hash aggregation: groups input rows by key values and folds each aggregate function per
 //! group. Output rows hold the key slots and aggregate slots only. Groups come out in order of
 //! first appearance. The tables hash with `ahash` (randomly keyed per table, several times
-//! cheaper per key than the standard SipHash), and a row's keys are evaluated into one reused
-//! buffer, copied only when they start a group.
+//! cheaper per key than the standard SipHash). A single key is looked up by its value, several
+//! by one reused buffer of their values; keys and arguments that are slots are read in place
+//! (borrowed), and keys are copied only when they start a group. Consumed rows go back to the
+//! input ([`Operator::recycle`]) for reuse.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// The hasher of the grouping and DISTINCT tables.
@@ -42,7 +45,9 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, function: AggregateFunction, value: Option<Value>) -> Result<()> {
+    /// Folds `value` (`None` for `count(*)`, which has no argument) into the state; values
+    /// are borrowed from the row and copied only where the state keeps them.
+    fn add(&mut self, function: AggregateFunction, value: Option<&Value>) -> Result<()> {
         let value = match (function, value) {
             (AggregateFunction::CountStar, _) => {
                 if let Accumulator::Count(c) = self {
@@ -67,7 +72,7 @@ impl Accumulator {
             Accumulator::Sum(sum) => {
                 let value = match value.as_i128() {
                     Some(v) => Value::Int128(v),
-                    None => value,
+                    None => value.clone(),
                 };
                 *sum = Some(match sum.take() {
                     None => value,
@@ -76,12 +81,12 @@ impl Accumulator {
             }
             Accumulator::Min(min) => {
                 if min.as_ref().is_none_or(|m| value.total_cmp(m).is_lt()) {
-                    *min = Some(value);
+                    *min = Some(value.clone());
                 }
             }
             Accumulator::Max(max) => {
                 if max.as_ref().is_none_or(|m| value.total_cmp(m).is_gt()) {
-                    *max = Some(value);
+                    *max = Some(value.clone());
                 }
             }
             Accumulator::Avg { sum, count } => {
@@ -90,7 +95,7 @@ impl Accumulator {
                     .ok_or_else(|| Error::runtime("AVG expects numbers."))?;
                 *count += 1;
             }
-            Accumulator::Collect(items) => items.push(value),
+            Accumulator::Collect(items) => items.push(value.clone()),
         }
         Ok(())
     }
@@ -106,6 +111,68 @@ impl Accumulator {
             Accumulator::Collect(items) if items.is_empty() => Value::Null,
             Accumulator::Collect(items) => Value::list(items),
         }
+    }
+}
+
+/// The groups by key: a single key is looked up by the value itself (no key vector per row),
+/// several by the vector of their values.
+enum GroupIndex {
+    One(HashMap<Value, usize, Hasher>),
+    Many(HashMap<Vec<Value>, usize, Hasher>),
+}
+
+impl GroupIndex {
+    fn new(keys: usize) -> Self {
+        if keys == 1 {
+            GroupIndex::One(HashMap::default())
+        } else {
+            GroupIndex::Many(HashMap::default())
+        }
+    }
+
+    fn find_one(&self, key: &Value) -> Option<usize> {
+        match self {
+            GroupIndex::One(map) => map.get(key).copied(),
+            GroupIndex::Many(_) => unreachable!("a single key is looked up by value"),
+        }
+    }
+
+    fn find_many(&self, keys: &[Value]) -> Option<usize> {
+        match self {
+            GroupIndex::Many(map) => map.get(keys).copied(),
+            GroupIndex::One(_) => unreachable!("several keys are looked up by vector"),
+        }
+    }
+
+    fn insert(&mut self, keys: &[Value], group: usize) {
+        match self {
+            GroupIndex::One(map) => {
+                let [key] = keys else {
+                    unreachable!("one key per group")
+                };
+                map.insert(key.clone(), group);
+            }
+            GroupIndex::Many(map) => {
+                map.insert(keys.to_vec(), group);
+            }
+        }
+    }
+}
+
+/// The value of `expr` over `row`: borrowed from the row when it is a slot, evaluated
+/// otherwise (`evaluator` is present whenever some expression is not a slot).
+fn value_of<'r>(
+    evaluator: Option<&Evaluator<'_>>,
+    expr: &Expr,
+    row: &'r Row,
+) -> Result<Cow<'r, Value>> {
+    match expr {
+        Expr::Slot(slot) => Ok(Cow::Borrowed(&row[*slot])),
+        _ => Ok(Cow::Owned(
+            evaluator
+                .expect("an evaluator for a computed expression")
+                .eval(expr, row)?,
+        )),
     }
 }
 
@@ -153,38 +220,67 @@ impl Aggregate {
     }
 
     fn consume(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        let mut index: HashMap<Vec<Value>, usize, Hasher> = HashMap::default();
+        let mut index = GroupIndex::new(self.keys.len());
         let mut groups: Vec<Group> = Vec::new();
         let mut reserved = 0u64;
         let mut keys: Vec<Value> = Vec::with_capacity(self.keys.len());
+        // Slots are read in place; only other expressions need an evaluator (and a snapshot).
+        let evaluates = self
+            .keys
+            .iter()
+            .map(|(_, e)| e)
+            .chain(self.aggregates.iter().filter_map(|(_, a)| a.arg.as_ref()))
+            .any(|e| !matches!(e, Expr::Slot(_)));
         while let Some(row) = self.input.next(ctx)? {
             ctx.tick()?;
-            let snapshot = ctx.snapshot();
-            let evaluator = Evaluator::new(&snapshot, ctx);
-            keys.clear();
-            for (_, e) in &self.keys {
-                keys.push(evaluator.eval(e, &row)?);
-            }
-            let group_index = match index.get(keys.as_slice()) {
-                Some(&i) => i,
-                None => {
-                    let bytes = (keys.len() * 64 + self.aggregates.len() * 48) as u64;
+            let snapshot = evaluates.then(|| ctx.snapshot());
+            let evaluator = snapshot.as_deref().map(|s| Evaluator::new(s, ctx));
+            // The group's index, or (`Err`) the single key of a new group.
+            let found = match self.keys.as_slice() {
+                // Without keys every row folds into the one group.
+                [] if !groups.is_empty() => Ok(0),
+                [(_, key)] => {
+                    let key = value_of(evaluator.as_ref(), key, &row)?;
+                    match index.find_one(&key) {
+                        Some(i) => Ok(i),
+                        None => Err(key.into_owned()),
+                    }
+                }
+                _ => {
+                    keys.clear();
+                    for (_, e) in &self.keys {
+                        keys.push(value_of(evaluator.as_ref(), e, &row)?.into_owned());
+                    }
+                    index.find_many(&keys).ok_or(Value::Null)
+                }
+            };
+            let group_index = match found {
+                Ok(i) => i,
+                Err(single) => {
+                    let bytes = (self.keys.len() * 64 + self.aggregates.len() * 48) as u64;
                     ctx.memory.reserve(bytes, "aggregation")?;
                     reserved += bytes;
-                    index.insert(keys.clone(), groups.len());
-                    groups.push(self.new_group(keys.clone()));
+                    let group_keys = if self.keys.len() == 1 {
+                        vec![single]
+                    } else {
+                        keys.clone()
+                    };
+                    index.insert(&group_keys, groups.len());
+                    groups.push(self.new_group(group_keys));
                     groups.len() - 1
                 }
             };
             let group = &mut groups[group_index];
             for (i, (_, aggregate)) in self.aggregates.iter().enumerate() {
                 let value = match &aggregate.arg {
-                    Some(arg) => Some(evaluator.eval(arg, &row)?),
+                    Some(arg) => Some(value_of(evaluator.as_ref(), arg, &row)?),
                     None => None,
                 };
                 if aggregate.distinct {
                     match &value {
-                        Some(v) if !v.is_null() && !group.distinct[i].insert(v.clone()) => continue,
+                        Some(v) if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) => {
+                            continue
+                        }
                         _ => {}
                     }
                 }
@@ -192,8 +288,10 @@ impl Aggregate {
                     ctx.memory.reserve(64, "collect()")?;
                     reserved += 64;
                 }
-                group.accumulators[i].add(aggregate.function, value)?;
+                group.accumulators[i].add(aggregate.function, value.as_deref())?;
             }
+            drop(evaluator);
+            self.input.recycle(row);
         }
         if groups.is_empty() && self.keys.is_empty() {
             groups.push(self.new_group(Vec::new()));

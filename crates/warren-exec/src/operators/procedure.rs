@@ -1,5 +1,7 @@
 //! `CALL` of a graph procedure: for each input row, evaluates the call's arguments over that
-//! row, runs the procedure, and yields the input row extended with each row it returns.
+//! row, runs the procedure, and yields the input row extended with each row it returns. The
+//! input slots nothing above reads (the plan's `dead` slots) are set to NULL before the row is
+//! copied into the output rows.
 
 use std::sync::Arc;
 
@@ -17,29 +19,44 @@ pub struct ProcedureScan {
     call: Arc<ProcedureCall>,
     procedure: Box<dyn GraphProcedure>,
     columns: Vec<usize>,
+    /// Input slots no operator above reads.
+    dead: Vec<usize>,
     /// The values of the procedure's rows for the current input row not yet yielded (moved
     /// out, row after row), and the bytes they held when made.
     values: std::vec::IntoIter<Value>,
     rows_bytes: u64,
     /// The input row being extended.
     current: Option<Row>,
+    /// A row given back by the consumer, whose buffer the next output row reuses.
+    spare: Option<Row>,
 }
 
 impl ProcedureScan {
-    pub fn new(input: BoxedOperator, call: Arc<ProcedureCall>, columns: Vec<usize>) -> Self {
+    pub fn new(
+        input: BoxedOperator,
+        call: Arc<ProcedureCall>,
+        columns: Vec<usize>,
+        dead: Vec<usize>,
+    ) -> Self {
         assert_eq!(
             call.columns.len(),
             columns.len(),
             "one slot per procedure column"
+        );
+        assert!(
+            dead.iter().all(|slot| !columns.contains(slot)),
+            "a procedure column is not dead"
         );
         Self {
             input,
             procedure: procedure_for(&call.kind),
             call,
             columns,
+            dead,
             values: Vec::new().into_iter(),
             rows_bytes: 0,
             current: None,
+            spare: None,
         }
     }
 
@@ -77,7 +94,13 @@ impl Operator for ProcedureScan {
         loop {
             if let Some(row) = &self.current {
                 if !self.values.as_slice().is_empty() {
-                    let mut out = row.clone();
+                    let mut out = match self.spare.take() {
+                        Some(mut spare) => {
+                            spare.clone_from(row);
+                            spare
+                        }
+                        None => row.clone(),
+                    };
                     for &slot in &self.columns {
                         out[slot] = self.values.next().expect("whole rows");
                     }
@@ -91,8 +114,16 @@ impl Operator for ProcedureScan {
                 self.values = Vec::new().into_iter();
                 return Ok(None);
             };
+            let mut row = row;
             self.run(&row, ctx)?;
+            for &slot in &self.dead {
+                row[slot] = Value::Null;
+            }
             self.current = Some(row);
         }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
     }
 }
