@@ -278,7 +278,9 @@ impl Aggregate {
                 };
                 if aggregate.distinct {
                     match &value {
-                        Some(v) if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) => {
+                        Some(v)
+                            if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) =>
+                        {
                             continue
                         }
                         _ => {}

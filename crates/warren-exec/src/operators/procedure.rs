@@ -96,7 +96,7 @@ impl Operator for ProcedureScan {
                 if !self.values.as_slice().is_empty() {
                     let mut out = match self.spare.take() {
                         Some(mut spare) => {
-                            spare.clone_from(row);
+                            refill(&mut spare, row);
                             spare
                         }
                         None => row.clone(),
@@ -125,5 +125,35 @@ impl Operator for ProcedureScan {
 
     fn recycle(&mut self, row: Row) {
         self.spare = Some(row);
+    }
+}
+
+/// Makes `out` (a recycled row) a copy of `row`, skipping the slots that are NULL in both (most
+/// of a procedure's input row once its dead slots are cleared).
+fn refill(out: &mut Row, row: &Row) {
+    if out.len() != row.len() {
+        out.clone_from(row);
+        return;
+    }
+    for (slot, value) in out.iter_mut().zip(row) {
+        if !matches!((&*slot, value), (Value::Null, Value::Null)) {
+            slot.clone_from(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refill_copies_every_slot() {
+        let row = vec![Value::Null, Value::Int64(7), Value::Null, Value::from("x")];
+        let mut out = vec![Value::Double(1.5), Value::Null, Value::Null, Value::Null];
+        refill(&mut out, &row);
+        assert_eq!(out, row);
+        let mut short = vec![Value::Int64(1)];
+        refill(&mut short, &row);
+        assert_eq!(short, row);
     }
 }
