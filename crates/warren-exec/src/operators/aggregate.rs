@@ -114,43 +114,85 @@ impl Accumulator {
     }
 }
 
+/// Keys `0..SMALL_KEYS` of INT64 are found by position in [`GroupIndex::One`]'s `small`.
+const SMALL_KEYS: usize = 64;
+
+/// No group yet for a small key.
+const NO_GROUP: usize = usize::MAX;
+
 /// The groups by key: a single key is looked up by the value itself (no key vector per row),
-/// several by the vector of their values.
+/// several by the vector of their values. A single key that is a small non-negative INT64 (a
+/// hop count, a label index) is found by position in `small`, without hashing; the first key
+/// that is not an INT64 moves those groups into the map (another type, e.g. a DOUBLE 1.0, may
+/// equal an INT64 key), and from then on every key goes through the map.
 enum GroupIndex {
-    One(HashMap<Value, usize, Hasher>),
+    One {
+        small: Option<Vec<usize>>,
+        map: HashMap<Value, usize, Hasher>,
+    },
     Many(HashMap<Vec<Value>, usize, Hasher>),
 }
 
 impl GroupIndex {
     fn new(keys: usize) -> Self {
         if keys == 1 {
-            GroupIndex::One(HashMap::default())
+            GroupIndex::One {
+                small: Some(vec![NO_GROUP; SMALL_KEYS]),
+                map: HashMap::default(),
+            }
         } else {
             GroupIndex::Many(HashMap::default())
         }
     }
 
-    fn find_one(&self, key: &Value) -> Option<usize> {
-        match self {
-            GroupIndex::One(map) => map.get(key).copied(),
-            GroupIndex::Many(_) => unreachable!("a single key is looked up by value"),
+    /// The position of `key` in `small`, if it is a small INT64.
+    fn small_position(key: &Value) -> Option<usize> {
+        match key {
+            Value::Int64(v) => usize::try_from(*v).ok().filter(|&v| v < SMALL_KEYS),
+            _ => None,
         }
+    }
+
+    fn find_one(&mut self, key: &Value) -> Option<usize> {
+        let GroupIndex::One { small, map } = self else {
+            unreachable!("a single key is looked up by value")
+        };
+        if let Some(positions) = small {
+            if let Some(position) = Self::small_position(key) {
+                return Some(positions[position]).filter(|&group| group != NO_GROUP);
+            }
+            if !matches!(key, Value::Int64(_)) {
+                for (position, &group) in positions.iter().enumerate() {
+                    if group != NO_GROUP {
+                        map.insert(Value::Int64(position as i64), group);
+                    }
+                }
+                *small = None;
+            }
+        }
+        map.get(key).copied()
     }
 
     fn find_many(&self, keys: &[Value]) -> Option<usize> {
         match self {
             GroupIndex::Many(map) => map.get(keys).copied(),
-            GroupIndex::One(_) => unreachable!("several keys are looked up by vector"),
+            GroupIndex::One { .. } => unreachable!("several keys are looked up by vector"),
         }
     }
 
+    /// Records `group` for `keys`, just looked up and not found.
     fn insert(&mut self, keys: &[Value], group: usize) {
         match self {
-            GroupIndex::One(map) => {
+            GroupIndex::One { small, map } => {
                 let [key] = keys else {
                     unreachable!("one key per group")
                 };
-                map.insert(key.clone(), group);
+                match (small, Self::small_position(key)) {
+                    (Some(positions), Some(position)) => positions[position] = group,
+                    _ => {
+                        map.insert(key.clone(), group);
+                    }
+                }
             }
             GroupIndex::Many(map) => {
                 map.insert(keys.to_vec(), group);
@@ -323,5 +365,46 @@ impl Operator for Aggregate {
             self.output = Some(rows.into_iter());
         }
         Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index finds the same groups as one plain map of values, whatever the key types.
+    #[test]
+    fn small_integer_keys_find_the_groups_a_map_of_values_finds() {
+        let keys = [
+            Value::Int64(1),
+            Value::Int64(63),
+            Value::Int64(64),
+            Value::Int64(-1),
+            Value::Int64(1),
+            Value::Double(63.0),
+            Value::Int32(1),
+            Value::Int64(63),
+            Value::from("x"),
+            Value::Int64(5),
+            Value::Int64(5),
+            Value::Double(5.0),
+        ];
+        let mut index = GroupIndex::new(1);
+        let mut reference: HashMap<Value, usize> = HashMap::new();
+        let mut small_lookups = 0;
+        for key in keys {
+            let expected = reference.get(&key).copied();
+            if GroupIndex::small_position(&key).is_some() {
+                small_lookups += 1;
+            }
+            assert_eq!(index.find_one(&key), expected, "{key:?}");
+            if expected.is_none() {
+                let group = reference.len();
+                reference.insert(key.clone(), group);
+                index.insert(&[key], group);
+            }
+        }
+        assert!(small_lookups > 0);
+        assert!(matches!(index, GroupIndex::One { small: None, .. }));
     }
 }

@@ -21,6 +21,8 @@ pub struct ProcedureScan {
     columns: Vec<usize>,
     /// Input slots no operator above reads.
     dead: Vec<usize>,
+    /// The slots an output row takes from the input row: all but the procedure's columns.
+    carried: Vec<usize>,
     /// The values of the procedure's rows for the current input row not yet yielded (moved
     /// out, row after row), and the bytes they held when made.
     values: std::vec::IntoIter<Value>,
@@ -51,6 +53,7 @@ impl ProcedureScan {
             input,
             procedure: procedure_for(&call.kind),
             call,
+            carried: Vec::new(),
             columns,
             dead,
             values: Vec::new().into_iter(),
@@ -96,7 +99,7 @@ impl Operator for ProcedureScan {
                 if !self.values.as_slice().is_empty() {
                     let mut out = match self.spare.take() {
                         Some(mut spare) => {
-                            refill(&mut spare, row);
+                            refill(&mut spare, row, &self.carried);
                             spare
                         }
                         None => row.clone(),
@@ -119,6 +122,11 @@ impl Operator for ProcedureScan {
             for &slot in &self.dead {
                 row[slot] = Value::Null;
             }
+            if self.carried.len() + self.columns.len() != row.len() {
+                self.carried = (0..row.len())
+                    .filter(|slot| !self.columns.contains(slot))
+                    .collect();
+            }
             self.current = Some(row);
         }
     }
@@ -128,16 +136,17 @@ impl Operator for ProcedureScan {
     }
 }
 
-/// Makes `out` (a recycled row) a copy of `row`, skipping the slots that are NULL in both (most
-/// of a procedure's input row once its dead slots are cleared).
-fn refill(out: &mut Row, row: &Row) {
+/// Makes `out` (a recycled row) a copy of `row` in the `carried` slots (the others are the
+/// procedure's columns, set next), skipping the slots that are NULL in both (most of a
+/// procedure's input row once its dead slots are cleared).
+fn refill(out: &mut Row, row: &Row, carried: &[usize]) {
     if out.len() != row.len() {
         out.clone_from(row);
         return;
     }
-    for (slot, value) in out.iter_mut().zip(row) {
-        if !matches!((&*slot, value), (Value::Null, Value::Null)) {
-            slot.clone_from(value);
+    for &slot in carried {
+        if !matches!((&out[slot], &row[slot]), (Value::Null, Value::Null)) {
+            out[slot].clone_from(&row[slot]);
         }
     }
 }
@@ -150,10 +159,11 @@ mod tests {
     fn refill_copies_every_slot() {
         let row = vec![Value::Null, Value::Int64(7), Value::Null, Value::from("x")];
         let mut out = vec![Value::Double(1.5), Value::Null, Value::Null, Value::Null];
-        refill(&mut out, &row);
-        assert_eq!(out, row);
+        refill(&mut out, &row, &[0, 1, 3]);
+        assert_eq!(out[..2], row[..2]);
+        assert_eq!(out[3], row[3]);
         let mut short = vec![Value::Int64(1)];
-        refill(&mut short, &row);
+        refill(&mut short, &row, &[0, 1, 3]);
         assert_eq!(short, row);
     }
 }
