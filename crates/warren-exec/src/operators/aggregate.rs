@@ -334,7 +334,6 @@ impl Aggregate {
                 }
                 group.accumulators[i].add(aggregate.function, value.as_deref())?;
             }
-            drop(evaluator);
             self.input.recycle(row);
         }
         if groups.is_empty() && self.keys.is_empty() {
