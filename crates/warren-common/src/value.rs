@@ -440,6 +440,7 @@ impl PartialEq for Value {
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Null, Value::Null) => true,
+            (Value::Int64(a), Value::Int64(b)) => a == b,
             (Value::Node(a), Value::Node(b)) => a.id == b.id,
             (Value::Rel(a), Value::Rel(b)) => a.id == b.id,
             (Value::Path(a), Value::Path(b)) => a == b,

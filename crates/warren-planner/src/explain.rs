@@ -368,10 +368,20 @@ pub fn operator_line(plan: &Plan) -> String {
             columns,
             ..
         } => format!("TableFunction {name} ({} rows) -> {columns:?}", rows.len()),
-        Plan::Procedure { call, columns, .. } => {
+        Plan::Procedure {
+            call,
+            columns,
+            dead,
+            ..
+        } => {
             let arguments: Vec<String> = call.arguments.iter().map(expr_text).collect();
+            let dropped = if dead.is_empty() {
+                String::new()
+            } else {
+                format!(" drops {dead:?}")
+            };
             format!(
-                "Procedure {}({}) -> {columns:?}",
+                "Procedure {}({}) -> {columns:?}{dropped}",
                 call.name,
                 arguments.join(", ")
             )

@@ -142,11 +142,14 @@ pub enum Plan {
         columns: Vec<usize>,
     },
     /// `CALL` of a graph procedure: for each input row, its arguments are evaluated and every
-    /// row it returns is joined to the input row, its values in `columns`.
+    /// row it returns is joined to the input row, its values in `columns`. `dead` are input
+    /// slots no operator above reads (set by dead-slot pruning): they are set to NULL once the
+    /// arguments are evaluated, so the output rows do not carry (clone) their values.
     Procedure {
         input: Box<Plan>,
         call: Arc<crate::procedure::ProcedureCall>,
         columns: Vec<usize>,
+        dead: Vec<usize>,
     },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
@@ -567,6 +570,13 @@ impl Plan {
 
     /// Every slot read anywhere in this plan, including lambda and comprehension variables.
     pub fn read_slots(&self, out: &mut Vec<usize>) {
+        self.own_read_slots(out);
+        self.for_each_child(&mut |child| child.read_slots(out));
+    }
+
+    /// Slots this operator itself reads (not its children): its expressions' slots, the slots
+    /// it compares or copies, and what a MERGE's matcher reads.
+    pub fn own_read_slots(&self, out: &mut Vec<usize>) {
         self.for_each_expr(&mut |e| out.extend(e.slots()));
         match self {
             Plan::Distinct { slots, .. } => out.extend(slots),
@@ -574,7 +584,6 @@ impl Plan {
             Plan::Merge { merge, .. } => merge.matcher.read_slots(out),
             _ => {}
         }
-        self.for_each_child(&mut |child| child.read_slots(out));
     }
 
     /// Every slot written anywhere in this plan.
@@ -738,10 +747,12 @@ impl Plan {
                 input,
                 call,
                 columns,
+                dead,
             } => Plan::Procedure {
                 input: boxed(input),
                 call,
                 columns,
+                dead,
             },
             Plan::Optional {
                 input,

@@ -268,3 +268,45 @@ fn a_rel_table_with_several_pairs_and_integer_weights() {
         ]
     );
 }
+
+/// The text of the plan of `query`.
+fn plan(conn: &mut Connection, query: &str) -> String {
+    rows(conn, &format!("EXPLAIN {query}")).join("\n")
+}
+
+#[test]
+fn input_slots_nothing_above_reads_are_dropped_from_the_rows() {
+    let mut conn = chain();
+    // `seeds` and `p` are read by nothing above the call: the plan drops them.
+    let grouped = format!(
+        "{FROM_ZERO}CALL spread_activation('Knows', seeds, max_hops := 2) \
+         RETURN hops, count(*), sum(activation) ORDER BY hops"
+    );
+    assert!(
+        plan(&mut conn, &grouped).contains(" drops ["),
+        "{}",
+        plan(&mut conn, &grouped)
+    );
+    assert_eq!(
+        rows(&mut conn, &grouped),
+        ["0|1|1.000000", "1|2|1.250000", "2|1|0.250000"]
+    );
+    // Read above the call (by RETURN, by an OPTIONAL MATCH's inner plan, by a later WHERE),
+    // they are kept.
+    let kept = format!(
+        "{FROM_ZERO}CALL spread_activation('Knows', seeds, max_hops := 1) \
+         WITH seeds, node, hops WHERE size(seeds) = 1 \
+         OPTIONAL MATCH (node)-[:Knows]->(m:Person) \
+         RETURN size(seeds), node.id, hops, m.id ORDER BY node.id, m.id"
+    );
+    assert!(!plan(&mut conn, &kept).contains(" drops [1"));
+    assert_eq!(
+        rows(&mut conn, &kept),
+        ["1|0|0|1", "1|0|0|2", "1|1|1|2", "1|2|1|3"]
+    );
+    let outer = "MATCH (p:Person) WHERE p.id IN [1, 3] \
+                 CALL spread_activation('Knows', {node: p, activation: 1.0}, max_hops := 1) \
+                 OPTIONAL MATCH (p)-[:Knows]->(q:Person) \
+                 RETURN node.id, q.id ORDER BY node.id";
+    assert_eq!(rows(&mut conn, outer), ["1|2", "2|2", "3|4", "4|4"]);
+}

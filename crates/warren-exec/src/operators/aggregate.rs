@@ -1,9 +1,12 @@
 //! Hash aggregation: groups input rows by key values and folds each aggregate function per
 //! group. Output rows hold the key slots and aggregate slots only. Groups come out in order of
 //! first appearance. The tables hash with `ahash` (randomly keyed per table, several times
-//! cheaper per key than the standard SipHash), and a row's keys are evaluated into one reused
-//! buffer, copied only when they start a group.
+//! cheaper per key than the standard SipHash). A single key is looked up by its value, several
+//! by one reused buffer of their values; keys and arguments that are slots are read in place
+//! (borrowed), and keys are copied only when they start a group. Consumed rows go back to the
+//! input ([`Operator::recycle`]) for reuse.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// The hasher of the grouping and DISTINCT tables.
@@ -42,7 +45,9 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, function: AggregateFunction, value: Option<Value>) -> Result<()> {
+    /// Folds `value` (`None` for `count(*)`, which has no argument) into the state; values
+    /// are borrowed from the row and copied only where the state keeps them.
+    fn add(&mut self, function: AggregateFunction, value: Option<&Value>) -> Result<()> {
         let value = match (function, value) {
             (AggregateFunction::CountStar, _) => {
                 if let Accumulator::Count(c) = self {
@@ -67,7 +72,7 @@ impl Accumulator {
             Accumulator::Sum(sum) => {
                 let value = match value.as_i128() {
                     Some(v) => Value::Int128(v),
-                    None => value,
+                    None => value.clone(),
                 };
                 *sum = Some(match sum.take() {
                     None => value,
@@ -76,12 +81,12 @@ impl Accumulator {
             }
             Accumulator::Min(min) => {
                 if min.as_ref().is_none_or(|m| value.total_cmp(m).is_lt()) {
-                    *min = Some(value);
+                    *min = Some(value.clone());
                 }
             }
             Accumulator::Max(max) => {
                 if max.as_ref().is_none_or(|m| value.total_cmp(m).is_gt()) {
-                    *max = Some(value);
+                    *max = Some(value.clone());
                 }
             }
             Accumulator::Avg { sum, count } => {
@@ -90,7 +95,7 @@ impl Accumulator {
                     .ok_or_else(|| Error::runtime("AVG expects numbers."))?;
                 *count += 1;
             }
-            Accumulator::Collect(items) => items.push(value),
+            Accumulator::Collect(items) => items.push(value.clone()),
         }
         Ok(())
     }
@@ -106,6 +111,110 @@ impl Accumulator {
             Accumulator::Collect(items) if items.is_empty() => Value::Null,
             Accumulator::Collect(items) => Value::list(items),
         }
+    }
+}
+
+/// Keys `0..SMALL_KEYS` of INT64 are found by position in [`GroupIndex::One`]'s `small`.
+const SMALL_KEYS: usize = 64;
+
+/// No group yet for a small key.
+const NO_GROUP: usize = usize::MAX;
+
+/// The groups by key: a single key is looked up by the value itself (no key vector per row),
+/// several by the vector of their values. A single key that is a small non-negative INT64 (a
+/// hop count, a label index) is found by position in `small`, without hashing; the first key
+/// that is not an INT64 moves those groups into the map (another type, e.g. a DOUBLE 1.0, may
+/// equal an INT64 key), and from then on every key goes through the map.
+enum GroupIndex {
+    One {
+        small: Option<Vec<usize>>,
+        map: HashMap<Value, usize, Hasher>,
+    },
+    Many(HashMap<Vec<Value>, usize, Hasher>),
+}
+
+impl GroupIndex {
+    fn new(keys: usize) -> Self {
+        if keys == 1 {
+            GroupIndex::One {
+                small: Some(vec![NO_GROUP; SMALL_KEYS]),
+                map: HashMap::default(),
+            }
+        } else {
+            GroupIndex::Many(HashMap::default())
+        }
+    }
+
+    /// The position of `key` in `small`, if it is a small INT64.
+    fn small_position(key: &Value) -> Option<usize> {
+        match key {
+            Value::Int64(v) => usize::try_from(*v).ok().filter(|&v| v < SMALL_KEYS),
+            _ => None,
+        }
+    }
+
+    fn find_one(&mut self, key: &Value) -> Option<usize> {
+        let GroupIndex::One { small, map } = self else {
+            unreachable!("a single key is looked up by value")
+        };
+        if let Some(positions) = small {
+            if let Some(position) = Self::small_position(key) {
+                return Some(positions[position]).filter(|&group| group != NO_GROUP);
+            }
+            if !matches!(key, Value::Int64(_)) {
+                for (position, &group) in positions.iter().enumerate() {
+                    if group != NO_GROUP {
+                        map.insert(Value::Int64(position as i64), group);
+                    }
+                }
+                *small = None;
+            }
+        }
+        map.get(key).copied()
+    }
+
+    fn find_many(&self, keys: &[Value]) -> Option<usize> {
+        match self {
+            GroupIndex::Many(map) => map.get(keys).copied(),
+            GroupIndex::One { .. } => unreachable!("several keys are looked up by vector"),
+        }
+    }
+
+    /// Records `group` for `keys`, just looked up and not found.
+    fn insert(&mut self, keys: &[Value], group: usize) {
+        match self {
+            GroupIndex::One { small, map } => {
+                let [key] = keys else {
+                    unreachable!("one key per group")
+                };
+                match (small, Self::small_position(key)) {
+                    (Some(positions), Some(position)) => positions[position] = group,
+                    _ => {
+                        map.insert(key.clone(), group);
+                    }
+                }
+            }
+            GroupIndex::Many(map) => {
+                map.insert(keys.to_vec(), group);
+            }
+        }
+    }
+}
+
+/// The value of `expr` over `row`: borrowed from the row when it is a slot, evaluated
+/// otherwise (`evaluator` is present whenever some expression is not a slot).
+fn value_of<'r>(
+    evaluator: Option<&Evaluator<'_>>,
+    expr: &Expr,
+    row: &'r Row,
+) -> Result<Cow<'r, Value>> {
+    match expr {
+        Expr::Slot(slot) => Ok(Cow::Borrowed(&row[*slot])),
+        _ => Ok(Cow::Owned(
+            evaluator
+                .expect("an evaluator for a computed expression")
+                .eval(expr, row)?,
+        )),
     }
 }
 
@@ -153,38 +262,69 @@ impl Aggregate {
     }
 
     fn consume(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        let mut index: HashMap<Vec<Value>, usize, Hasher> = HashMap::default();
+        let mut index = GroupIndex::new(self.keys.len());
         let mut groups: Vec<Group> = Vec::new();
         let mut reserved = 0u64;
         let mut keys: Vec<Value> = Vec::with_capacity(self.keys.len());
+        // Slots are read in place; only other expressions need an evaluator (and a snapshot).
+        let evaluates = self
+            .keys
+            .iter()
+            .map(|(_, e)| e)
+            .chain(self.aggregates.iter().filter_map(|(_, a)| a.arg.as_ref()))
+            .any(|e| !matches!(e, Expr::Slot(_)));
         while let Some(row) = self.input.next(ctx)? {
             ctx.tick()?;
-            let snapshot = ctx.snapshot();
-            let evaluator = Evaluator::new(&snapshot, ctx);
-            keys.clear();
-            for (_, e) in &self.keys {
-                keys.push(evaluator.eval(e, &row)?);
-            }
-            let group_index = match index.get(keys.as_slice()) {
-                Some(&i) => i,
-                None => {
-                    let bytes = (keys.len() * 64 + self.aggregates.len() * 48) as u64;
+            let snapshot = evaluates.then(|| ctx.snapshot());
+            let evaluator = snapshot.as_deref().map(|s| Evaluator::new(s, ctx));
+            // The group's index, or (`Err`) the single key of a new group.
+            let found = match self.keys.as_slice() {
+                // Without keys every row folds into the one group.
+                [] if !groups.is_empty() => Ok(0),
+                [(_, key)] => {
+                    let key = value_of(evaluator.as_ref(), key, &row)?;
+                    match index.find_one(&key) {
+                        Some(i) => Ok(i),
+                        None => Err(key.into_owned()),
+                    }
+                }
+                _ => {
+                    keys.clear();
+                    for (_, e) in &self.keys {
+                        keys.push(value_of(evaluator.as_ref(), e, &row)?.into_owned());
+                    }
+                    index.find_many(&keys).ok_or(Value::Null)
+                }
+            };
+            let group_index = match found {
+                Ok(i) => i,
+                Err(single) => {
+                    let bytes = (self.keys.len() * 64 + self.aggregates.len() * 48) as u64;
                     ctx.memory.reserve(bytes, "aggregation")?;
                     reserved += bytes;
-                    index.insert(keys.clone(), groups.len());
-                    groups.push(self.new_group(keys.clone()));
+                    let group_keys = if self.keys.len() == 1 {
+                        vec![single]
+                    } else {
+                        keys.clone()
+                    };
+                    index.insert(&group_keys, groups.len());
+                    groups.push(self.new_group(group_keys));
                     groups.len() - 1
                 }
             };
             let group = &mut groups[group_index];
             for (i, (_, aggregate)) in self.aggregates.iter().enumerate() {
                 let value = match &aggregate.arg {
-                    Some(arg) => Some(evaluator.eval(arg, &row)?),
+                    Some(arg) => Some(value_of(evaluator.as_ref(), arg, &row)?),
                     None => None,
                 };
                 if aggregate.distinct {
                     match &value {
-                        Some(v) if !v.is_null() && !group.distinct[i].insert(v.clone()) => continue,
+                        Some(v)
+                            if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) =>
+                        {
+                            continue
+                        }
                         _ => {}
                     }
                 }
@@ -192,8 +332,9 @@ impl Aggregate {
                     ctx.memory.reserve(64, "collect()")?;
                     reserved += 64;
                 }
-                group.accumulators[i].add(aggregate.function, value)?;
+                group.accumulators[i].add(aggregate.function, value.as_deref())?;
             }
+            self.input.recycle(row);
         }
         if groups.is_empty() && self.keys.is_empty() {
             groups.push(self.new_group(Vec::new()));
@@ -223,5 +364,46 @@ impl Operator for Aggregate {
             self.output = Some(rows.into_iter());
         }
         Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index finds the same groups as one plain map of values, whatever the key types.
+    #[test]
+    fn small_integer_keys_find_the_groups_a_map_of_values_finds() {
+        let keys = [
+            Value::Int64(1),
+            Value::Int64(63),
+            Value::Int64(64),
+            Value::Int64(-1),
+            Value::Int64(1),
+            Value::Double(63.0),
+            Value::Int32(1),
+            Value::Int64(63),
+            Value::from("x"),
+            Value::Int64(5),
+            Value::Int64(5),
+            Value::Double(5.0),
+        ];
+        let mut index = GroupIndex::new(1);
+        let mut reference: HashMap<Value, usize> = HashMap::new();
+        let mut small_lookups = 0;
+        for key in keys {
+            let expected = reference.get(&key).copied();
+            if GroupIndex::small_position(&key).is_some() {
+                small_lookups += 1;
+            }
+            assert_eq!(index.find_one(&key), expected, "{key:?}");
+            if expected.is_none() {
+                let group = reference.len();
+                reference.insert(key.clone(), group);
+                index.insert(&[key], group);
+            }
+        }
+        assert!(small_lookups > 0);
+        assert!(matches!(index, GroupIndex::One { small: None, .. }));
     }
 }

@@ -33,6 +33,13 @@ pub(crate) fn row_bytes(row: &Row) -> u64 {
 pub trait Operator: Send {
     /// The next row, or `None` when the operator is exhausted.
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>>;
+
+    /// Takes back a row this operator returned and its consumer is done with, so that its
+    /// buffer can be reused for a later row instead of a new allocation. Optional: by default
+    /// the row is dropped.
+    fn recycle(&mut self, row: Row) {
+        drop(row);
+    }
 }
 
 pub type BoxedOperator = Box<dyn Operator>;
@@ -190,10 +197,12 @@ fn build_operator(
             input,
             call,
             columns,
+            dead,
         } => Box::new(procedure::ProcedureScan::new(
             child(input),
             call.clone(),
             columns.clone(),
+            dead.clone(),
         )),
         Plan::Optional {
             input,

@@ -66,6 +66,10 @@ impl Operator for Profiled {
         self.record(started.elapsed(), matches!(result, Ok(Some(_))));
         result
     }
+
+    fn recycle(&mut self, row: Row) {
+        self.inner.recycle(row);
+    }
 }
 
 /// What one operator did over the query.

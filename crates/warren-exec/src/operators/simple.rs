@@ -45,8 +45,13 @@ impl Operator for Filter {
             if Evaluator::new(&snapshot, ctx).test(&self.predicate, &row)? {
                 return Ok(Some(row));
             }
+            self.input.recycle(row);
         }
         Ok(None)
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.input.recycle(row);
     }
 }
 

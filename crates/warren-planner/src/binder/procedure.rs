@@ -115,6 +115,7 @@ impl Binder<'_> {
             input: Box::new(input),
             call: Arc::new(bound),
             columns,
+            dead: Vec::new(),
         };
         if let Some(predicate) = &call.where_clause {
             let (predicate, _) = self.bind_expr(predicate, scope)?;

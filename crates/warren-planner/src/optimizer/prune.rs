@@ -1,6 +1,8 @@
 //! Dead-slot pruning: projections whose slots nobody reads are dropped, and recursive joins and
 //! expansions stop producing rel, path, length or cost values nobody reads. This is what lets
-//! `count(*)` or `length(p)` skip building path values.
+//! `count(*)` or `length(p)` skip building path values. A procedure call, which multiplies its
+//! input row into many output rows, is also told which input slots nothing above it reads
+//! (positional liveness), so that its output rows do not copy them.
 
 use std::collections::HashSet;
 
@@ -18,6 +20,7 @@ pub fn rewrites(operator: &Plan) -> bool {
         Plan::Project { .. } => true,
         Plan::Expand { rel_slot, .. } => rel_slot.is_some(),
         Plan::Recursive(recursive) => matches!(recursive.output, RecursiveOutput::Paths { .. }),
+        Plan::Procedure { .. } => true,
         _ => false,
     }
 }
@@ -33,7 +36,45 @@ pub fn prune(mut plan: Plan, columns: &[(String, usize, LogicalType)]) -> Plan {
             break;
         }
     }
-    plan
+    let outputs: HashSet<usize> = columns.iter().map(|(_, slot, _)| *slot).collect();
+    mark_dead_slots(plan, &outputs)
+}
+
+/// Sets each procedure call's `dead` slots: the slots written below it that neither the query's
+/// outputs nor any operator above it reads. `live_above` holds the slots read above `plan`
+/// (a superset is safe: an operator that rebuilds its rows, like an aggregation, still passes
+/// down what was live above it).
+fn mark_dead_slots(plan: Plan, live_above: &HashSet<usize>) -> Plan {
+    let mut reads = Vec::new();
+    plan.own_read_slots(&mut reads);
+    if let Plan::Optional { inner, .. } = &plan {
+        // The inner plan starts from each input row: what it reads is live in the input.
+        inner.read_slots(&mut reads);
+    }
+    let mut live_below = live_above.clone();
+    live_below.extend(reads);
+    let plan = plan.map_children(&mut |child| mark_dead_slots(child, &live_below));
+    match plan {
+        Plan::Procedure {
+            input,
+            call,
+            columns,
+            dead: _,
+        } => {
+            let mut written = Vec::new();
+            input.all_written_slots(&mut written);
+            written.retain(|slot| !live_above.contains(slot) && !columns.contains(slot));
+            written.sort_unstable();
+            written.dedup();
+            Plan::Procedure {
+                input,
+                call,
+                columns,
+                dead: written,
+            }
+        }
+        other => other,
+    }
 }
 
 fn rewrite(plan: Plan, live: &HashSet<usize>, changed: &mut bool) -> Plan {
