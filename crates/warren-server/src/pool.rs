@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender, TrySendError};
 use tokio::sync::{mpsc, oneshot};
 use warren::{Connection, Database, Error, QueryResult, Value};
 use warren_cypher::ast::Statement;
@@ -80,7 +80,7 @@ pub struct Pool {
 /// One lane: a bounded queue and the threads that take jobs from it.
 #[derive(Debug)]
 struct Queue {
-    sender: Mutex<Option<SyncSender<Job>>>,
+    sender: Mutex<Option<Sender<Job>>>,
     workers: Mutex<Vec<JoinHandle<()>>>,
     load: Arc<Load>,
 }
@@ -103,7 +103,7 @@ impl Load {
 
 /// What a light-lane thread needs to hand heavy queries over.
 struct Forward {
-    heavy: SyncSender<Job>,
+    heavy: Sender<Job>,
     heavy_load: Arc<Load>,
     heavy_texts: Arc<Texts>,
 }
@@ -119,8 +119,9 @@ impl Pool {
         let heavy_texts = Arc::new(Texts::default());
         let small_texts = Arc::new(Texts::default());
         let start = |lane: Lane, threads: usize, forward: &dyn Fn() -> Option<Forward>| {
-            let (sender, receiver) = std::sync::mpsc::sync_channel::<Job>(settings.queue);
-            let receiver = Arc::new(Mutex::new(receiver));
+            // A multi-consumer channel: idle threads wait on it together and a job wakes one
+            // of them (a receiver behind a mutex woke the other thread at every job taken).
+            let (sender, receiver) = crossbeam_channel::bounded::<Job>(settings.queue);
             let load = Arc::new(Load {
                 capacity: settings.queue,
                 queued: AtomicUsize::new(0),
@@ -224,12 +225,7 @@ impl Queue {
 }
 
 /// Queues `job` without waiting; gives it back when the queue is full or closed.
-fn queue_job(
-    sender: &SyncSender<Job>,
-    job: Job,
-    metrics: &Metrics,
-    load: &Load,
-) -> Result<(), Job> {
+fn queue_job(sender: &Sender<Job>, job: Job, metrics: &Metrics, load: &Load) -> Result<(), Job> {
     metrics.queue_depth.fetch_add(1, Ordering::Relaxed);
     load.queued.fetch_add(1, Ordering::Relaxed);
     match sender.try_send(job) {
@@ -245,7 +241,7 @@ fn queue_job(
 struct Worker {
     db: Database,
     conn: Connection,
-    receiver: Arc<Mutex<Receiver<Job>>>,
+    receiver: Receiver<Job>,
     load: Arc<Load>,
     settings: Arc<PoolSettings>,
     metrics: Arc<Metrics>,
@@ -291,10 +287,7 @@ impl Worker {
     /// The next job of this lane; `None` once the lane has stopped.
     fn next_job(&self) -> Option<Job> {
         self.load.idle.fetch_add(1, Ordering::Relaxed);
-        let job = {
-            let receiver = self.receiver.lock().unwrap_or_else(|e| e.into_inner());
-            receiver.recv().ok()
-        };
+        let job = self.receiver.recv().ok();
         self.load.idle.fetch_sub(1, Ordering::Relaxed);
         job
     }
