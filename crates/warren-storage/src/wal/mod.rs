@@ -368,6 +368,15 @@ fn read_header(file: &dyn FileHandle, path: &Path) -> Result<Header> {
     decode_header(&header, &path.display().to_string())
 }
 
+/// [`read_header`], refusing a log whose header names another database than `database_id`.
+fn read_own_header(file: &dyn FileHandle, path: &Path, database_id: &DatabaseId) -> Result<Header> {
+    let header = read_header(file, path)?;
+    if header.database_id != *database_id {
+        return Err(foreign_log(path, &header.database_id, database_id));
+    }
+    Ok(header)
+}
+
 impl Wal {
     /// Creates an empty log at `path` (which must not exist) whose first frame will have LSN
     /// `base_lsn`. The file appears whole or not at all.
@@ -459,10 +468,7 @@ impl Wal {
     /// is taken for frames not yet committed (another process may be appending them now).
     pub fn read(fs: &dyn FileSystem, path: &Path, database_id: DatabaseId) -> Result<Recovered> {
         let file = fs.open(path, OpenMode::Read)?;
-        let header = read_header(file.as_ref(), path)?;
-        if header.database_id != database_id {
-            return Err(foreign_log(path, &header.database_id, &database_id));
-        }
+        let header = read_own_header(file.as_ref(), path, &database_id)?;
         let start = Start {
             offset: 0,
             base_lsn: header.base_lsn,
@@ -491,10 +497,7 @@ impl Wal {
             Err(error) => return Err(error),
         };
         let length = file.len()?;
-        let header = read_header(file.as_ref(), path)?;
-        if header.database_id != database_id {
-            return Err(foreign_log(path, &header.database_id, &database_id));
-        }
+        let header = read_own_header(file.as_ref(), path, &database_id)?;
         let same_log = header.base_lsn == cursor.base_lsn && header.checksums == cursor.checksums;
         if !same_log || length < cursor.offset || cursor.offset < HEADER_BYTES as u64 {
             return Ok(None);
