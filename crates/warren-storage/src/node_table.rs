@@ -107,10 +107,7 @@ impl NodeTable {
             column.try_verify()?;
         }
         self.pk_index.bytes().try_bytes()?;
-        if let Some(deleted) = &self.deleted {
-            deleted.bytes().try_bytes()?;
-        }
-        Ok(())
+        self.try_verify_deleted()
     }
 
     /// Verifies every block of the deletion bitmap (read whole by scans).
@@ -143,9 +140,7 @@ impl NodeTable {
 
     /// Rows not deleted. Counting reads the whole deletion bitmap, verified first.
     pub fn num_live_rows(&self) -> Result<u64, ChecksumMismatch> {
-        if let Some(deleted) = &self.deleted {
-            deleted.bytes().try_bytes()?;
-        }
+        self.try_verify_deleted()?;
         Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 

@@ -197,16 +197,18 @@ impl RelTable {
         for column in &self.columns {
             column.try_verify()?;
         }
-        if let Some(deleted) = &self.deleted {
-            deleted.bytes().try_bytes()?;
-        }
-        Ok(())
+        self.try_verify_deleted()
     }
 
     /// Verifies every block of both CSRs and the deletion bitmap (read whole by expansions).
     pub fn try_verify_adjacency(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
         self.forward.try_verify()?;
         self.backward.try_verify()?;
+        self.try_verify_deleted()
+    }
+
+    /// Verifies every block of the deletion bitmap (read whole by counts and expansions).
+    fn try_verify_deleted(&self) -> Result<(), crate::section_check::ChecksumMismatch> {
         self.deleted
             .as_ref()
             .map_or(Ok(()), |deleted| deleted.bytes().try_bytes().map(|_| ()))
@@ -454,9 +456,7 @@ impl RelTable {
 
     /// Live rels (not deleted). Counting reads the whole deletion bitmap, verified first.
     pub fn num_live_rows(&self) -> Result<u64, crate::section_check::ChecksumMismatch> {
-        if let Some(deleted) = &self.deleted {
-            deleted.bytes().try_bytes()?;
-        }
+        self.try_verify_deleted()?;
         Ok(self.num_rows() - deleted_rows(self.deleted.as_ref(), &self.delta.deleted))
     }
 
