@@ -76,13 +76,7 @@ impl Inline {
 
     /// A fresh connection with the server's settings but the budget as its timeout.
     fn connect(&self) -> Connection {
-        let mut conn = self.db.connect();
-        if let Some(dir) = &self.files {
-            conn.set_working_dir(dir.clone());
-        }
-        conn.settings_mut().threads = 1;
-        conn.settings_mut().timeout_ms = BUDGET.as_millis() as u64;
-        conn
+        pool::server_connection(&self.db, self.files.as_deref(), BUDGET)
     }
 
     /// Answers `query` here when its text is known small and a slot is free.

@@ -238,6 +238,22 @@ fn queue_job(sender: &Sender<Job>, job: Job, metrics: &Metrics, load: &Load) -> 
     }
 }
 
+/// A connection as the server's threads run queries on: file statements inside `files`, one
+/// engine thread (the server's threads, not the query, are the parallelism), and `timeout`.
+pub(crate) fn server_connection(
+    db: &Database,
+    files: Option<&std::path::Path>,
+    timeout: Duration,
+) -> Connection {
+    let mut conn = db.connect();
+    if let Some(dir) = files {
+        conn.set_working_dir(dir.to_path_buf());
+    }
+    conn.settings_mut().threads = 1;
+    conn.settings_mut().timeout_ms = timeout.as_millis() as u64;
+    conn
+}
+
 struct Worker {
     db: Database,
     conn: Connection,
@@ -254,14 +270,11 @@ struct Worker {
 impl Worker {
     /// A fresh connection with the server's settings.
     fn connect(&self) -> Connection {
-        let mut conn = self.db.connect();
-        if let Some(dir) = &self.settings.files {
-            conn.set_working_dir(dir.clone());
-        }
-        // Each query runs on its own thread: the pool, not the query, is the parallelism.
-        conn.settings_mut().threads = 1;
-        conn.settings_mut().timeout_ms = self.settings.timeout.as_millis() as u64;
-        conn
+        server_connection(
+            &self.db,
+            self.settings.files.as_deref(),
+            self.settings.timeout,
+        )
     }
 
     fn run(mut self) {
