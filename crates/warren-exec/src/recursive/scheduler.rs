@@ -8,7 +8,7 @@
 //! that reaches little never waits for a thread to be scheduled); the first time it claims a
 //! morsel while another is unclaimed, it starts the n worker threads and leaves the rest to them
 //! once that morsel is done (a caller working on beside n - 1 threads cost 10% more CPU per
-//! query at Graph500 scale 18: OPTIMIZATION_LOG entries 63 and the scale-6 one).
+//! query at Graph500 scale 18: OPTIMIZATION_LOG entries 63 and 84).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
