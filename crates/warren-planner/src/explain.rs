@@ -372,6 +372,8 @@ pub fn operator_line(plan: &Plan) -> String {
             call,
             columns,
             dead,
+            unread,
+            ordered,
             ..
         } => {
             let arguments: Vec<String> = call.arguments.iter().map(expr_text).collect();
@@ -380,8 +382,14 @@ pub fn operator_line(plan: &Plan) -> String {
             } else {
                 format!(" drops {dead:?}")
             };
+            let unread = if unread.is_empty() {
+                String::new()
+            } else {
+                format!(" unread {unread:?}")
+            };
+            let unordered = if *ordered { "" } else { " unordered" };
             format!(
-                "Procedure {}({}) -> {columns:?}{dropped}",
+                "Procedure {}({}) -> {columns:?}{dropped}{unread}{unordered}",
                 call.name,
                 arguments.join(", ")
             )

@@ -145,11 +145,16 @@ pub enum Plan {
     /// row it returns is joined to the input row, its values in `columns`. `dead` are input
     /// slots no operator above reads (set by dead-slot pruning): they are set to NULL once the
     /// arguments are evaluated, so the output rows do not carry (clone) their values.
+    /// `unread` are the procedure's own columns no operator above reads (the procedure may
+    /// leave them NULL); `ordered` is false when nothing above depends on the order of its
+    /// rows (set by `optimizer/procedure_order.rs`), so it may skip the order it documents.
     Procedure {
         input: Box<Plan>,
         call: Arc<crate::procedure::ProcedureCall>,
         columns: Vec<usize>,
         dead: Vec<usize>,
+        unread: Vec<usize>,
+        ordered: bool,
     },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
@@ -748,11 +753,15 @@ impl Plan {
                 call,
                 columns,
                 dead,
+                unread,
+                ordered,
             } => Plan::Procedure {
                 input: boxed(input),
                 call,
                 columns,
                 dead,
+                unread,
+                ordered,
             },
             Plan::Optional {
                 input,

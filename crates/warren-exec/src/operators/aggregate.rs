@@ -4,7 +4,8 @@
 //! cheaper per key than the standard SipHash). A single key is looked up by its value, several
 //! by one reused buffer of their values; keys and arguments that are slots are read in place
 //! (borrowed), and keys are copied only when they start a group. Consumed rows go back to the
-//! input ([`Operator::recycle`]) for reuse.
+//! input ([`Operator::recycle`]) for reuse. When every key and argument is a slot and the input
+//! yields runs of rows (a procedure call, [`RowRun`]), the runs are folded without making rows.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -16,7 +17,7 @@ use warren_common::value::Value;
 use warren_common::{Error, Result};
 use warren_planner::expr::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 
-use super::{row_bytes, BoxedOperator, Operator, Row};
+use super::{row_bytes, BoxedOperator, Operator, Row, RowRun};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
 
@@ -262,10 +263,12 @@ impl Aggregate {
     }
 
     fn consume(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        let mut index = GroupIndex::new(self.keys.len());
-        let mut groups: Vec<Group> = Vec::new();
-        let mut reserved = 0u64;
-        let mut keys: Vec<Value> = Vec::with_capacity(self.keys.len());
+        let mut folding = Folding {
+            index: GroupIndex::new(self.keys.len()),
+            groups: Vec::new(),
+            reserved: 0,
+            keys: Vec::with_capacity(self.keys.len()),
+        };
         // Slots are read in place; only other expressions need an evaluator (and a snapshot).
         let evaluates = self
             .keys
@@ -273,69 +276,26 @@ impl Aggregate {
             .map(|(_, e)| e)
             .chain(self.aggregates.iter().filter_map(|(_, a)| a.arg.as_ref()))
             .any(|e| !matches!(e, Expr::Slot(_)));
-        while let Some(row) = self.input.next(ctx)? {
-            ctx.tick()?;
-            let snapshot = evaluates.then(|| ctx.snapshot());
-            let evaluator = snapshot.as_deref().map(|s| Evaluator::new(s, ctx));
-            // The group's index, or (`Err`) the single key of a new group.
-            let found = match self.keys.as_slice() {
-                // Without keys every row folds into the one group.
-                [] if !groups.is_empty() => Ok(0),
-                [(_, key)] => {
-                    let key = value_of(evaluator.as_ref(), key, &row)?;
-                    match index.find_one(&key) {
-                        Some(i) => Ok(i),
-                        None => Err(key.into_owned()),
-                    }
-                }
-                _ => {
-                    keys.clear();
-                    for (_, e) in &self.keys {
-                        keys.push(value_of(evaluator.as_ref(), e, &row)?.into_owned());
-                    }
-                    index.find_many(&keys).ok_or(Value::Null)
-                }
-            };
-            let group_index = match found {
-                Ok(i) => i,
-                Err(single) => {
-                    let bytes = (self.keys.len() * 64 + self.aggregates.len() * 48) as u64;
-                    ctx.memory.reserve(bytes, "aggregation")?;
-                    reserved += bytes;
-                    let group_keys = if self.keys.len() == 1 {
-                        vec![single]
-                    } else {
-                        keys.clone()
-                    };
-                    index.insert(&group_keys, groups.len());
-                    groups.push(self.new_group(group_keys));
-                    groups.len() - 1
-                }
-            };
-            let group = &mut groups[group_index];
-            for (i, (_, aggregate)) in self.aggregates.iter().enumerate() {
-                let value = match &aggregate.arg {
-                    Some(arg) => Some(value_of(evaluator.as_ref(), arg, &row)?),
-                    None => None,
-                };
-                if aggregate.distinct {
-                    match &value {
-                        Some(v)
-                            if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) =>
-                        {
-                            continue
-                        }
-                        _ => {}
-                    }
-                }
-                if matches!(group.accumulators[i], Accumulator::Collect(_)) {
-                    ctx.memory.reserve(64, "collect()")?;
-                    reserved += 64;
-                }
-                group.accumulators[i].add(aggregate.function, value.as_deref())?;
+        if !evaluates && self.input.yields_runs() {
+            while let Some(run) = self.input.next_run(ctx)? {
+                self.fold_run(&mut folding, &run, ctx)?;
             }
-            self.input.recycle(row);
+        } else {
+            while let Some(row) = self.input.next(ctx)? {
+                ctx.tick()?;
+                let snapshot = evaluates.then(|| ctx.snapshot());
+                let evaluator = snapshot.as_deref().map(|s| Evaluator::new(s, ctx));
+                self.fold(&mut folding, ctx, &mut |e| {
+                    value_of(evaluator.as_ref(), e, &row)
+                })?;
+                self.input.recycle(row);
+            }
         }
+        let Folding {
+            mut groups,
+            reserved,
+            ..
+        } = folding;
         if groups.is_empty() && self.keys.is_empty() {
             groups.push(self.new_group(Vec::new()));
         }
@@ -355,6 +315,105 @@ impl Aggregate {
         ctx.memory.reserve(bytes, "aggregation output")?;
         Ok(rows)
     }
+
+    /// Folds every row of `run` (keys and arguments are all slots): each slot's value is read
+    /// from the run's columns or its base row, without making the row.
+    fn fold_run(&self, folding: &mut Folding, run: &RowRun, ctx: &ExecContext) -> Result<()> {
+        let sources = run.sources();
+        for i in 0..run.rows.len() {
+            ctx.tick()?;
+            self.fold(folding, ctx, &mut |e| {
+                let Expr::Slot(slot) = e else {
+                    unreachable!("runs are folded only when keys and arguments are slots")
+                };
+                Ok(match sources[*slot] {
+                    Some(column) => Cow::Owned(run.rows.value(column, i)),
+                    None => Cow::Borrowed(&run.base[*slot]),
+                })
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Folds one row, whose keys' and arguments' values `value_of` gives, into its group.
+    fn fold<'r>(
+        &self,
+        folding: &mut Folding,
+        ctx: &ExecContext,
+        value_of: &mut dyn FnMut(&Expr) -> Result<Cow<'r, Value>>,
+    ) -> Result<()> {
+        let Folding {
+            index,
+            groups,
+            reserved,
+            keys,
+        } = folding;
+        // The group's index, or (`Err`) the single key of a new group.
+        let found = match self.keys.as_slice() {
+            // Without keys every row folds into the one group.
+            [] if !groups.is_empty() => Ok(0),
+            [(_, key)] => {
+                let key = value_of(key)?;
+                match index.find_one(&key) {
+                    Some(i) => Ok(i),
+                    None => Err(key.into_owned()),
+                }
+            }
+            _ => {
+                keys.clear();
+                for (_, e) in &self.keys {
+                    keys.push(value_of(e)?.into_owned());
+                }
+                index.find_many(keys).ok_or(Value::Null)
+            }
+        };
+        let group_index = match found {
+            Ok(i) => i,
+            Err(single) => {
+                let bytes = (self.keys.len() * 64 + self.aggregates.len() * 48) as u64;
+                ctx.memory.reserve(bytes, "aggregation")?;
+                *reserved += bytes;
+                let group_keys = if self.keys.len() == 1 {
+                    vec![single]
+                } else {
+                    keys.clone()
+                };
+                index.insert(&group_keys, groups.len());
+                groups.push(self.new_group(group_keys));
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[group_index];
+        for (i, (_, aggregate)) in self.aggregates.iter().enumerate() {
+            let value = match &aggregate.arg {
+                Some(arg) => Some(value_of(arg)?),
+                None => None,
+            };
+            if aggregate.distinct {
+                match &value {
+                    Some(v) if !v.is_null() && !group.distinct[i].insert(v.as_ref().clone()) => {
+                        continue
+                    }
+                    _ => {}
+                }
+            }
+            if matches!(group.accumulators[i], Accumulator::Collect(_)) {
+                ctx.memory.reserve(64, "collect()")?;
+                *reserved += 64;
+            }
+            group.accumulators[i].add(aggregate.function, value.as_deref())?;
+        }
+        Ok(())
+    }
+}
+
+/// The state of one aggregation while it folds rows: the groups, their index, the bytes
+/// reserved for them, and the key buffer of a multi-key lookup.
+struct Folding {
+    index: GroupIndex,
+    groups: Vec<Group>,
+    reserved: u64,
+    keys: Vec<Value>,
 }
 
 impl Operator for Aggregate {

@@ -34,6 +34,19 @@ pub trait Operator: Send {
     /// The next row, or `None` when the operator is exhausted.
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>>;
 
+    /// Whether this operator can yield its rows as [`RowRun`]s ([`Operator::next_run`]), which
+    /// a consumer that reads slots may fold without making each row. A consumer asks before its
+    /// first row and then uses either `next` or `next_run`, never both.
+    fn yields_runs(&self) -> bool {
+        false
+    }
+
+    /// The next run of rows, or `None` when the operator is exhausted. Called only when
+    /// [`Operator::yields_runs`] is true.
+    fn next_run(&mut self, _ctx: &ExecContext) -> Result<Option<RowRun>> {
+        unreachable!("next_run is called only on operators that yield runs")
+    }
+
     /// Takes back a row this operator returned and its consumer is done with, so that its
     /// buffer can be reused for a later row instead of a new allocation. Optional: by default
     /// the row is dropped.
@@ -43,6 +56,24 @@ pub trait Operator: Send {
 }
 
 pub type BoxedOperator = Box<dyn Operator>;
+
+/// Rows that share every slot but `columns`: row `i` is `base` with slot `columns[j]` holding
+/// `rows`' value `i` of column `j` (a procedure call's rows for one input row).
+pub struct RowRun {
+    pub base: Row,
+    pub columns: Vec<usize>,
+    pub rows: crate::procedures::ProcedureRows,
+}
+
+impl RowRun {
+    /// Where each slot's value comes from, for every slot of `base`: `Some(j)` for the run's
+    /// column `j`, `None` for `base` itself.
+    pub fn sources(&self) -> Vec<Option<usize>> {
+        (0..self.base.len())
+            .map(|slot| self.columns.iter().position(|&c| c == slot))
+            .collect()
+    }
+}
 
 /// Builds the operator tree of `plan` for rows of `width` slots. `argument` is the outer row
 /// a subquery plan starts from.
@@ -198,11 +229,17 @@ fn build_operator(
             call,
             columns,
             dead,
+            unread,
+            ordered,
         } => Box::new(procedure::ProcedureScan::new(
             child(input),
             call.clone(),
             columns.clone(),
             dead.clone(),
+            crate::procedures::OutputShape {
+                ordered: *ordered,
+                read: columns.iter().map(|slot| !unread.contains(slot)).collect(),
+            },
         )),
         Plan::Optional {
             input,

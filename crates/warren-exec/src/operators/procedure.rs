@@ -1,7 +1,8 @@
 //! `CALL` of a graph procedure: for each input row, evaluates the call's arguments over that
 //! row, runs the procedure, and yields the input row extended with each row it returns. The
 //! input slots nothing above reads (the plan's `dead` slots) are set to NULL before the row is
-//! copied into the output rows.
+//! copied into the output rows. A consumer that folds rows (an aggregation) may take each
+//! input row's rows as one [`RowRun`] instead, without a row per procedure row.
 
 use std::sync::Arc;
 
@@ -9,10 +10,10 @@ use warren_common::value::Value;
 use warren_common::Result;
 use warren_planner::procedure::ProcedureCall;
 
-use super::{BoxedOperator, Operator, Row};
+use super::{BoxedOperator, Operator, Row, RowRun};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
-use crate::procedures::{procedure_for, GraphProcedure, ProcedureRows};
+use crate::procedures::{procedure_for, GraphProcedure, OutputShape, ProcedureRows};
 
 pub struct ProcedureScan {
     input: BoxedOperator,
@@ -21,11 +22,14 @@ pub struct ProcedureScan {
     columns: Vec<usize>,
     /// Input slots no operator above reads.
     dead: Vec<usize>,
+    /// What the plan above needs of the rows.
+    shape: OutputShape,
     /// The slots an output row takes from the input row: all but the procedure's columns.
     carried: Vec<usize>,
-    /// The values of the procedure's rows for the current input row not yet yielded (moved
-    /// out, row after row), and the bytes they held when made.
-    values: std::vec::IntoIter<Value>,
+    /// The procedure's rows for the current input row, the next one to yield, and the bytes
+    /// they are charged for.
+    rows: Option<ProcedureRows>,
+    next_row: usize,
     rows_bytes: u64,
     /// The input row being extended.
     current: Option<Row>,
@@ -39,12 +43,14 @@ impl ProcedureScan {
         call: Arc<ProcedureCall>,
         columns: Vec<usize>,
         dead: Vec<usize>,
+        shape: OutputShape,
     ) -> Self {
         assert_eq!(
             call.columns.len(),
             columns.len(),
             "one slot per procedure column"
         );
+        assert_eq!(shape.read.len(), columns.len(), "one flag per column");
         assert!(
             dead.iter().all(|slot| !columns.contains(slot)),
             "a procedure column is not dead"
@@ -56,15 +62,18 @@ impl ProcedureScan {
             carried: Vec::new(),
             columns,
             dead,
-            values: Vec::new().into_iter(),
+            shape,
+            rows: None,
+            next_row: 0,
             rows_bytes: 0,
             current: None,
             spare: None,
         }
     }
 
-    /// Runs the procedure for `row`, keeping its rows (charged to the query's memory).
-    fn run(&mut self, row: &Row, ctx: &ExecContext) -> Result<()> {
+    /// Runs the procedure for `row`, returning its rows (charged to the query's memory until
+    /// the next call or the end).
+    fn run(&mut self, row: &Row, ctx: &ExecContext) -> Result<ProcedureRows> {
         let snapshot = ctx.snapshot();
         let evaluator = Evaluator::new(&snapshot, ctx);
         let arguments = self
@@ -73,30 +82,43 @@ impl ProcedureScan {
             .iter()
             .map(|argument| evaluator.eval(argument, row))
             .collect::<Result<Vec<_>>>()?;
-        ctx.memory.release(self.rows_bytes);
-        self.rows_bytes = 0;
-        let rows: ProcedureRows = self.procedure.call(&arguments, ctx)?;
+        self.release(ctx);
+        let rows = self.procedure.call(&arguments, ctx, &self.shape)?;
         assert!(
             rows.is_empty() || rows.width() == self.columns.len(),
             "a procedure row has one value per column"
         );
-        self.rows_bytes = (rows.len() * rows.width() * std::mem::size_of::<Value>()) as u64;
-        self.values = rows.into_values();
-        let reserved = ctx
-            .memory
-            .reserve(self.rows_bytes, "the rows of a procedure call");
-        if reserved.is_err() {
-            self.rows_bytes = 0;
+        let bytes = rows.bytes();
+        ctx.memory.reserve(bytes, "the rows of a procedure call")?;
+        self.rows_bytes = bytes;
+        Ok(rows)
+    }
+
+    fn release(&mut self, ctx: &ExecContext) {
+        ctx.memory.release(self.rows_bytes);
+        self.rows_bytes = 0;
+    }
+
+    /// The next input row with the procedure's rows for it, its dead slots cleared; `None`
+    /// at the end of the input.
+    fn next_input(&mut self, ctx: &ExecContext) -> Result<Option<(Row, ProcedureRows)>> {
+        let Some(mut row) = self.input.next(ctx)? else {
+            self.release(ctx);
+            return Ok(None);
+        };
+        let rows = self.run(&row, ctx)?;
+        for &slot in &self.dead {
+            row[slot] = Value::Null;
         }
-        reserved
+        Ok(Some((row, rows)))
     }
 }
 
 impl Operator for ProcedureScan {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
         loop {
-            if let Some(row) = &self.current {
-                if !self.values.as_slice().is_empty() {
+            if let (Some(row), Some(rows)) = (&self.current, &mut self.rows) {
+                if self.next_row < rows.len() {
                     let mut out = match self.spare.take() {
                         Some(mut spare) => {
                             refill(&mut spare, row, &self.carried);
@@ -104,35 +126,43 @@ impl Operator for ProcedureScan {
                         }
                         None => row.clone(),
                     };
-                    for &slot in &self.columns {
-                        out[slot] = self.values.next().expect("whole rows");
+                    for (column, &slot) in self.columns.iter().enumerate() {
+                        out[slot] = rows.take(column, self.next_row);
                     }
+                    self.next_row += 1;
                     ctx.tick()?;
                     return Ok(Some(out));
                 }
             }
-            let Some(row) = self.input.next(ctx)? else {
-                ctx.memory.release(self.rows_bytes);
-                self.rows_bytes = 0;
-                self.values = Vec::new().into_iter();
+            let Some((row, rows)) = self.next_input(ctx)? else {
+                self.rows = None;
                 return Ok(None);
             };
-            let mut row = row;
-            self.run(&row, ctx)?;
-            for &slot in &self.dead {
-                row[slot] = Value::Null;
-            }
             if self.carried.len() + self.columns.len() != row.len() {
                 self.carried = (0..row.len())
                     .filter(|slot| !self.columns.contains(slot))
                     .collect();
             }
             self.current = Some(row);
+            self.rows = Some(rows);
+            self.next_row = 0;
         }
     }
 
     fn recycle(&mut self, row: Row) {
         self.spare = Some(row);
+    }
+
+    fn yields_runs(&self) -> bool {
+        true
+    }
+
+    fn next_run(&mut self, ctx: &ExecContext) -> Result<Option<RowRun>> {
+        Ok(self.next_input(ctx)?.map(|(base, rows)| RowRun {
+            base,
+            columns: self.columns.clone(),
+            rows,
+        }))
     }
 }
 

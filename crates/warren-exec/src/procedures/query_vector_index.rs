@@ -9,7 +9,7 @@ use warren_common::{Error, InternalId, Result};
 use warren_planner::procedure::{NodeFilter, QueryVectorIndex};
 use warren_vector::hnsw::{RowMask, SearchScratch};
 
-use super::{GraphProcedure, ProcedureRows};
+use super::{GraphProcedure, OutputShape, ProcedureRows};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
 use crate::vector_index::BuiltIndex;
@@ -66,7 +66,12 @@ impl QueryVectorIndexProcedure {
 }
 
 impl GraphProcedure for QueryVectorIndexProcedure {
-    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<ProcedureRows> {
+    fn call(
+        &self,
+        arguments: &[Value],
+        ctx: &ExecContext,
+        _shape: &OutputShape,
+    ) -> Result<ProcedureRows> {
         let [query, k, efs] = arguments else {
             return Err(Error::internal(
                 "QUERY_VECTOR_INDEX takes three bound arguments",

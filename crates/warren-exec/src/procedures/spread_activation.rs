@@ -1,18 +1,20 @@
 //! `spread_activation` at run time: checks one row's seeds and options, builds the traversal
 //! graph of the rel table (the stored CSRs in place when one pair joins one node table), reads
 //! the weight column in place when it can, runs [`crate::recursive::spread`] on the query's
-//! threads, and returns `(node, activation, hops)` rows.
+//! threads, and returns `(node, activation, hops)` rows: ranked when the plan needs their
+//! order, by node id otherwise, and only the columns the plan reads.
 
-use warren_common::value::{NodeValue, Value};
+use warren_common::value::Value;
 use warren_common::{Error, InternalId, Result};
 use warren_planner::procedure::SpreadActivation;
 use warren_storage::Snapshot;
 
-use super::{GraphProcedure, ProcedureRows};
+use super::{GraphProcedure, OutputShape, ProcedureColumn, ProcedureRows};
 use crate::context::ExecContext;
 use crate::recursive::graph::{Adjacency, Graph};
 use crate::recursive::spread::{
-    spread, EdgeWeights, SpreadGraph, SpreadParameters, SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
+    spread_in_order, Activation, EdgeWeights, SpreadGraph, SpreadOrder, SpreadParameters,
+    SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
 };
 use crate::recursive::weighted::edge_weights;
 
@@ -153,7 +155,12 @@ impl SpreadActivationProcedure {
 }
 
 impl GraphProcedure for SpreadActivationProcedure {
-    fn call(&self, arguments: &[Value], ctx: &ExecContext) -> Result<ProcedureRows> {
+    fn call(
+        &self,
+        arguments: &[Value],
+        ctx: &ExecContext,
+        shape: &OutputShape,
+    ) -> Result<ProcedureRows> {
         let parameters = parameters(arguments, ctx.settings.limits.hops_max)?;
         let seeds = seeds(&arguments[0])?;
         let snapshot = ctx.snapshot();
@@ -189,26 +196,46 @@ impl GraphProcedure for SpreadActivationProcedure {
             interrupt: &ctx.interrupt,
             memory: &ctx.memory,
         };
-        let activations = spread(&spread_graph, &dense, parameters, &run)?;
+        let order = if shape.ordered {
+            SpreadOrder::Ranked
+        } else {
+            SpreadOrder::ById
+        };
+        let activations = spread_in_order(&spread_graph, &dense, parameters, &run, order)?;
         graph.check_corruption()?;
-        let mut rows = ProcedureRows::with_capacity(3, activations.len());
-        for a in activations {
-            rows.push([
-                Value::Node(NodeValue {
-                    id: graph.node(a.node),
-                    projection: None,
-                }),
-                Value::Double(a.activation),
-                Value::Int64(i64::from(a.hops)),
-            ]);
-        }
-        Ok(rows)
+        Ok(rows(&graph, &activations, &shape.read))
     }
+}
+
+/// The `(node, activation, hops)` columns of the reached nodes; a column nothing reads is left
+/// unread.
+fn rows(graph: &Graph, activations: &[Activation], read: &[bool]) -> ProcedureRows {
+    assert_eq!(read.len(), 3, "spread_activation returns three columns");
+    let column = |index: usize, make: &dyn Fn() -> ProcedureColumn| {
+        if read[index] {
+            make()
+        } else {
+            ProcedureColumn::Unread
+        }
+    };
+    let columns = vec![
+        column(0, &|| {
+            ProcedureColumn::Nodes(activations.iter().map(|a| graph.node(a.node)).collect())
+        }),
+        column(1, &|| {
+            ProcedureColumn::Doubles(activations.iter().map(|a| a.activation).collect())
+        }),
+        column(2, &|| {
+            ProcedureColumn::Int64s(activations.iter().map(|a| i64::from(a.hops)).collect())
+        }),
+    ];
+    ProcedureRows::from_columns(activations.len(), columns)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warren_common::value::NodeValue;
 
     #[test]
     fn options_are_checked() {

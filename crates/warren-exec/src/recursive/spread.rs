@@ -198,6 +198,15 @@ fn add_arrival(slot: &AtomicU64, x: f64) -> bool {
     }
 }
 
+/// The order of a spread's reached nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpreadOrder {
+    /// Activation descending, then id ascending (the documented order).
+    Ranked,
+    /// Id ascending: what a consumer that does not need the ranking gets, without a sort.
+    ById,
+}
+
 /// Runs a spread from `seeds` (dense id, initial activation; duplicates add up). Returns every
 /// reached node, ordered by activation descending, then id ascending.
 pub fn spread(
@@ -205,6 +214,17 @@ pub fn spread(
     seeds: &[(u32, f64)],
     parameters: SpreadParameters,
     run: &SpreadRun<'_>,
+) -> Result<Vec<Activation>> {
+    spread_in_order(graph, seeds, parameters, run, SpreadOrder::Ranked)
+}
+
+/// [`spread`], the reached nodes in `order`.
+pub fn spread_in_order(
+    graph: &SpreadGraph<'_>,
+    seeds: &[(u32, f64)],
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+    order: SpreadOrder,
 ) -> Result<Vec<Activation>> {
     assert!(
         parameters.max_hops <= SPREAD_HOPS_MAX,
@@ -219,16 +239,21 @@ pub fn spread(
     let mut state = State::new(graph.num_nodes);
     let result = spread_levels(graph, &mut state, seeds, parameters, run);
     run.memory.release(bytes + state.private_bytes_held());
-    result
+    let reached = result?;
+    Ok(match order {
+        SpreadOrder::Ranked => ranked(&state, reached),
+        SpreadOrder::ById => by_id(&state, reached.len()),
+    })
 }
 
+/// The hops of a spread; returns the reached nodes (in no order).
 fn spread_levels(
     graph: &SpreadGraph<'_>,
     state: &mut State,
     seeds: &[(u32, f64)],
     parameters: SpreadParameters,
     run: &SpreadRun<'_>,
-) -> Result<Vec<Activation>> {
+) -> Result<Vec<u32>> {
     let mut touched = Vec::new();
     for &(v, a) in seeds {
         if add_arrival(&state.arrival[v as usize], a + 0.0) {
@@ -268,7 +293,7 @@ fn spread_levels(
             None => settle(state, &touched, hop, parameters.threshold, &mut reached),
         };
     }
-    Ok(ranked(state, reached))
+    Ok(reached)
 }
 
 /// Adds this hop's arrivals (in `state.arrival`) of `touched` to the totals, records first
@@ -694,6 +719,23 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
             hops: u32::from(hop),
         })
         .collect()
+}
+
+/// The `count` reached nodes with their totals and first hops, id ascending: one pass over the
+/// first-hop array, no sort.
+fn by_id(state: &State, count: usize) -> Vec<Activation> {
+    let mut out = Vec::with_capacity(count);
+    for (v, &hop) in state.first_hop.iter().enumerate() {
+        if hop != HOPS_NONE {
+            out.push(Activation {
+                node: v as u32,
+                activation: state.total[v] + 0.0,
+                hops: u32::from(hop),
+            });
+        }
+    }
+    debug_assert_eq!(out.len(), count);
+    out
 }
 
 /// Reached nodes over this share of the graph, and at least `RADIX_RANK_MIN` of them, are

@@ -116,6 +116,8 @@ impl Binder<'_> {
             call: Arc::new(bound),
             columns,
             dead: Vec::new(),
+            unread: Vec::new(),
+            ordered: true,
         };
         if let Some(predicate) = &call.where_clause {
             let (predicate, _) = self.bind_expr(predicate, scope)?;

@@ -1,10 +1,12 @@
 //! Plan rewrites applied after binding, one rule per file: dead-slot pruning (don't build path
 //! values nobody reads), path counting (aggregate over path counts instead of paths), expansion
 //! counting (aggregate over degrees instead of a last hop's rows) and top-k (ORDER BY ... LIMIT
-//! as a bounded heap, or as a parallel vector scan).
+//! as a bounded heap, or as a parallel vector scan), and procedure order (a procedure's rows
+//! need not come in its documented order when nothing above depends on it).
 
 mod count_expand;
 mod count_paths;
+mod procedure_order;
 mod prune;
 mod top_k;
 
@@ -28,6 +30,9 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     }
     if plan.any(&top_k::rewrites) {
         plan = top_k::top_k(plan);
+    }
+    if plan.any(&procedure_order::rewrites) {
+        plan = procedure_order::mark_order(plan);
     }
     plan
 }

@@ -60,17 +60,26 @@ fn mark_dead_slots(plan: Plan, live_above: &HashSet<usize>) -> Plan {
             call,
             columns,
             dead: _,
+            unread: _,
+            ordered,
         } => {
             let mut written = Vec::new();
             input.all_written_slots(&mut written);
             written.retain(|slot| !live_above.contains(slot) && !columns.contains(slot));
             written.sort_unstable();
             written.dedup();
+            let unread = columns
+                .iter()
+                .copied()
+                .filter(|slot| !live_above.contains(slot))
+                .collect();
             Plan::Procedure {
                 input,
                 call,
                 columns,
                 dead: written,
+                unread,
+                ordered,
             }
         }
         other => other,
