@@ -310,3 +310,47 @@ fn input_slots_nothing_above_reads_are_dropped_from_the_rows() {
                  RETURN node.id, q.id ORDER BY node.id";
     assert_eq!(rows(&mut conn, outer), ["1|2", "2|2", "3|4", "4|4"]);
 }
+
+#[test]
+fn rows_whose_order_nothing_reads_come_unranked_and_fold_to_the_same_groups() {
+    let mut conn = chain();
+    let call = format!("{FROM_ZERO}CALL spread_activation('Knows', seeds, max_hops := 3) ");
+    // Groups sorted by their key: the spread's order is not needed, nor is `node`.
+    let grouped = format!("{call}RETURN hops, count(*), sum(activation) ORDER BY hops");
+    let text = plan(&mut conn, &grouped);
+    assert!(
+        text.contains(" unordered") && text.contains(" unread [3]"),
+        "{text}"
+    );
+    // The same groups through a LIMIT, which keeps the first rows: ranked, one row at a time.
+    let limited = format!(
+        "{call}WITH hops, activation LIMIT 100 RETURN hops, count(*), sum(activation) ORDER BY hops"
+    );
+    assert!(!plan(&mut conn, &limited).contains(" unordered"));
+    let expected = [
+        "0|1|1.000000",
+        "1|2|1.250000",
+        "2|1|0.375000",
+        "3|1|0.125000",
+    ];
+    assert_eq!(rows(&mut conn, &grouped), expected);
+    assert_eq!(rows(&mut conn, &limited), expected);
+    // Rows returned as they are, or collected, keep the ranking.
+    let returned = format!("{call}RETURN node.id, hops");
+    assert!(!plan(&mut conn, &returned).contains(" unordered"));
+    assert_eq!(
+        rows(&mut conn, &returned),
+        ["0|0", "2|1", "1|1", "3|2", "4|3"]
+    );
+    let collected = format!("{call}RETURN collect(node.id)");
+    assert!(!plan(&mut conn, &collected).contains(" unordered"));
+    assert_eq!(rows(&mut conn, &collected), ["[0,2,1,3,4]"]);
+    // Keys and arguments from the input row and from the node column, DISTINCT included.
+    let distinct = format!("{call}RETURN count(DISTINCT node), min(hops), max(activation)");
+    assert!(plan(&mut conn, &distinct).contains(" unordered"));
+    assert_eq!(rows(&mut conn, &distinct), ["5|0|1.000000"]);
+    let by_input = "MATCH (p:Person) WHERE p.id < 2 WITH p.id AS pid, collect(p) AS seeds \
+                    CALL spread_activation('Knows', seeds, max_hops := 1) \
+                    RETURN pid, count(node), sum(hops) ORDER BY pid";
+    assert_eq!(rows(&mut conn, by_input), ["0|3|2", "1|2|1"]);
+}

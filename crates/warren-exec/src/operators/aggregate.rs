@@ -20,6 +20,7 @@ use warren_planner::expr::{AggregateExpr, AggregateFunction, BinaryOp, Expr};
 use super::{row_bytes, BoxedOperator, Operator, Row, RowRun};
 use crate::context::ExecContext;
 use crate::eval::Evaluator;
+use crate::procedures::ProcedureColumn;
 
 /// The running state of one aggregate in one group.
 #[derive(Clone, Debug)]
@@ -174,6 +175,21 @@ impl GroupIndex {
         map.get(key).copied()
     }
 
+    /// The group of the small INT64 `key`, if small keys are indexed by position and it has
+    /// one ([`GroupIndex::find_one`] finds the same group).
+    #[inline]
+    fn small_group(&self, key: i64) -> Option<usize> {
+        let GroupIndex::One {
+            small: Some(positions),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let group = *positions.get(usize::try_from(key).ok()?)?;
+        (group != NO_GROUP).then_some(group)
+    }
+
     fn find_many(&self, keys: &[Value]) -> Option<usize> {
         match self {
             GroupIndex::Many(map) => map.get(keys).copied(),
@@ -317,11 +333,31 @@ impl Aggregate {
     }
 
     /// Folds every row of `run` (keys and arguments are all slots): each slot's value is read
-    /// from the run's columns or its base row, without making the row.
+    /// from the run's columns or its base row, without making the row. Rows whose group is
+    /// already found by a small INT64 key from a typed column, and whose aggregates are counts
+    /// and DOUBLE sums of typed columns, are folded on typed values ([`Aggregate::fold_typed`]).
     fn fold_run(&self, folding: &mut Folding, run: &RowRun, ctx: &ExecContext) -> Result<()> {
         let sources = run.sources();
+        let column_of = |expr: &Expr| match expr {
+            Expr::Slot(slot) => sources[*slot].map(|j| run.rows.column(j)),
+            _ => unreachable!("runs are folded only when keys and arguments are slots"),
+        };
+        let typed = self.typed_folds(&column_of);
+        let small_keys = match self.keys.as_slice() {
+            [(_, key)] => match column_of(key) {
+                Some(ProcedureColumn::Int64s(keys)) => Some(keys.as_slice()),
+                _ => None,
+            },
+            _ => None,
+        };
         for i in 0..run.rows.len() {
             ctx.tick()?;
+            if let (Some(typed), Some(keys)) = (&typed, small_keys) {
+                if let Some(group) = folding.index.small_group(keys[i]) {
+                    Self::fold_typed(&mut folding.groups[group], typed, i);
+                    continue;
+                }
+            }
             self.fold(folding, ctx, &mut |e| {
                 let Expr::Slot(slot) = e else {
                     unreachable!("runs are folded only when keys and arguments are slots")
@@ -333,6 +369,55 @@ impl Aggregate {
             })?;
         }
         Ok(())
+    }
+
+    /// Each aggregate as a fold over a typed column, if all can be: `count(*)`, `count` of a
+    /// typed column (no NULLs), `sum` of a DOUBLE column, none DISTINCT.
+    fn typed_folds<'a>(
+        &self,
+        column_of: &dyn Fn(&Expr) -> Option<&'a ProcedureColumn>,
+    ) -> Option<Vec<TypedFold<'a>>> {
+        self.aggregates
+            .iter()
+            .map(|(_, aggregate)| {
+                let column = aggregate.arg.as_ref().and_then(column_of);
+                match (aggregate.function, aggregate.distinct, column) {
+                    (AggregateFunction::CountStar, _, _) => Some(TypedFold::Count),
+                    (
+                        AggregateFunction::Count,
+                        false,
+                        Some(
+                            ProcedureColumn::Int64s(_)
+                            | ProcedureColumn::Doubles(_)
+                            | ProcedureColumn::Nodes(_),
+                        ),
+                    ) => Some(TypedFold::Count),
+                    (AggregateFunction::Sum, false, Some(ProcedureColumn::Doubles(values))) => {
+                        Some(TypedFold::SumDoubles(values))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Folds row `i` of a run into `group` by `folds` (the same results as [`Accumulator::add`]).
+    #[inline]
+    fn fold_typed(group: &mut Group, folds: &[TypedFold<'_>], i: usize) {
+        for (accumulator, fold) in group.accumulators.iter_mut().zip(folds) {
+            match (fold, accumulator) {
+                (TypedFold::Count, Accumulator::Count(c)) => *c += 1,
+                (TypedFold::SumDoubles(values), Accumulator::Sum(Some(Value::Double(sum)))) => {
+                    *sum += values[i];
+                }
+                (TypedFold::SumDoubles(values), Accumulator::Sum(sum @ None)) => {
+                    *sum = Some(Value::Double(values[i]));
+                }
+                (fold, accumulator) => {
+                    unreachable!("{fold:?} folds into a matching accumulator, not {accumulator:?}")
+                }
+            }
+        }
     }
 
     /// Folds one row, whose keys' and arguments' values `value_of` gives, into its group.
@@ -405,6 +490,15 @@ impl Aggregate {
         }
         Ok(())
     }
+}
+
+/// An aggregate folded on a run's typed column.
+#[derive(Debug)]
+enum TypedFold<'a> {
+    /// `count(*)`, or `count` of a column without NULLs.
+    Count,
+    /// `sum` of a DOUBLE column.
+    SumDoubles(&'a [f64]),
 }
 
 /// The state of one aggregation while it folds rows: the groups, their index, the bytes

@@ -144,6 +144,11 @@ impl ProcedureRows {
         (self.len * per_row) as u64
     }
 
+    /// Column `column` itself.
+    pub fn column(&self, column: usize) -> &ProcedureColumn {
+        &self.columns[column]
+    }
+
     /// The value of `column` in `row` (a copy; see [`ProcedureRows::take`]).
     #[inline]
     pub fn value(&self, column: usize, row: usize) -> Value {

@@ -89,6 +89,26 @@ fn run_spread(
     threads: usize,
     strategy: SpreadStrategy,
 ) -> Result<Vec<Activation>> {
+    run_spread_in_order(
+        graph,
+        follow,
+        seeds,
+        p,
+        threads,
+        strategy,
+        SpreadOrder::Ranked,
+    )
+}
+
+fn run_spread_in_order(
+    graph: &TestGraph,
+    follow: Follow,
+    seeds: &[(u32, f64)],
+    p: SpreadParameters,
+    threads: usize,
+    strategy: SpreadStrategy,
+    order: SpreadOrder,
+) -> Result<Vec<Activation>> {
     let forward = csr(graph, false);
     let backward = csr(graph, true);
     let forward = AdjacencyView::csr(&forward.0, &forward.1, &forward.2);
@@ -119,7 +139,7 @@ fn run_spread(
         interrupt: &interrupt,
         memory: &memory,
     };
-    spread(&spread_graph, seeds, p, &run)
+    spread_in_order(&spread_graph, seeds, p, &run, order)
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -140,18 +160,27 @@ fn check_against_reference(
             SpreadStrategy::Pull,
             SpreadStrategy::Auto,
         ] {
-            let got = run_spread(graph, follow, seeds, p, threads, strategy).unwrap();
-            assert_eq!(got.len(), expected.len(), "{threads} threads, {strategy:?}");
-            for row in &got {
-                let (activation, hops) = expected[&row.node];
-                assert!(close(row.activation, activation), "{row:?} vs {activation}");
-                assert_eq!(row.hops, hops, "{row:?}");
+            for order in [SpreadOrder::Ranked, SpreadOrder::ById] {
+                let got =
+                    run_spread_in_order(graph, follow, seeds, p, threads, strategy, order).unwrap();
+                assert_eq!(got.len(), expected.len(), "{threads} threads, {strategy:?}");
+                for row in &got {
+                    let (activation, hops) = expected[&row.node];
+                    assert!(close(row.activation, activation), "{row:?} vs {activation}");
+                    assert_eq!(row.hops, hops, "{row:?}");
+                }
+                let ordered = got.windows(2).all(|w| match order {
+                    SpreadOrder::Ranked => {
+                        w[0].activation > w[1].activation
+                            || (w[0].activation == w[1].activation && w[0].node < w[1].node)
+                    }
+                    SpreadOrder::ById => w[0].node < w[1].node,
+                });
+                assert!(
+                    ordered,
+                    "{order:?}: activation descending then node, or node"
+                );
             }
-            let ordered = got.windows(2).all(|w| {
-                w[0].activation > w[1].activation
-                    || (w[0].activation == w[1].activation && w[0].node < w[1].node)
-            });
-            assert!(ordered, "activation descending, then node ascending");
         }
     }
 }
