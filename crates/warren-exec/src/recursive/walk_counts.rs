@@ -23,8 +23,9 @@ use super::morsels::for_each_morsel;
 use super::stats::PathStats;
 use crate::context::{Interrupt, MemoryTracker};
 
-/// A sparse backward level is pushed while its support's in-edges are below edges / this.
-const SPARSE_PUSH_FRACTION: u64 = 16;
+/// A sparse backward level is pushed while its support's in-edges are below edges / this: a
+/// pushed edge costs a few pulled ones (a scattered add and a support check against a gather).
+const SPARSE_PUSH_FRACTION: u64 = 4;
 
 /// A group of sources scanning fewer edges than this moves forward on the calling thread alone:
 /// starting a thread (tens of microseconds, a scheduler tick on a busy machine) costs more
