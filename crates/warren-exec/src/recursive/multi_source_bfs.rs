@@ -506,17 +506,21 @@ impl<W: LaneWord> Scan<'_, W> {
             let mut reached = 0u64;
             let every_edge = self.masks.edges.is_none();
             let (neighbours, edges) = entries(&self.adjacency, v, every_edge);
+            // Edges scanned: all of them unless every lane is found first (counted once per
+            // node, not stored per edge).
+            let mut scanned = neighbours.len();
             for (i, &u) in neighbours.iter().enumerate() {
-                piece.counters.edges_scanned += 1;
                 let word = current[u as usize].get();
                 if word == 0 || (!every_edge && !self.masks.follows(edges[i])) || !self.expands(u) {
                     continue;
                 }
                 reached |= word;
                 if reached | seen_v == full {
+                    scanned = i + 1;
                     break;
                 }
             }
+            piece.counters.edges_scanned += scanned as u64;
             let bits = reached & !seen_v;
             if bits != 0 {
                 // Only this thread writes v's next word in a bottom-up level.

@@ -23,8 +23,9 @@ use super::morsels::for_each_morsel;
 use super::stats::PathStats;
 use crate::context::{Interrupt, MemoryTracker};
 
-/// A sparse backward level is pushed while its support's in-edges are below edges / this.
-const SPARSE_PUSH_FRACTION: u64 = 16;
+/// A sparse backward level is pushed while its support's in-edges are below edges / this: a
+/// pushed edge costs a few pulled ones (a scattered add and a support check against a gather).
+const SPARSE_PUSH_FRACTION: u64 = 4;
 
 /// A group of sources scanning fewer edges than this moves forward on the calling thread alone:
 /// starting a thread (tens of microseconds, a scheduler tick on a busy machine) costs more
@@ -47,13 +48,17 @@ pub struct ForwardPart {
     pub frontier: Vec<(u32, u64)>,
     /// Edges the last forward level scanned.
     pub last_cost: u64,
+    /// Edges the next level will scan (the frontier's out-degrees where walks continue),
+    /// summed while the frontier is built so that planning reads it for free.
+    next_cost: u64,
 }
 
 impl ForwardPart {
     /// The source alone, at depth 0 (the zero-length walk counts when `lower` is 0).
-    pub fn new(masks: &Masks, source: u32, lower: u32) -> Result<Self> {
+    pub fn new(graph: &Graph, masks: &Masks, source: u32, lower: u32) -> Result<Self> {
         let mut part = ForwardPart {
             frontier: vec![(source, 1)],
+            next_cost: graph.forward.view().degree(source),
             ..ForwardPart::default()
         };
         if lower == 0 && masks.is_destination(source) {
@@ -69,13 +74,9 @@ impl ForwardPart {
     }
 
     /// Edges the next level would scan.
-    pub fn next_cost(&self, graph: &Graph, masks: &Masks) -> u64 {
-        let forward = graph.forward.view();
-        self.frontier
-            .iter()
-            .filter(|(v, _)| self.continues(masks, *v))
-            .map(|&(v, _)| forward.degree(v))
-            .sum()
+    #[inline]
+    pub fn next_cost(&self) -> u64 {
+        self.next_cost
     }
 
     /// Moves the frontier one hop forward, counting the walks that end at destinations.
@@ -87,49 +88,83 @@ impl ForwardPart {
         scratch: &mut ForwardScratch,
     ) -> Result<()> {
         assert!(self.depth < upper, "a frontier below the upper bound");
-        self.last_cost = self.next_cost(graph, masks);
+        self.last_cost = self.next_cost;
         let n = graph.num_nodes() as usize;
         if scratch.counts.len() != n {
             scratch.counts = vec![0; n];
         }
         let forward = graph.forward.view();
-        let mut next = Vec::new();
+        // Every scanned edge may reach a new node: room for one per edge of the level.
+        let room = usize::try_from(self.next_cost).expect("a level's edges fit in memory");
+        if scratch.next.len() < room {
+            scratch.next.resize(room, 0);
+        }
+        let ForwardScratch { counts, next } = scratch;
+        let mut reached = 0;
         for &(v, walks) in &self.frontier {
             if !self.continues(masks, v) {
                 continue;
             }
-            let (targets, edges) = forward.entries(v);
-            for (&w, &edge) in targets.iter().zip(edges) {
-                if !masks.follows(edge) {
-                    continue;
+            if masks.edges.is_none() {
+                for &w in forward.neighbours(v) {
+                    reached = reach(counts, next, reached, w, walks)?;
                 }
-                let w = w as usize;
-                if scratch.counts[w] == 0 {
-                    next.push(w as u32);
+            } else {
+                let (targets, edges) = forward.entries(v);
+                for (&w, &edge) in targets.iter().zip(edges) {
+                    if masks.follows(edge) {
+                        reached = reach(counts, next, reached, w, walks)?;
+                    }
                 }
-                scratch.counts[w] = scratch.counts[w].checked_add(walks).ok_or_else(overflow)?;
             }
         }
         self.depth += 1;
         self.frontier.clear();
-        for &w in &next {
-            let walks = std::mem::take(&mut scratch.counts[w as usize]);
+        let mut next_cost = 0;
+        for &w in &next[..reached] {
+            let walks = std::mem::take(&mut counts[w as usize]);
             if self.depth >= lower && masks.is_destination(w) {
                 self.direct.add(self.depth, walks)?;
             }
+            if masks.expandable(w) {
+                next_cost += forward.degree(w);
+            }
             self.frontier.push((w, walks));
         }
+        self.next_cost = next_cost;
         if self.depth == upper {
             self.frontier = Vec::new();
+            self.next_cost = 0;
         }
         Ok(())
     }
 }
 
+/// Adds `walks` to `w`'s count and lists `w` in `next` at `reached` when it had none; returns
+/// the nodes listed. Without a branch on the count: `w` is written at `reached` either way and
+/// kept only when new (a new node is unpredictable, so a branch would often be mispredicted).
+#[inline(always)]
+fn reach(
+    counts: &mut [u64],
+    next: &mut [u32],
+    reached: usize,
+    w: u32,
+    walks: u64,
+) -> Result<usize> {
+    let count = &mut counts[w as usize];
+    let new = usize::from(*count == 0);
+    next[reached] = w;
+    *count = count.checked_add(walks).ok_or_else(overflow)?;
+    Ok(reached + new)
+}
+
 /// Dense per-thread scratch for forward levels.
 #[derive(Debug, Default)]
 pub struct ForwardScratch {
+    /// Walks per node reached by the level being computed (zero elsewhere).
     counts: Vec<u64>,
+    /// The nodes the level reached, in the order first reached (room for one per edge).
+    next: Vec<u32>,
 }
 
 /// The backward walk-count vectors `B_0..=B_depth`, shared by every source of a query.
@@ -180,9 +215,10 @@ impl BackwardCounts {
         u64::from(graph.num_nodes()) * 12
     }
 
+    /// `B_hops` over every node (only the frontier nodes' values for a restricted level).
     #[inline]
-    pub fn at(&self, hops: u32, node: u32) -> u64 {
-        self.levels[hops as usize][node as usize]
+    pub fn level(&self, hops: u32) -> &[u64] {
+        &self.levels[hops as usize]
     }
 
     /// In-edges of the last level's support: the cost of pushing the next level.
@@ -370,6 +406,12 @@ impl BackwardCounts {
             |piece| pieces.push(piece),
         )?;
         pieces.sort_unstable_by_key(|(start, ..)| *start);
+        if nodes.is_none() && pieces.len() == 1 {
+            // One morsel covered every node: its values are the level, in node order.
+            let (_, level, support) = pieces.pop().expect("one piece");
+            assert_eq!(level.len(), n, "a single morsel covers every node");
+            return Ok((level, support));
+        }
         let mut level = vec![0u64; n];
         let mut support = Vec::new();
         for (start, out, piece_support) in pieces {
@@ -413,17 +455,19 @@ pub fn combine(
     );
     let first = (part.depth + 1).max(lower);
     for length in first..=upper {
-        let hops = length - part.depth;
+        let level = backward.level(length - part.depth);
         let mut sum: u128 = 0;
+        let mut saturated = false;
         for &(v, walks) in &part.frontier {
             if part.depth > 0 && !masks.expandable(v) {
                 continue;
             }
-            let value = backward.at(hops, v);
-            if value == u64::MAX {
-                return Err(overflow());
-            }
+            let value = level[v as usize];
+            saturated |= value == u64::MAX;
             sum += u128::from(walks) * u128::from(value);
+        }
+        if saturated {
+            return Err(overflow());
         }
         let sum = u64::try_from(sum).map_err(|_| overflow())?;
         stats.add(length, sum)?;
@@ -450,7 +494,7 @@ pub fn count_walks_meeting(
 ) -> Result<(Vec<PathStats>, u64)> {
     let mut parts = sources
         .iter()
-        .map(|&source| ForwardPart::new(masks, source, lower))
+        .map(|&source| ForwardPart::new(graph, masks, source, lower))
         .collect::<Result<Vec<_>>>()?;
     // A restricted level left by an earlier batch of sources holds values for that batch's
     // frontier nodes only.
@@ -481,10 +525,7 @@ pub fn count_walks_meeting(
         let level_bytes = BackwardCounts::level_bytes(graph);
         match step {
             Step::Forward => {
-                let cost = group
-                    .iter()
-                    .map(|&i| parts[i].next_cost(graph, masks))
-                    .sum::<u64>();
+                let cost = group.iter().map(|&i| parts[i].next_cost()).sum::<u64>();
                 scanned += cost;
                 let threads = if cost < SERIAL_FORWARD_EDGES {
                     1
@@ -546,10 +587,7 @@ fn plan_step(
     meeting_depth: u32,
 ) -> Step {
     let remaining = meeting_depth - backward.depth();
-    let forward: u64 = group
-        .iter()
-        .map(|&i| parts[i].next_cost(graph, masks))
-        .sum();
+    let forward: u64 = group.iter().map(|&i| parts[i].next_cost()).sum();
     let full = backward.next_cost(graph);
     if remaining >= 3 {
         return if forward < full {
