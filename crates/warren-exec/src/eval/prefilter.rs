@@ -130,6 +130,40 @@ impl ResolvedPrefilter<'_> {
             }
         }
     }
+
+    /// The first row in `rows` that passes, found by a loop over the raw values with the
+    /// operator chosen once (not per row); rows whose value is NULL are skipped.
+    pub fn first_passing(&self, rows: std::ops::Range<usize>) -> Option<usize> {
+        let ResolvedPrefilter::Column {
+            nulls,
+            values,
+            op,
+            constant,
+        } = self
+        else {
+            return None;
+        };
+        let constant = *constant;
+        let mut start = rows.start;
+        while start < rows.end {
+            let window = &values[start..rows.end];
+            let found = match op {
+                BinaryOp::Eq => window.iter().position(|&v| v == constant),
+                BinaryOp::Ne => window.iter().position(|&v| v != constant),
+                BinaryOp::Lt => window.iter().position(|&v| v < constant),
+                BinaryOp::Le => window.iter().position(|&v| v <= constant),
+                BinaryOp::Gt => window.iter().position(|&v| v > constant),
+                BinaryOp::Ge => window.iter().position(|&v| v >= constant),
+                _ => Some(0),
+            };
+            let row = start + found?;
+            if !nulls.is_some_and(|words| words[row / 64] >> (row % 64) & 1 == 1) {
+                return Some(row);
+            }
+            start = row + 1;
+        }
+        None
+    }
 }
 
 /// The prefilters of `table` over its stored columns, each column verified as a whole first
@@ -229,5 +263,51 @@ mod tests {
         );
         assert!(filter_decided(true, 1, &[ResolvedPrefilter::RejectAll]));
         assert!(!filter_decided(false, 1, &[ResolvedPrefilter::RejectAll]));
+    }
+
+    #[test]
+    fn first_passing_finds_the_first_row_that_passes() {
+        // Small values so every operator both passes and fails often; every fifth row NULL.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let values: Vec<i64> = (0..300)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 60) as i64 - 8
+            })
+            .collect();
+        let mut nulls = vec![0u64; values.len().div_ceil(64)];
+        for row in (0..values.len()).step_by(5) {
+            nulls[row / 64] |= 1 << (row % 64);
+        }
+        let ops = [
+            BinaryOp::Eq,
+            BinaryOp::Ne,
+            BinaryOp::Lt,
+            BinaryOp::Le,
+            BinaryOp::Gt,
+            BinaryOp::Ge,
+        ];
+        for op in ops {
+            for constant in [-9, -3, 0, 4, 8] {
+                for with_nulls in [false, true] {
+                    let prefilter = ResolvedPrefilter::Column {
+                        nulls: with_nulls.then_some(&nulls[..]),
+                        values: &values,
+                        op,
+                        constant,
+                    };
+                    for start in [0, 1, 63, 64, 150, 299, 300] {
+                        for end in [start, start + 1, 200, 300] {
+                            let (start, end) = (start.min(end), end.min(300));
+                            let expected = (start..end).find(|&row| prefilter.passes(row));
+                            assert_eq!(prefilter.first_passing(start..end), expected);
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(ResolvedPrefilter::RejectAll.first_passing(0..10), None);
     }
 }

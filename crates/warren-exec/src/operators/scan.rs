@@ -16,6 +16,9 @@ use crate::eval::prefilter::{
 };
 use crate::eval::Evaluator;
 
+/// Rows a prefiltered scan skips between two interrupt ticks.
+const PREFILTER_CHUNK: u64 = 1024;
+
 pub struct ScanNodes {
     input: BoxedOperator,
     tables: Vec<TableId>,
@@ -69,6 +72,18 @@ impl Operator for ScanNodes {
                         !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
                     });
                     while *offset < table.num_rows() {
+                        if let Some(first) = prefilters.first() {
+                            // Rows failing the first prefilter are skipped a chunk at a time.
+                            ctx.tick()?;
+                            let chunk_end = (*offset + PREFILTER_CHUNK).min(table.num_rows());
+                            match first.first_passing(*offset as usize..chunk_end as usize) {
+                                Some(row) => *offset = row as u64,
+                                None => {
+                                    *offset = chunk_end;
+                                    continue;
+                                }
+                            }
+                        }
                         let node = *offset;
                         *offset += 1;
                         ctx.tick()?;
