@@ -124,8 +124,9 @@ fn body(statement: &str, id: u64) -> String {
     )
 }
 
-/// The request bodies of a step, in schedule order.
-fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec<String> {
+/// The requests of a step, in schedule order: each one's query (an index into `QUERIES`) and
+/// body.
+fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec<(usize, String)> {
     let mut ids = Ids(seed | 1);
     (0..count)
         .map(|_| {
@@ -140,23 +141,57 @@ fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec
                     })
                     .unwrap_or(0)
             });
-            body(QUERIES[query].1, ids.next(nodes))
+            (query, body(QUERIES[query].1, ids.next(nodes)))
         })
         .collect()
 }
 
-struct ConnectionOutcome {
+/// What one connection's requests of one query got.
+struct Tally {
     latency: Histogram<u64>,
     ok: u64,
     errors: u64,
     rejected_503: u64,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            latency: histogram(),
+            ok: 0,
+            errors: 0,
+            rejected_503: 0,
+        }
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.latency
+            .add(&other.latency)
+            .expect("same histogram bounds");
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.rejected_503 += other.rejected_503;
+    }
+}
+
+/// What one connection's requests got, by query (`QUERIES` order).
+struct ConnectionOutcome {
+    by_query: Vec<Tally>,
     unsent: u64,
 }
 
-/// Sends request `i` of `bodies` at `start + i / rate` over connection `i % connections`.
-fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) -> Step {
+/// Sends request `i` of `requests` at `start + i / rate` over connection `i % connections`.
+/// Returns the step's figures, then, when it mixes several queries, each query's figures
+/// within it (workload `NAME/QUERY`, its rate its share of the step's).
+fn run_step(
+    url: &str,
+    name: &str,
+    requests: &[(usize, String)],
+    rate: f64,
+    sizes: &Sizes,
+) -> Vec<Step> {
     let period = Duration::from_secs_f64(1.0 / rate);
-    let connections = sizes.connections.min(bodies.len()).max(1);
+    let connections = sizes.connections.min(requests.len()).max(1);
     // The schedule lies ahead of every thread's first request.
     let start = Instant::now() + Duration::from_millis(20);
     let deadline = start + sizes.step * 2 + Duration::from_secs(1);
@@ -165,14 +200,12 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
             .map(|first| {
                 scope.spawn(move || {
                     let mut outcome = ConnectionOutcome {
-                        latency: histogram(),
-                        ok: 0,
-                        errors: 0,
-                        rejected_503: 0,
+                        by_query: (0..QUERIES.len()).map(|_| Tally::new()).collect(),
                         unsent: 0,
                     };
                     let mut client = warren_client::Client::connect(url, None).ok();
-                    for index in (first..bodies.len()).step_by(connections) {
+                    for index in (first..requests.len()).step_by(connections) {
+                        let (query, body) = &requests[index];
                         let intended = start + period * index as u32;
                         let now = Instant::now();
                         if now >= deadline {
@@ -184,20 +217,19 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
                         }
                         let status = client.as_mut().and_then(|client| {
                             let response = client
-                                .request("POST", "/query", &[], bodies[index].as_bytes())
+                                .request("POST", "/query", &[], body.as_bytes())
                                 .ok()?;
                             let status = response.status;
                             response.into_bytes().ok().map(|_| status)
                         });
-                        outcome
-                            .latency
-                            .saturating_record(micros(intended.elapsed()));
+                        let tally = &mut outcome.by_query[*query];
+                        tally.latency.saturating_record(micros(intended.elapsed()));
                         match status {
-                            Some(200) => outcome.ok += 1,
-                            Some(503) => outcome.rejected_503 += 1,
-                            Some(_) => outcome.errors += 1,
+                            Some(200) => tally.ok += 1,
+                            Some(503) => tally.rejected_503 += 1,
+                            Some(_) => tally.errors += 1,
                             None => {
-                                outcome.errors += 1;
+                                tally.errors += 1;
                                 client = warren_client::Client::connect(url, None).ok();
                             }
                         }
@@ -211,37 +243,57 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
             .map(|t| t.join().expect("a load thread panicked"))
             .collect()
     });
-    let elapsed = start.elapsed().as_secs_f64();
-    let mut latency = histogram();
-    let mut step = Step {
-        workload: name.to_string(),
-        rate_target: rate,
-        rate_achieved: 0.0,
-        requests: bodies.len() as u64,
-        ok: 0,
-        errors: 0,
-        rejected_503: 0,
-        unsent: 0,
-        latency_us: [0; 5],
-    };
+    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+    let unsent = outcomes.iter().map(|o| o.unsent).sum();
+    let mut by_query: Vec<Tally> = (0..QUERIES.len()).map(|_| Tally::new()).collect();
     for outcome in &outcomes {
-        latency
-            .add(&outcome.latency)
-            .expect("same histogram bounds");
-        step.ok += outcome.ok;
-        step.errors += outcome.errors;
-        step.rejected_503 += outcome.rejected_503;
-        step.unsent += outcome.unsent;
+        for (total, tally) in by_query.iter_mut().zip(&outcome.by_query) {
+            total.add(tally);
+        }
     }
-    step.rate_achieved = step.ok as f64 / elapsed.max(1e-9);
-    step.latency_us = [
-        latency.value_at_quantile(0.50),
-        latency.value_at_quantile(0.90),
-        latency.value_at_quantile(0.99),
-        latency.value_at_quantile(0.999),
-        latency.max(),
-    ];
-    step
+    let mut whole = Tally::new();
+    by_query.iter().for_each(|tally| whole.add(tally));
+    let figures = |workload: String, tally: &Tally, requests: u64, unsent: u64, rate: f64| Step {
+        workload,
+        rate_target: rate,
+        rate_achieved: tally.ok as f64 / elapsed,
+        requests,
+        ok: tally.ok,
+        errors: tally.errors,
+        rejected_503: tally.rejected_503,
+        unsent,
+        latency_us: [
+            tally.latency.value_at_quantile(0.50),
+            tally.latency.value_at_quantile(0.90),
+            tally.latency.value_at_quantile(0.99),
+            tally.latency.value_at_quantile(0.999),
+            tally.latency.max(),
+        ],
+    };
+    let mut steps = vec![figures(
+        name.to_string(),
+        &whole,
+        requests.len() as u64,
+        unsent,
+        rate,
+    )];
+    let counts: Vec<u64> = (0..QUERIES.len())
+        .map(|q| requests.iter().filter(|(query, _)| *query == q).count() as u64)
+        .collect();
+    if counts.iter().filter(|&&n| n > 0).count() > 1 {
+        for (q, tally) in by_query.iter().enumerate().filter(|(q, _)| counts[*q] > 0) {
+            let share = counts[q] as f64 / requests.len() as f64;
+            // Unsent requests are counted for the whole step only.
+            steps.push(figures(
+                format!("{name}/{}", QUERIES[q].0),
+                tally,
+                counts[q],
+                0,
+                rate * share,
+            ));
+        }
+    }
+    steps
 }
 
 /// The P50s of the embedded call and of the request round trip for a one-row point lookup,
@@ -295,7 +347,7 @@ fn overhead(
 /// The table `warren bench serve` prints.
 pub fn table(steps: &[Step]) -> String {
     let mut out = format!(
-        "{:<11} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+        "{:<14} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
         "workload",
         "rate/s",
         "achieved",
@@ -310,7 +362,7 @@ pub fn table(steps: &[Step]) -> String {
     );
     for s in steps {
         out.push_str(&format!(
-            "{:<11} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+            "{:<14} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
             s.workload,
             s.rate_target,
             s.rate_achieved,
@@ -458,7 +510,8 @@ fn overload(
             &schedule(None, count, nodes, seed),
             rate,
             sizes,
-        );
+        )
+        .swap_remove(0);
         step.workload = if seed == 1 { "before" } else { "after" }.into();
         step
     };
@@ -472,7 +525,7 @@ fn overload(
     let count = ((rate * loud.step.as_secs_f64()) as usize).max(1);
     let bodies = schedule(None, count, nodes, 2);
     let (mut during, rss_before, rss_peak) =
-        sample_memory(|| run_step(&url, "mix", &bodies, rate, &loud));
+        sample_memory(|| run_step(&url, "mix", &bodies, rate, &loud).swap_remove(0));
     during.workload = "overload".into();
     let after = calm(3);
     drop(server);
@@ -601,11 +654,12 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         for &rate in &rates {
             let count = ((rate * sizes.step.as_secs_f64()) as usize).max(1);
             let bodies = schedule(workload, count, nodes, seed as u64 + 1);
-            let step = run_step(&url, name, &bodies, rate, &sizes);
+            let measured = run_step(&url, name, &bodies, rate, &sizes);
+            let step = &measured[0];
             // The knee: the server no longer keeps up, or its P99 passed 100 ms.
             let knee =
                 step.rate_achieved < 0.9 * rate || step.latency_us[2] > 100_000 || step.unsent > 0;
-            steps.push(step);
+            steps.extend(measured);
             if knee {
                 break;
             }
