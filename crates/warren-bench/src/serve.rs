@@ -54,6 +54,8 @@ struct Sizes {
     connections: usize,
     /// Round trips (and embedded calls) measured for the overhead.
     overhead_samples: usize,
+    /// Embedded calls timed per query (random ids) for the queries' own time.
+    embedded_samples: usize,
     /// How long the overload phase runs, and over how many connections (more than the server's
     /// query threads plus its queue, so that requests beyond them are refused).
     overload: Duration,
@@ -64,6 +66,7 @@ const FULL: Sizes = Sizes {
     step: Duration::from_secs(5),
     connections: 32,
     overhead_samples: 5_000,
+    embedded_samples: 1_000,
     overload: Duration::from_secs(30),
     overload_connections: 256,
 };
@@ -72,6 +75,7 @@ const QUICK: Sizes = Sizes {
     step: Duration::from_millis(300),
     connections: 4,
     overhead_samples: 200,
+    embedded_samples: 20,
     overload: Duration::from_millis(600),
     overload_connections: 32,
 };
@@ -296,6 +300,73 @@ fn run_step(
     steps
 }
 
+/// A query's own time: the embedded call (one engine thread, as on a query thread) from
+/// `samples` random ids, one after another, each run to its last row.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    pub query: String,
+    pub samples: u64,
+    /// P50, P90, P99, P99.9 and max, in µs.
+    pub latency_us: [u64; 5],
+}
+
+fn embedded_times(
+    db: &warren::Database,
+    query: usize,
+    nodes: u64,
+    samples: usize,
+) -> BenchResult<Embedded> {
+    let mut conn = db.connect();
+    conn.settings_mut().threads = 1;
+    let mut latency = histogram();
+    let mut ids = Ids(11 + query as u64);
+    for _ in 0..samples {
+        let id = ids.next(nodes) as i64;
+        let parameters = HashMap::from([("id".to_string(), Value::Int64(id))]);
+        let started = Instant::now();
+        let rows = conn
+            .query_with(QUERIES[query].1, &parameters)?
+            .collect_rows()?;
+        latency.saturating_record(micros(started.elapsed()));
+        std::hint::black_box(rows);
+    }
+    Ok(Embedded {
+        query: QUERIES[query].0.to_string(),
+        samples: samples as u64,
+        latency_us: [0.50, 0.90, 0.99, 0.999, 1.0].map(|q| latency.value_at_quantile(q)),
+    })
+}
+
+/// The embedded table: each query's own time.
+fn embedded_table(rows: &[Embedded]) -> String {
+    let mut out = format!(
+        "embedded, one thread, random ids:\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+        "query", "samples", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us"
+    );
+    for row in rows {
+        let [p50, p90, p99, p999, max] = row.latency_us;
+        out.push_str(&format!(
+            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+            row.query, row.samples, p50, p90, p99, p999, max
+        ));
+    }
+    out
+}
+
+fn embedded_from_json(rows: &serde_json::Value) -> Vec<Embedded> {
+    rows.as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| Embedded {
+            query: v["query"].as_str().unwrap_or_default().to_string(),
+            samples: v["samples"].as_u64().unwrap_or(0),
+            latency_us: ["p50", "p90", "p99", "p999", "max"]
+                .map(|name| v[format!("latency_us_{name}")].as_u64().unwrap_or(0)),
+        })
+        .collect()
+}
+
 /// The P50s of the embedded call and of the request round trip for a one-row point lookup,
 /// each answer checked: (embedded µs, server µs).
 fn overhead(
@@ -418,6 +489,10 @@ pub fn text(report: &Report) -> String {
         answer["embedded_us_p50"],
         answer["overhead_us_p50"]
     );
+    let embedded = embedded_from_json(&answer["embedded"]);
+    if !embedded.is_empty() {
+        text.push_str(&embedded_table(&embedded));
+    }
     let run = &answer["overload"];
     if run.is_object() {
         let bytes = |name: &str| run[name].as_u64().unwrap_or(0);
@@ -644,11 +719,17 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     } else {
         vec![options.rate.unwrap_or(RATE_DEFAULT)]
     };
+    let selected =
+        |name: &str| options.scenarios.is_empty() || options.scenarios.iter().any(|s| s == name);
+    let embedded = (0..QUERIES.len())
+        .filter(|&q| selected(QUERIES[q].0) || selected("mix"))
+        .map(|q| embedded_times(&db, q, nodes, sizes.embedded_samples))
+        .collect::<BenchResult<Vec<_>>>()?;
     let mut steps = Vec::new();
     let workloads = (0..QUERIES.len()).map(Some).chain([None]);
     for (seed, workload) in workloads.enumerate() {
         let name = workload.map_or("mix", |w| QUERIES[w].0);
-        if !options.scenarios.is_empty() && !options.scenarios.iter().any(|s| s == name) {
+        if !selected(name) {
             continue;
         }
         for &rate in &rates {
@@ -715,6 +796,14 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "connections": sizes.connections,
         "step_s": sizes.step.as_secs_f64(),
         "steps": steps.iter().map(step_json).collect::<Vec<_>>(),
+        "embedded": embedded.iter().map(|e| {
+            let [p50, p90, p99, p999, max] = e.latency_us;
+            serde_json::json!({
+                "query": e.query, "samples": e.samples, "latency_us_p50": p50,
+                "latency_us_p90": p90, "latency_us_p99": p99, "latency_us_p999": p999,
+                "latency_us_max": max,
+            })
+        }).collect::<Vec<_>>(),
     });
     if let Some(overload) = &overload {
         report.answer["overload"] = serde_json::json!({
@@ -738,6 +827,39 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mix_schedule_tags_each_request_with_its_query_in_the_mix_shares() {
+        let requests = schedule(None, 10_000, 1_000, 1);
+        for (query, percent) in MIX_PERCENT.iter().enumerate() {
+            let count = requests.iter().filter(|(q, _)| *q == query).count() as u64;
+            assert!(count.abs_diff(percent * 100) < 150, "{query}: {count}");
+        }
+        for (query, body) in &requests {
+            assert!(body.contains(&warren_client::json_string(QUERIES[*query].1)));
+        }
+        let alone = schedule(Some(2), 100, 1_000, 1);
+        assert!(alone.iter().all(|(q, _)| *q == 2));
+    }
+
+    #[test]
+    fn the_embedded_table_reads_back_from_the_report() {
+        let rows = vec![Embedded {
+            query: "shortest".into(),
+            samples: 1_000,
+            latency_us: [1_362, 9_767, 14_063, 18_127, 21_695],
+        }];
+        let json = serde_json::json!([{
+            "query": "shortest", "samples": 1_000, "latency_us_p50": 1_362,
+            "latency_us_p90": 9_767, "latency_us_p99": 14_063, "latency_us_p999": 18_127,
+            "latency_us_max": 21_695,
+        }]);
+        assert_eq!(
+            embedded_table(&embedded_from_json(&json)),
+            embedded_table(&rows)
+        );
+        assert!(embedded_table(&rows).contains("shortest           1000     1362     9767"));
+    }
 
     #[test]
     fn the_overload_server_has_the_runs_query_threads_and_the_overload_queue() {
