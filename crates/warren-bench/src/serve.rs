@@ -306,6 +306,8 @@ fn run_step(
 pub struct Embedded {
     pub query: String,
     pub samples: u64,
+    /// The mean, in µs (with the rate, how busy the query keeps its threads).
+    pub mean_us: u64,
     /// P50, P90, P99, P99.9 and max, in µs.
     pub latency_us: [u64; 5],
 }
@@ -333,6 +335,7 @@ fn embedded_times(
     Ok(Embedded {
         query: QUERIES[query].0.to_string(),
         samples: samples as u64,
+        mean_us: latency.mean().round() as u64,
         latency_us: [0.50, 0.90, 0.99, 0.999, 1.0].map(|q| latency.value_at_quantile(q)),
     })
 }
@@ -340,14 +343,14 @@ fn embedded_times(
 /// The embedded table: each query's own time.
 fn embedded_table(rows: &[Embedded]) -> String {
     let mut out = format!(
-        "embedded, one thread, random ids:\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
-        "query", "samples", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us"
+        "embedded, one thread, random ids:\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+        "query", "samples", "mean us", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us"
     );
     for row in rows {
         let [p50, p90, p99, p999, max] = row.latency_us;
         out.push_str(&format!(
-            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
-            row.query, row.samples, p50, p90, p99, p999, max
+            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+            row.query, row.samples, row.mean_us, p50, p90, p99, p999, max
         ));
     }
     out
@@ -361,6 +364,7 @@ fn embedded_from_json(rows: &serde_json::Value) -> Vec<Embedded> {
         .map(|v| Embedded {
             query: v["query"].as_str().unwrap_or_default().to_string(),
             samples: v["samples"].as_u64().unwrap_or(0),
+            mean_us: v["latency_us_mean"].as_u64().unwrap_or(0),
             latency_us: ["p50", "p90", "p99", "p999", "max"]
                 .map(|name| v[format!("latency_us_{name}")].as_u64().unwrap_or(0)),
         })
@@ -799,7 +803,8 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "embedded": embedded.iter().map(|e| {
             let [p50, p90, p99, p999, max] = e.latency_us;
             serde_json::json!({
-                "query": e.query, "samples": e.samples, "latency_us_p50": p50,
+                "query": e.query, "samples": e.samples, "latency_us_mean": e.mean_us,
+                "latency_us_p50": p50,
                 "latency_us_p90": p90, "latency_us_p99": p99, "latency_us_p999": p999,
                 "latency_us_max": max,
             })
@@ -847,10 +852,11 @@ mod tests {
         let rows = vec![Embedded {
             query: "shortest".into(),
             samples: 1_000,
+            mean_us: 3_010,
             latency_us: [1_362, 9_767, 14_063, 18_127, 21_695],
         }];
         let json = serde_json::json!([{
-            "query": "shortest", "samples": 1_000, "latency_us_p50": 1_362,
+            "query": "shortest", "samples": 1_000, "latency_us_mean": 3_010, "latency_us_p50": 1_362,
             "latency_us_p90": 9_767, "latency_us_p99": 14_063, "latency_us_p999": 18_127,
             "latency_us_max": 21_695,
         }]);
@@ -858,7 +864,9 @@ mod tests {
             embedded_table(&embedded_from_json(&json)),
             embedded_table(&rows)
         );
-        assert!(embedded_table(&rows).contains("shortest           1000     1362     9767"));
+        assert!(
+            embedded_table(&rows).contains("shortest           1000     3010     1362     9767")
+        );
     }
 
     #[test]
