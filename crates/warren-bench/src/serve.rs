@@ -109,6 +109,9 @@ pub struct Step {
     /// Requests never sent because the step's time ran out (the server fell behind).
     pub unsent: u64,
     pub latency_us: [u64; 5],
+    /// How late the load generator sent its requests (P50, P99, µs): its own wake-ups, part
+    /// of every latency above.
+    pub lag_us: [u64; 2],
 }
 
 fn histogram() -> Histogram<u64> {
@@ -150,6 +153,17 @@ fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec
         .collect()
 }
 
+/// Makes this thread's sleeps end when asked (Linux: a timer slack of 1 ns instead of the
+/// default 50 µs), so that the load generator's own lateness does not inflate every latency it
+/// measures from the intended start (`docs/OPTIMIZATION_LOG.md`, entry NN-serve-7-4).
+fn sleep_precisely() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and changes only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
 /// What one connection's requests of one query got.
 struct Tally {
     latency: Histogram<u64>,
@@ -182,6 +196,8 @@ impl Tally {
 struct ConnectionOutcome {
     by_query: Vec<Tally>,
     unsent: u64,
+    /// How late each request left after its intended start.
+    lag: Histogram<u64>,
 }
 
 /// Sends request `i` of `requests` at `start + i / rate` over connection `i % connections`.
@@ -206,7 +222,9 @@ fn run_step(
                     let mut outcome = ConnectionOutcome {
                         by_query: (0..QUERIES.len()).map(|_| Tally::new()).collect(),
                         unsent: 0,
+                        lag: histogram(),
                     };
+                    sleep_precisely();
                     let mut client = warren_client::Client::connect(url, None).ok();
                     for index in (first..requests.len()).step_by(connections) {
                         let (query, body) = &requests[index];
@@ -219,6 +237,7 @@ fn run_step(
                         if intended > now {
                             std::thread::sleep(intended - now);
                         }
+                        outcome.lag.saturating_record(micros(intended.elapsed()));
                         let status = client.as_mut().and_then(|client| {
                             let response = client
                                 .request("POST", "/query", &[], body.as_bytes())
@@ -249,6 +268,11 @@ fn run_step(
     });
     let elapsed = start.elapsed().as_secs_f64().max(1e-9);
     let unsent = outcomes.iter().map(|o| o.unsent).sum();
+    let mut lag = histogram();
+    for outcome in &outcomes {
+        lag.add(&outcome.lag).expect("same histogram bounds");
+    }
+    let lag_us = [lag.value_at_quantile(0.5), lag.value_at_quantile(0.99)];
     let mut by_query: Vec<Tally> = (0..QUERIES.len()).map(|_| Tally::new()).collect();
     for outcome in &outcomes {
         for (total, tally) in by_query.iter_mut().zip(&outcome.by_query) {
@@ -273,6 +297,7 @@ fn run_step(
             tally.latency.value_at_quantile(0.999),
             tally.latency.max(),
         ],
+        lag_us,
     };
     let mut steps = vec![figures(
         name.to_string(),
@@ -422,7 +447,7 @@ fn overhead(
 /// The table `warren bench serve` prints.
 pub fn table(steps: &[Step]) -> String {
     let mut out = format!(
-        "{:<14} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+        "{:<14} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7} {:>8} {:>8}\n",
         "workload",
         "rate/s",
         "achieved",
@@ -433,11 +458,13 @@ pub fn table(steps: &[Step]) -> String {
         "max us",
         "errors",
         "503s",
-        "unsent"
+        "unsent",
+        "lag50 us",
+        "lag99 us"
     );
     for s in steps {
         out.push_str(&format!(
-            "{:<14} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+            "{:<14} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7} {:>8} {:>8}\n",
             s.workload,
             s.rate_target,
             s.rate_achieved,
@@ -448,7 +475,9 @@ pub fn table(steps: &[Step]) -> String {
             s.latency_us[4],
             s.errors,
             s.rejected_503,
-            s.unsent
+            s.unsent,
+            s.lag_us[0],
+            s.lag_us[1]
         ));
     }
     out
@@ -478,6 +507,7 @@ fn steps_from_json(steps: &serde_json::Value) -> Vec<Step> {
                 "latency_us_max",
             ]
             .map(|name| number(v, name) as u64),
+            lag_us: ["lag_us_p50", "lag_us_p99"].map(|name| number(v, name) as u64),
         })
         .collect()
 }
@@ -675,7 +705,7 @@ fn step_json(s: &Step) -> serde_json::Value {
         "requests": s.requests, "ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503,
         "unsent": s.unsent, "latency_us_p50": s.latency_us[0], "latency_us_p90": s.latency_us[1],
         "latency_us_p99": s.latency_us[2], "latency_us_p999": s.latency_us[3],
-        "latency_us_max": s.latency_us[4],
+        "latency_us_max": s.latency_us[4], "lag_us_p50": s.lag_us[0], "lag_us_p99": s.lag_us[1],
     })
 }
 
