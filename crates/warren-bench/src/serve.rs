@@ -54,6 +54,8 @@ struct Sizes {
     connections: usize,
     /// Round trips (and embedded calls) measured for the overhead.
     overhead_samples: usize,
+    /// Embedded calls timed per query (random ids) for the queries' own time.
+    embedded_samples: usize,
     /// How long the overload phase runs, and over how many connections (more than the server's
     /// query threads plus its queue, so that requests beyond them are refused).
     overload: Duration,
@@ -64,6 +66,7 @@ const FULL: Sizes = Sizes {
     step: Duration::from_secs(5),
     connections: 32,
     overhead_samples: 5_000,
+    embedded_samples: 1_000,
     overload: Duration::from_secs(30),
     overload_connections: 256,
 };
@@ -72,6 +75,7 @@ const QUICK: Sizes = Sizes {
     step: Duration::from_millis(300),
     connections: 4,
     overhead_samples: 200,
+    embedded_samples: 20,
     overload: Duration::from_millis(600),
     overload_connections: 32,
 };
@@ -105,6 +109,9 @@ pub struct Step {
     /// Requests never sent because the step's time ran out (the server fell behind).
     pub unsent: u64,
     pub latency_us: [u64; 5],
+    /// How late the load generator sent its requests (P50, P99, µs): its own wake-ups, part
+    /// of every latency above.
+    pub lag_us: [u64; 2],
 }
 
 fn histogram() -> Histogram<u64> {
@@ -124,8 +131,9 @@ fn body(statement: &str, id: u64) -> String {
     )
 }
 
-/// The request bodies of a step, in schedule order.
-fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec<String> {
+/// The requests of a step, in schedule order: each one's query (an index into `QUERIES`) and
+/// body.
+fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec<(usize, String)> {
     let mut ids = Ids(seed | 1);
     (0..count)
         .map(|_| {
@@ -140,23 +148,70 @@ fn schedule(workload: Option<usize>, count: usize, nodes: u64, seed: u64) -> Vec
                     })
                     .unwrap_or(0)
             });
-            body(QUERIES[query].1, ids.next(nodes))
+            (query, body(QUERIES[query].1, ids.next(nodes)))
         })
         .collect()
 }
 
-struct ConnectionOutcome {
+/// Makes this thread's sleeps end when asked (Linux: a timer slack of 1 ns instead of the
+/// default 50 µs), so that the load generator's own lateness does not inflate every latency it
+/// measures from the intended start (`docs/OPTIMIZATION_LOG.md`, entry 108).
+fn sleep_precisely() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and changes only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
+/// What one connection's requests of one query got.
+struct Tally {
     latency: Histogram<u64>,
     ok: u64,
     errors: u64,
     rejected_503: u64,
-    unsent: u64,
 }
 
-/// Sends request `i` of `bodies` at `start + i / rate` over connection `i % connections`.
-fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) -> Step {
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            latency: histogram(),
+            ok: 0,
+            errors: 0,
+            rejected_503: 0,
+        }
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.latency
+            .add(&other.latency)
+            .expect("same histogram bounds");
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.rejected_503 += other.rejected_503;
+    }
+}
+
+/// What one connection's requests got, by query (`QUERIES` order).
+struct ConnectionOutcome {
+    by_query: Vec<Tally>,
+    unsent: u64,
+    /// How late each request left after its intended start.
+    lag: Histogram<u64>,
+}
+
+/// Sends request `i` of `requests` at `start + i / rate` over connection `i % connections`.
+/// Returns the step's figures, then, when it mixes several queries, each query's figures
+/// within it (workload `NAME/QUERY`, its rate its share of the step's).
+fn run_step(
+    url: &str,
+    name: &str,
+    requests: &[(usize, String)],
+    rate: f64,
+    sizes: &Sizes,
+) -> Vec<Step> {
     let period = Duration::from_secs_f64(1.0 / rate);
-    let connections = sizes.connections.min(bodies.len()).max(1);
+    let connections = sizes.connections.min(requests.len()).max(1);
     // The schedule lies ahead of every thread's first request.
     let start = Instant::now() + Duration::from_millis(20);
     let deadline = start + sizes.step * 2 + Duration::from_secs(1);
@@ -165,14 +220,14 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
             .map(|first| {
                 scope.spawn(move || {
                     let mut outcome = ConnectionOutcome {
-                        latency: histogram(),
-                        ok: 0,
-                        errors: 0,
-                        rejected_503: 0,
+                        by_query: (0..QUERIES.len()).map(|_| Tally::new()).collect(),
                         unsent: 0,
+                        lag: histogram(),
                     };
+                    sleep_precisely();
                     let mut client = warren_client::Client::connect(url, None).ok();
-                    for index in (first..bodies.len()).step_by(connections) {
+                    for index in (first..requests.len()).step_by(connections) {
+                        let (query, body) = &requests[index];
                         let intended = start + period * index as u32;
                         let now = Instant::now();
                         if now >= deadline {
@@ -182,22 +237,22 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
                         if intended > now {
                             std::thread::sleep(intended - now);
                         }
+                        outcome.lag.saturating_record(micros(intended.elapsed()));
                         let status = client.as_mut().and_then(|client| {
                             let response = client
-                                .request("POST", "/query", &[], bodies[index].as_bytes())
+                                .request("POST", "/query", &[], body.as_bytes())
                                 .ok()?;
                             let status = response.status;
                             response.into_bytes().ok().map(|_| status)
                         });
-                        outcome
-                            .latency
-                            .saturating_record(micros(intended.elapsed()));
+                        let tally = &mut outcome.by_query[*query];
+                        tally.latency.saturating_record(micros(intended.elapsed()));
                         match status {
-                            Some(200) => outcome.ok += 1,
-                            Some(503) => outcome.rejected_503 += 1,
-                            Some(_) => outcome.errors += 1,
+                            Some(200) => tally.ok += 1,
+                            Some(503) => tally.rejected_503 += 1,
+                            Some(_) => tally.errors += 1,
                             None => {
-                                outcome.errors += 1;
+                                tally.errors += 1;
                                 client = warren_client::Client::connect(url, None).ok();
                             }
                         }
@@ -211,37 +266,134 @@ fn run_step(url: &str, name: &str, bodies: &[String], rate: f64, sizes: &Sizes) 
             .map(|t| t.join().expect("a load thread panicked"))
             .collect()
     });
-    let elapsed = start.elapsed().as_secs_f64();
-    let mut latency = histogram();
-    let mut step = Step {
-        workload: name.to_string(),
-        rate_target: rate,
-        rate_achieved: 0.0,
-        requests: bodies.len() as u64,
-        ok: 0,
-        errors: 0,
-        rejected_503: 0,
-        unsent: 0,
-        latency_us: [0; 5],
-    };
+    let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+    let unsent = outcomes.iter().map(|o| o.unsent).sum();
+    let mut lag = histogram();
     for outcome in &outcomes {
-        latency
-            .add(&outcome.latency)
-            .expect("same histogram bounds");
-        step.ok += outcome.ok;
-        step.errors += outcome.errors;
-        step.rejected_503 += outcome.rejected_503;
-        step.unsent += outcome.unsent;
+        lag.add(&outcome.lag).expect("same histogram bounds");
     }
-    step.rate_achieved = step.ok as f64 / elapsed.max(1e-9);
-    step.latency_us = [
-        latency.value_at_quantile(0.50),
-        latency.value_at_quantile(0.90),
-        latency.value_at_quantile(0.99),
-        latency.value_at_quantile(0.999),
-        latency.max(),
-    ];
-    step
+    let lag_us = [lag.value_at_quantile(0.5), lag.value_at_quantile(0.99)];
+    let mut by_query: Vec<Tally> = (0..QUERIES.len()).map(|_| Tally::new()).collect();
+    for outcome in &outcomes {
+        for (total, tally) in by_query.iter_mut().zip(&outcome.by_query) {
+            total.add(tally);
+        }
+    }
+    let mut whole = Tally::new();
+    by_query.iter().for_each(|tally| whole.add(tally));
+    let figures = |workload: String, tally: &Tally, requests: u64, unsent: u64, rate: f64| Step {
+        workload,
+        rate_target: rate,
+        rate_achieved: tally.ok as f64 / elapsed,
+        requests,
+        ok: tally.ok,
+        errors: tally.errors,
+        rejected_503: tally.rejected_503,
+        unsent,
+        latency_us: [
+            tally.latency.value_at_quantile(0.50),
+            tally.latency.value_at_quantile(0.90),
+            tally.latency.value_at_quantile(0.99),
+            tally.latency.value_at_quantile(0.999),
+            tally.latency.max(),
+        ],
+        lag_us,
+    };
+    let mut steps = vec![figures(
+        name.to_string(),
+        &whole,
+        requests.len() as u64,
+        unsent,
+        rate,
+    )];
+    let counts: Vec<u64> = (0..QUERIES.len())
+        .map(|q| requests.iter().filter(|(query, _)| *query == q).count() as u64)
+        .collect();
+    if counts.iter().filter(|&&n| n > 0).count() > 1 {
+        for (q, tally) in by_query.iter().enumerate().filter(|(q, _)| counts[*q] > 0) {
+            let share = counts[q] as f64 / requests.len() as f64;
+            // Unsent requests are counted for the whole step only.
+            steps.push(figures(
+                format!("{name}/{}", QUERIES[q].0),
+                tally,
+                counts[q],
+                0,
+                rate * share,
+            ));
+        }
+    }
+    steps
+}
+
+/// A query's own time: the embedded call (one engine thread, as on a query thread) from
+/// `samples` random ids, one after another, each run to its last row.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    pub query: String,
+    pub samples: u64,
+    /// The mean, in µs (with the rate, how busy the query keeps its threads).
+    pub mean_us: u64,
+    /// P50, P90, P99, P99.9 and max, in µs.
+    pub latency_us: [u64; 5],
+}
+
+fn embedded_times(
+    db: &warren::Database,
+    query: usize,
+    nodes: u64,
+    samples: usize,
+) -> BenchResult<Embedded> {
+    let mut conn = db.connect();
+    conn.settings_mut().threads = 1;
+    let mut latency = histogram();
+    let mut ids = Ids(11 + query as u64);
+    for _ in 0..samples {
+        let id = ids.next(nodes) as i64;
+        let parameters = HashMap::from([("id".to_string(), Value::Int64(id))]);
+        let started = Instant::now();
+        let rows = conn
+            .query_with(QUERIES[query].1, &parameters)?
+            .collect_rows()?;
+        latency.saturating_record(micros(started.elapsed()));
+        std::hint::black_box(rows);
+    }
+    Ok(Embedded {
+        query: QUERIES[query].0.to_string(),
+        samples: samples as u64,
+        mean_us: latency.mean().round() as u64,
+        latency_us: [0.50, 0.90, 0.99, 0.999, 1.0].map(|q| latency.value_at_quantile(q)),
+    })
+}
+
+/// The embedded table: each query's own time.
+fn embedded_table(rows: &[Embedded]) -> String {
+    let mut out = format!(
+        "embedded, one thread, random ids:\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+        "query", "samples", "mean us", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us"
+    );
+    for row in rows {
+        let [p50, p90, p99, p999, max] = row.latency_us;
+        out.push_str(&format!(
+            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n",
+            row.query, row.samples, row.mean_us, p50, p90, p99, p999, max
+        ));
+    }
+    out
+}
+
+fn embedded_from_json(rows: &serde_json::Value) -> Vec<Embedded> {
+    rows.as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| Embedded {
+            query: v["query"].as_str().unwrap_or_default().to_string(),
+            samples: v["samples"].as_u64().unwrap_or(0),
+            mean_us: v["latency_us_mean"].as_u64().unwrap_or(0),
+            latency_us: ["p50", "p90", "p99", "p999", "max"]
+                .map(|name| v[format!("latency_us_{name}")].as_u64().unwrap_or(0)),
+        })
+        .collect()
 }
 
 /// The P50s of the embedded call and of the request round trip for a one-row point lookup,
@@ -295,7 +447,7 @@ fn overhead(
 /// The table `warren bench serve` prints.
 pub fn table(steps: &[Step]) -> String {
     let mut out = format!(
-        "{:<11} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+        "{:<14} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7} {:>8} {:>8}\n",
         "workload",
         "rate/s",
         "achieved",
@@ -306,11 +458,13 @@ pub fn table(steps: &[Step]) -> String {
         "max us",
         "errors",
         "503s",
-        "unsent"
+        "unsent",
+        "lag50 us",
+        "lag99 us"
     );
     for s in steps {
         out.push_str(&format!(
-            "{:<11} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7}\n",
+            "{:<14} {:>8.0} {:>9.0} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>6} {:>7} {:>8} {:>8}\n",
             s.workload,
             s.rate_target,
             s.rate_achieved,
@@ -321,7 +475,9 @@ pub fn table(steps: &[Step]) -> String {
             s.latency_us[4],
             s.errors,
             s.rejected_503,
-            s.unsent
+            s.unsent,
+            s.lag_us[0],
+            s.lag_us[1]
         ));
     }
     out
@@ -351,6 +507,7 @@ fn steps_from_json(steps: &serde_json::Value) -> Vec<Step> {
                 "latency_us_max",
             ]
             .map(|name| number(v, name) as u64),
+            lag_us: ["lag_us_p50", "lag_us_p99"].map(|name| number(v, name) as u64),
         })
         .collect()
 }
@@ -366,6 +523,10 @@ pub fn text(report: &Report) -> String {
         answer["embedded_us_p50"],
         answer["overhead_us_p50"]
     );
+    let embedded = embedded_from_json(&answer["embedded"]);
+    if !embedded.is_empty() {
+        text.push_str(&embedded_table(&embedded));
+    }
     let run = &answer["overload"];
     if run.is_object() {
         let bytes = |name: &str| run[name].as_u64().unwrap_or(0);
@@ -458,7 +619,8 @@ fn overload(
             &schedule(None, count, nodes, seed),
             rate,
             sizes,
-        );
+        )
+        .swap_remove(0);
         step.workload = if seed == 1 { "before" } else { "after" }.into();
         step
     };
@@ -472,7 +634,7 @@ fn overload(
     let count = ((rate * loud.step.as_secs_f64()) as usize).max(1);
     let bodies = schedule(None, count, nodes, 2);
     let (mut during, rss_before, rss_peak) =
-        sample_memory(|| run_step(&url, "mix", &bodies, rate, &loud));
+        sample_memory(|| run_step(&url, "mix", &bodies, rate, &loud).swap_remove(0));
     during.workload = "overload".into();
     let after = calm(3);
     drop(server);
@@ -543,7 +705,7 @@ fn step_json(s: &Step) -> serde_json::Value {
         "requests": s.requests, "ok": s.ok, "errors": s.errors, "rejected_503": s.rejected_503,
         "unsent": s.unsent, "latency_us_p50": s.latency_us[0], "latency_us_p90": s.latency_us[1],
         "latency_us_p99": s.latency_us[2], "latency_us_p999": s.latency_us[3],
-        "latency_us_max": s.latency_us[4],
+        "latency_us_max": s.latency_us[4], "lag_us_p50": s.lag_us[0], "lag_us_p99": s.lag_us[1],
     })
 }
 
@@ -591,21 +753,28 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     } else {
         vec![options.rate.unwrap_or(RATE_DEFAULT)]
     };
+    let selected =
+        |name: &str| options.scenarios.is_empty() || options.scenarios.iter().any(|s| s == name);
+    let embedded = (0..QUERIES.len())
+        .filter(|&q| selected(QUERIES[q].0) || selected("mix"))
+        .map(|q| embedded_times(&db, q, nodes, sizes.embedded_samples))
+        .collect::<BenchResult<Vec<_>>>()?;
     let mut steps = Vec::new();
     let workloads = (0..QUERIES.len()).map(Some).chain([None]);
     for (seed, workload) in workloads.enumerate() {
         let name = workload.map_or("mix", |w| QUERIES[w].0);
-        if !options.scenarios.is_empty() && !options.scenarios.iter().any(|s| s == name) {
+        if !selected(name) {
             continue;
         }
         for &rate in &rates {
             let count = ((rate * sizes.step.as_secs_f64()) as usize).max(1);
             let bodies = schedule(workload, count, nodes, seed as u64 + 1);
-            let step = run_step(&url, name, &bodies, rate, &sizes);
+            let measured = run_step(&url, name, &bodies, rate, &sizes);
+            let step = &measured[0];
             // The knee: the server no longer keeps up, or its P99 passed 100 ms.
             let knee =
                 step.rate_achieved < 0.9 * rate || step.latency_us[2] > 100_000 || step.unsent > 0;
-            steps.push(step);
+            steps.extend(measured);
             if knee {
                 break;
             }
@@ -661,6 +830,15 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "connections": sizes.connections,
         "step_s": sizes.step.as_secs_f64(),
         "steps": steps.iter().map(step_json).collect::<Vec<_>>(),
+        "embedded": embedded.iter().map(|e| {
+            let [p50, p90, p99, p999, max] = e.latency_us;
+            serde_json::json!({
+                "query": e.query, "samples": e.samples, "latency_us_mean": e.mean_us,
+                "latency_us_p50": p50,
+                "latency_us_p90": p90, "latency_us_p99": p99, "latency_us_p999": p999,
+                "latency_us_max": max,
+            })
+        }).collect::<Vec<_>>(),
     });
     if let Some(overload) = &overload {
         report.answer["overload"] = serde_json::json!({
@@ -684,6 +862,42 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mix_schedule_tags_each_request_with_its_query_in_the_mix_shares() {
+        let requests = schedule(None, 10_000, 1_000, 1);
+        for (query, percent) in MIX_PERCENT.iter().enumerate() {
+            let count = requests.iter().filter(|(q, _)| *q == query).count() as u64;
+            assert!(count.abs_diff(percent * 100) < 150, "{query}: {count}");
+        }
+        for (query, body) in &requests {
+            assert!(body.contains(&warren_client::json_string(QUERIES[*query].1)));
+        }
+        let alone = schedule(Some(2), 100, 1_000, 1);
+        assert!(alone.iter().all(|(q, _)| *q == 2));
+    }
+
+    #[test]
+    fn the_embedded_table_reads_back_from_the_report() {
+        let rows = vec![Embedded {
+            query: "shortest".into(),
+            samples: 1_000,
+            mean_us: 3_010,
+            latency_us: [1_362, 9_767, 14_063, 18_127, 21_695],
+        }];
+        let json = serde_json::json!([{
+            "query": "shortest", "samples": 1_000, "latency_us_mean": 3_010, "latency_us_p50": 1_362,
+            "latency_us_p90": 9_767, "latency_us_p99": 14_063, "latency_us_p999": 18_127,
+            "latency_us_max": 21_695,
+        }]);
+        assert_eq!(
+            embedded_table(&embedded_from_json(&json)),
+            embedded_table(&rows)
+        );
+        assert!(
+            embedded_table(&rows).contains("shortest           1000     3010     1362     9767")
+        );
+    }
 
     #[test]
     fn the_overload_server_has_the_runs_query_threads_and_the_overload_queue() {

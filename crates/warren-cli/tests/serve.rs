@@ -227,7 +227,27 @@ fn bench_serve_quick_runs_every_workload() {
         .iter()
         .map(|s| s["workload"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["point", "neighbours", "twohop", "shortest", "mix"]);
+    // Each workload's step, then the mix's queries within it (those it sent).
+    assert_eq!(
+        names[..5],
+        ["point", "neighbours", "twohop", "shortest", "mix"]
+    );
+    let parts = ["mix/point", "mix/neighbours", "mix/twohop", "mix/shortest"];
+    assert!(names.len() > 6, "{names:?}");
+    assert!(names[5..].iter().all(|n| parts.contains(n)), "{names:?}");
+    let mix_ok: u64 = steps[5..].iter().map(|s| s["ok"].as_u64().unwrap()).sum();
+    assert_eq!(mix_ok, steps[4]["ok"].as_u64().unwrap());
+    let embedded: Vec<&str> = json["answer"]["embedded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(embedded, ["point", "neighbours", "twohop", "shortest"]);
+    assert!(
+        stdout.contains("embedded, one thread, random ids"),
+        "{stdout}"
+    );
     for step in steps {
         assert!(step["ok"].as_u64().unwrap() > 0, "{step}");
         assert_eq!(step["errors"], 0, "{step}");
