@@ -33,7 +33,7 @@ const UNCLAIMED: u64 = u64::MAX;
 /// Top-down switches to bottom-up when the frontier's out-edges exceed the unvisited nodes'
 /// in-edges divided by this (Beamer et al. use 15 and 18).
 const TOP_DOWN_TO_BOTTOM_UP: u64 = 15;
-/// Bottom-up returns to top-down when the frontier holds fewer than nodes / this.
+/// Bottom-up returns to top-down once the frontier shrinks and holds no more than nodes / this.
 const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
 /// A reset rewrites every node, sequentially, when the last search touched more than one node
 /// in this many (a random write per touched node costs more than a cache line of sequential
@@ -70,6 +70,8 @@ struct LevelState {
     /// The level being expanded (the frontier is at `level - 1`).
     level: u32,
     frontier: Vec<u32>,
+    /// The size of the frontier before `frontier` (the direction choice watches its growth).
+    previous_frontier_len: usize,
     bottom_up: bool,
     /// The frontier as a bitmap, read by bottom-up levels (direction-optimizing searches).
     bits: FrontierBits,
@@ -350,6 +352,21 @@ impl Bfs {
     }
 }
 
+/// The direction of the level about to run (Beamer et al.'s rule, as GAPBS applies it): a
+/// top-down search turns bottom-up when the frontier's out-edges exceed the unvisited nodes'
+/// in-edges over `TOP_DOWN_TO_BOTTOM_UP`, however few nodes the frontier holds (a few hubs
+/// bring most of the graph's edges); a bottom-up search stays so while the frontier grows or
+/// holds more than `nodes / BOTTOM_UP_TO_TOP_DOWN` nodes.
+fn next_level_bottom_up(state: &LevelState, nodes: u64) -> bool {
+    let frontier_len = state.frontier.len() as u64;
+    if state.bottom_up {
+        frontier_len >= state.previous_frontier_len as u64
+            || frontier_len > nodes / BOTTOM_UP_TO_TOP_DOWN
+    } else {
+        state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP
+    }
+}
+
 /// Whether a search with `config` may run bottom-up levels (and so keeps frontier bitmaps).
 fn bottom_up_possible(config: &BfsConfig) -> bool {
     config.direction_optimizing && config.mode != BfsMode::Parents
@@ -384,11 +401,7 @@ impl<'a> BfsSearch<'a> {
         let n = u64::from(self.graph.num_nodes());
         state.bits_next = false;
         if bottom_up_possible(&self.bfs.config) {
-            // A bottom-up level visits every node: worth it only for a large frontier.
-            let large = (state.frontier.len() as u64) >= n / BOTTOM_UP_TO_TOP_DOWN;
-            state.bottom_up = large
-                && (state.bottom_up
-                    || state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP);
+            state.bottom_up = next_level_bottom_up(state, n);
             if state.bottom_up && !state.bits_current {
                 let LevelState { bits, frontier, .. } = state;
                 bits.set_current(frontier);
@@ -519,6 +532,7 @@ impl PhasedSearch for BfsSearch<'_> {
         state.target = target;
         state.level = 1;
         state.bottom_up = false;
+        state.previous_frontier_len = 0;
         state.bits_current = false;
         self.bfs.dist[source as usize].store(0, Ordering::Relaxed);
         if let Some(paths) = self.bfs.paths.get(source as usize) {
@@ -596,6 +610,7 @@ impl PhasedSearch for BfsSearch<'_> {
             levels.push((level, pieces.iter().map(|p| p.destinations).sum()));
         }
         state.reached.extend_from_slice(&next);
+        state.previous_frontier_len = state.frontier.len();
         state.frontier = next;
         state.bits_current = state.bits_next;
         if state.bits_next {
