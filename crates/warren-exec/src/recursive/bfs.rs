@@ -593,7 +593,9 @@ impl PhasedSearch for BfsSearch<'_> {
         } else {
             self.expand_top_down(&state, morsel, &mut piece);
         }
-        if self.bfs.config.direction_optimizing && self.bfs.config.mode != BfsMode::Parents {
+        // After a bottom-up level the direction depends on the frontier's size alone, and the
+        // in-edges of the nodes it found were counted as it scanned them.
+        if bottom_up_possible(&self.bfs.config) && !state.bottom_up {
             let nodes = std::mem::take(&mut piece.nodes);
             self.degrees(&nodes, &mut piece);
             piece.nodes = nodes;
@@ -862,8 +864,8 @@ impl BottomUpScan<'_> {
     }
 
     /// Whether unvisited `v` has an in-neighbour in the frontier: `Some` of the summed path
-    /// counts of those in-neighbours (with `paths`; else of the first one's, as 0), `None`
-    /// when it has none.
+    /// counts of those in-neighbours (with `paths`; else 0), `None` when it has none. A node
+    /// found adds its in-degree to the piece's in-edges (the direction choice).
     #[inline]
     fn parent_paths(
         &self,
@@ -895,6 +897,9 @@ impl BottomUpScan<'_> {
             }
         }
         piece.counters.edges_scanned += scanned;
+        if found {
+            piece.in_edges += sources.len() as u64;
+        }
         found.then_some(total)
     }
 }
