@@ -628,3 +628,60 @@ fn walk_counts_are_exact_across_batches_of_sources() {
         }
     }
 }
+
+/// SHORTEST from a hub over a graph of several bitmap words, under every configuration: with
+/// morsels of one node a bottom-up level is cut into morsels of one 64-node word each, which
+/// threads race on, and the unvisited bitmap must skip nodes without in-edges (every fourth node
+/// here) and nodes found by earlier levels. Distances are checked against a plain BFS (the
+/// counting form of the query: bottom-up levels serve counts, not paths).
+#[test]
+fn shortest_over_many_bottom_up_morsels_matches_a_plain_bfs() {
+    const NODES: u32 = 450;
+    let mut rels = Vec::new();
+    let mut state: u64 = 12345;
+    let mut random = |below: u32| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) % u64::from(below)) as u32
+    };
+    let target = |v: u32| if v % 4 == 3 { v - 1 } else { v };
+    for to in 1..120 {
+        rels.push((0, target(to), 1));
+    }
+    for _ in 0..900 {
+        let (from, to) = (random(NODES), target(random(NODES)));
+        rels.push((from, to, 1));
+    }
+    let graph = Graph { nodes: NODES, rels };
+    let mut conn = load(&graph, Layout::Folded);
+    for source in [0, 1, 200] {
+        let mut dist = vec![u32::MAX; NODES as usize];
+        let mut frontier = vec![source];
+        dist[source as usize] = 0;
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for &u in &frontier {
+                for &(from, to, _) in &graph.rels {
+                    if from == u && dist[to as usize] == u32::MAX {
+                        dist[to as usize] = dist[u as usize] + 1;
+                        next.push(to);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let mut expected: Vec<String> = (0..NODES)
+            .filter(|&v| v != source && dist[v as usize] != u32::MAX)
+            .map(|v| format!("{v}|1|{}", dist[v as usize]))
+            .collect();
+        expected.sort();
+        for config in &CONFIGS {
+            let threads = configure(&mut conn, config);
+            let query = format!(
+                "MATCH (a:P)-[e:E* SHORTEST 1..30]->(b:P) WHERE a.ID = {source} RETURN b.ID, count(*), sum(length(e))"
+            );
+            assert_eq!(rows(&mut conn, &query), expected, "{query} with {threads}");
+        }
+    }
+}

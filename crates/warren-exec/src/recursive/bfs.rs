@@ -27,13 +27,14 @@ use super::masks::Masks;
 use super::prefetch::prefetch_adjacency;
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
+use super::unvisited_bits::UnvisitedBits;
 
 pub const UNREACHED: u32 = u32::MAX;
 const UNCLAIMED: u64 = u64::MAX;
 /// Top-down switches to bottom-up when the frontier's out-edges exceed the unvisited nodes'
 /// in-edges divided by this (Beamer et al. use 15 and 18).
 const TOP_DOWN_TO_BOTTOM_UP: u64 = 15;
-/// Bottom-up returns to top-down when the frontier holds fewer than nodes / this.
+/// Bottom-up returns to top-down once the frontier shrinks and holds no more than nodes / this.
 const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
 /// A reset rewrites every node, sequentially, when the last search touched more than one node
 /// in this many (a random write per touched node costs more than a cache line of sequential
@@ -70,11 +71,18 @@ struct LevelState {
     /// The level being expanded (the frontier is at `level - 1`).
     level: u32,
     frontier: Vec<u32>,
+    /// The size of the frontier before `frontier` (the direction choice watches its growth).
+    previous_frontier_len: usize,
     bottom_up: bool,
     /// The frontier as a bitmap, read by bottom-up levels (direction-optimizing searches).
     bits: FrontierBits,
     /// Whether `bits`'s current map holds `frontier`.
     bits_current: bool,
+    /// The nodes bottom-up levels test (direction-optimizing searches), filled before the
+    /// search's first bottom-up level.
+    unvisited: UnvisitedBits,
+    /// Whether `unvisited` was filled for this search.
+    unvisited_filled: bool,
     /// Whether the running level records its discoveries in `bits`'s next map (bottom-up
     /// levels do).
     bits_next: bool,
@@ -143,6 +151,11 @@ impl Bfs {
                 } else {
                     FrontierBits::default()
                 },
+                unvisited: if bottom_up_possible(&config) {
+                    UnvisitedBits::new(nodes)
+                } else {
+                    UnvisitedBits::default()
+                },
                 ..LevelState::default()
             }),
             pieces: Mutex::new(Vec::new()),
@@ -157,7 +170,7 @@ impl Bfs {
             BfsMode::PathCounts => 16,
             BfsMode::Parents => 24,
         };
-        u64::from(nodes) * per_node + FrontierBits::bytes(nodes)
+        u64::from(nodes) * per_node + FrontierBits::bytes(nodes) + UnvisitedBits::bytes(nodes)
     }
 
     /// Whether this state's arrays serve a graph of `nodes` nodes searched with `config`
@@ -189,7 +202,7 @@ impl Bfs {
             + self.paths.len() * 8
             + self.claim.len() * 8
             + (state.parent.len() + state.parent_edge.len()) * 4;
-        (per_node + lists * 4) as u64 + state.bits.held_bytes()
+        (per_node + lists * 4) as u64 + state.bits.held_bytes() + state.unvisited.held_bytes()
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, LevelState> {
@@ -350,6 +363,27 @@ impl Bfs {
     }
 }
 
+/// The direction of the level about to run (Beamer et al.'s rule, as GAPBS applies it): a
+/// top-down search turns bottom-up when the frontier's out-edges exceed the unvisited nodes'
+/// in-edges over `TOP_DOWN_TO_BOTTOM_UP`, however few nodes the frontier holds (a few hubs
+/// bring most of the graph's edges); a bottom-up search stays so while the frontier grows or
+/// holds more than `nodes / BOTTOM_UP_TO_TOP_DOWN` nodes.
+fn next_level_bottom_up(state: &LevelState, nodes: u64) -> bool {
+    let frontier_len = state.frontier.len() as u64;
+    if state.bottom_up {
+        frontier_len >= state.previous_frontier_len as u64
+            || frontier_len > nodes / BOTTOM_UP_TO_TOP_DOWN
+    } else {
+        state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP
+    }
+}
+
+/// Node ids per bottom-up morsel: a whole number of bitmap words, so that each word of the
+/// frontier and unvisited maps belongs to one morsel.
+fn bottom_up_morsel_nodes(morsel_size: usize) -> usize {
+    (morsel_size * BOTTOM_UP_MORSEL_FACTOR).next_multiple_of(64)
+}
+
 /// Whether a search with `config` may run bottom-up levels (and so keeps frontier bitmaps).
 fn bottom_up_possible(config: &BfsConfig) -> bool {
     config.direction_optimizing && config.mode != BfsMode::Parents
@@ -384,11 +418,10 @@ impl<'a> BfsSearch<'a> {
         let n = u64::from(self.graph.num_nodes());
         state.bits_next = false;
         if bottom_up_possible(&self.bfs.config) {
-            // A bottom-up level visits every node: worth it only for a large frontier.
-            let large = (state.frontier.len() as u64) >= n / BOTTOM_UP_TO_TOP_DOWN;
-            state.bottom_up = large
-                && (state.bottom_up
-                    || state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP);
+            state.bottom_up = next_level_bottom_up(state, n);
+            if state.bottom_up && !state.unvisited_filled {
+                self.fill_unvisited(state);
+            }
             if state.bottom_up && !state.bits_current {
                 let LevelState { bits, frontier, .. } = state;
                 bits.set_current(frontier);
@@ -401,7 +434,7 @@ impl<'a> BfsSearch<'a> {
         }
         let morsel = self.bfs.config.morsel_size.max(1);
         state.morsels = if state.bottom_up {
-            (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
+            (self.graph.num_nodes() as usize).div_ceil(bottom_up_morsel_nodes(morsel))
         } else {
             let per_step = state.frontier.len().div_ceil(morsel);
             per_step * self.top_down_steps().len()
@@ -455,8 +488,18 @@ impl<'a> BfsSearch<'a> {
         }
     }
 
+    /// Marks the nodes bottom-up levels test: those unvisited now with an in-edge.
+    fn fill_unvisited(&self, state: &mut LevelState) {
+        let backward = self.graph.backward.view();
+        let dist = &self.bfs.dist;
+        state.unvisited.fill(self.graph.num_nodes(), |v| {
+            dist[v as usize].load(Ordering::Relaxed) == UNREACHED && backward.degree(v) > 0
+        });
+        state.unvisited_filled = true;
+    }
+
     fn expand_bottom_up(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
-        let size = self.bfs.config.morsel_size.max(1) * BOTTOM_UP_MORSEL_FACTOR;
+        let size = bottom_up_morsel_nodes(self.bfs.config.morsel_size.max(1));
         let start = (morsel * size) as u32;
         let end = ((morsel + 1) * size).min(self.graph.num_nodes() as usize) as u32;
         assert!(
@@ -468,6 +511,7 @@ impl<'a> BfsSearch<'a> {
             masks: self.masks,
             level: state.level,
             frontier: &state.bits,
+            unvisited: &state.unvisited,
         };
         let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
         if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
@@ -519,7 +563,9 @@ impl PhasedSearch for BfsSearch<'_> {
         state.target = target;
         state.level = 1;
         state.bottom_up = false;
+        state.previous_frontier_len = 0;
         state.bits_current = false;
+        state.unvisited_filled = false;
         self.bfs.dist[source as usize].store(0, Ordering::Relaxed);
         if let Some(paths) = self.bfs.paths.get(source as usize) {
             paths.store(1, Ordering::Relaxed);
@@ -547,7 +593,9 @@ impl PhasedSearch for BfsSearch<'_> {
         } else {
             self.expand_top_down(&state, morsel, &mut piece);
         }
-        if self.bfs.config.direction_optimizing && self.bfs.config.mode != BfsMode::Parents {
+        // After a bottom-up level the direction depends on the frontier's size alone, and the
+        // in-edges of the nodes it found were counted as it scanned them.
+        if bottom_up_possible(&self.bfs.config) && !state.bottom_up {
             let nodes = std::mem::take(&mut piece.nodes);
             self.degrees(&nodes, &mut piece);
             piece.nodes = nodes;
@@ -596,6 +644,7 @@ impl PhasedSearch for BfsSearch<'_> {
             levels.push((level, pieces.iter().map(|p| p.destinations).sum()));
         }
         state.reached.extend_from_slice(&next);
+        state.previous_frontier_len = state.frontier.len();
         state.frontier = next;
         state.bits_current = state.bits_next;
         if state.bits_next {
@@ -758,11 +807,14 @@ struct BottomUpScan<'a> {
     level: u32,
     /// The frontier (the nodes at `level - 1`).
     frontier: &'a FrontierBits,
+    /// The nodes still to test; the kernel clears those it finds visited or claims.
+    unvisited: &'a UnvisitedBits,
 }
 
 impl BottomUpScan<'_> {
-    /// Claims every unvisited node of `nodes` with an in-neighbour in the frontier. Without
-    /// path counts the scan stops at the first parent; with them it sums every parent's count.
+    /// Claims every unvisited node of `nodes` (a whole number of bitmap words) with an
+    /// in-neighbour in the frontier, testing only the nodes of the unvisited map. Without path
+    /// counts the scan stops at the first parent; with them it sums every parent's count.
     /// Returns whether a path count overflowed.
     fn find_parents(
         &self,
@@ -771,37 +823,30 @@ impl BottomUpScan<'_> {
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
     ) -> bool {
-        let frontier_level = self.level - 1;
+        assert!(
+            nodes.start.is_multiple_of(64),
+            "a bottom-up morsel starts at a word"
+        );
         let mut overflow = false;
-        let every_edge = self.masks.edges.is_none();
         let mut next = NextWords::new(self.frontier);
-        for v in nodes {
-            if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
-                continue;
-            }
-            let (sources, edges) = entries(&self.adjacency, v, every_edge);
-            let mut found = false;
-            let mut total: u64 = 0;
-            for (i, &u) in sources.iter().enumerate() {
-                piece.counters.edges_scanned += 1;
-                if !self.frontier.contains(u)
-                    || (!every_edge && !self.masks.follows(edges[i]))
-                    || (frontier_level > 0 && !self.masks.expandable(u))
-                {
+        let words = nodes.start as usize / 64..(nodes.end as usize).div_ceil(64);
+        for word in words {
+            let before = self.unvisited.word(word);
+            let mut remaining = before;
+            let mut bits = before;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let v = (word * 64) as u32 + bit;
+                debug_assert!(nodes.contains(&v), "the map has no bit past the last node");
+                if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
+                    remaining &= !(1 << bit);
                     continue;
                 }
-                found = true;
-                match paths {
-                    None => break,
-                    Some(paths) => {
-                        match total.checked_add(paths[u as usize].load(Ordering::Relaxed)) {
-                            Some(sum) => total = sum,
-                            None => overflow = true,
-                        }
-                    }
-                }
-            }
-            if found {
+                let Some(total) = self.parent_paths(v, paths, piece, &mut overflow) else {
+                    continue;
+                };
+                remaining &= !(1 << bit);
                 // Only this thread writes v in this level; readers look for `level - 1` only.
                 dist[v as usize].store(self.level, Ordering::Relaxed);
                 if let Some(paths) = paths {
@@ -810,9 +855,52 @@ impl BottomUpScan<'_> {
                 piece.nodes.push(v);
                 next.push(v);
             }
+            if remaining != before {
+                self.unvisited.store_word(word, remaining);
+            }
         }
         next.flush();
         overflow
+    }
+
+    /// Whether unvisited `v` has an in-neighbour in the frontier: `Some` of the summed path
+    /// counts of those in-neighbours (with `paths`; else 0), `None` when it has none. A node
+    /// found adds its in-degree to the piece's in-edges (the direction choice).
+    #[inline]
+    fn parent_paths(
+        &self,
+        v: u32,
+        paths: Option<&[AtomicU64]>,
+        piece: &mut Piece,
+        overflow: &mut bool,
+    ) -> Option<u64> {
+        let every_edge = self.masks.edges.is_none();
+        let (sources, edges) = entries(&self.adjacency, v, every_edge);
+        let mut found = false;
+        let mut total: u64 = 0;
+        let mut scanned = 0;
+        for (i, &u) in sources.iter().enumerate() {
+            scanned += 1;
+            if !self.frontier.contains(u)
+                || (!every_edge && !self.masks.follows(edges[i]))
+                || (self.level > 1 && !self.masks.expandable(u))
+            {
+                continue;
+            }
+            found = true;
+            match paths {
+                None => break,
+                Some(paths) => match total.checked_add(paths[u as usize].load(Ordering::Relaxed)) {
+                    Some(sum) => total = sum,
+                    None => *overflow = true,
+                },
+            }
+        }
+        piece.counters.edges_scanned += scanned;
+        if found {
+            piece.in_edges += sources.len() as u64;
+        }
+        found.then_some(total)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod scheduler;
 pub mod spread;
 pub mod state_pool;
 pub mod stats;
+pub mod unvisited_bits;
 pub mod var_length;
 pub mod walk_counts;
 pub mod walks;
