@@ -221,7 +221,7 @@ impl HnswIndex {
         let mut found = std::mem::take(&mut scratch.found);
         let space = self.space(vectors);
         let prepared = space.query(query);
-        search_layer(
+        scratch.counts.lower += search_layer(
             &self.lower,
             &entries,
             efs.max(k),
@@ -274,7 +274,7 @@ impl HnswIndex {
         let space = self.space(vectors);
         let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
-        search_layer(
+        scratch.counts.upper += search_layer(
             &self.upper,
             &[0],
             ef,
