@@ -16,15 +16,11 @@ use super::search::{search_layer, Neighbour, SearchScratch};
 /// Tombstones over this fraction of the rows make `needs_rebuild` true.
 pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
 
-/// The beam of the upper-layer walk for rows only in the lower layer at insert time; its
-/// nearest nodes seed the lower-layer beam.
+/// The beam of the upper-layer walk at query time (and for rows only in the lower layer at
+/// insert time); its nearest nodes seed the lower-layer beam. Narrower beams compute fewer
+/// upper distances but lose recall at 1M rows (2: recall@10 0.998 at efs 200 instead of 1.0;
+/// docs/OPTIMIZATION_LOG.md).
 pub(crate) const UPPER_SEARCH_EF: usize = 8;
-
-/// The beam of the upper-layer walk at query time. Narrower than the insert's: at 200k x 128 a
-/// beam of 2 computes 119 distances in the upper layer against 172 for 8 (6-8% of a query's
-/// distances at efs 16-64) and returns the same lower-layer starts nearly always (recall@10
-/// 0.9688 against 0.9706 at efs 32, equal from efs 64; docs/OPTIMIZATION_LOG.md).
-pub(crate) const UPPER_QUERY_EF: usize = 2;
 
 pub struct HnswIndex {
     pub(crate) params: HnswParams,
@@ -222,7 +218,7 @@ impl HnswIndex {
         if efs >= self.live_rows() || selective {
             return Ok(self.scan(vectors, query, k, accept));
         }
-        self.upper_entries(vectors, query, UPPER_QUERY_EF, scratch);
+        self.upper_entries(vectors, query, UPPER_SEARCH_EF, scratch);
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
         let space = self.space(vectors);
