@@ -4,22 +4,38 @@
 //! saves it with the brute-force answers under CACHE_DIR; later runs load both. Each run then
 //! measures queries/s (best of `ROUNDS` rounds, 1000 queries over 2 threads) and recall@10 per
 //! efs, both by the wall clock and per second of CPU time the query threads got (the steadier
-//! figure on a shared machine). Alternate the binaries: A, B, A, B.
+//! figure on a shared machine), the distances computed per query in each layer, and recall@10
+//! per efs. Alternate the binaries: A, B, A, B. The rows and queries are also written under
+//! CACHE_DIR (`base.f32`, `queries.f32`, with `truth.u32`) for `bench/peers/hnsw_ab_peer.py`,
+//! which runs hnswlib on the same data, so it can alternate with this one.
 //!
 //!     cargo build --profile ci -p warren-vector --example hnsw_ab
-//!     target/ci/examples/hnsw_ab ROWS DIM CACHE_DIR [ROUNDS]
+//!     [HNSW_EFS=32,64] target/ci/examples/hnsw_ab ROWS DIM CACHE_DIR [ROUNDS]
 
 use std::path::Path;
 use std::time::Instant;
 
 use warren_vector::distance::Metric;
-use warren_vector::hnsw::{exact_top_k_parallel, HnswIndex, HnswParams, SearchScratch};
+use warren_vector::hnsw::{
+    exact_top_k_parallel, DistanceCounts, HnswIndex, HnswParams, SearchScratch,
+};
 use warren_vector::sample::clustered;
 
 const QUERIES: usize = 1000;
 const THREADS: usize = 2;
 const K: usize = 10;
 const EFS: [usize; 5] = [16, 32, 64, 128, 200];
+
+/// The efs values to measure: `HNSW_EFS=32,64` or, by default, `EFS`.
+fn efs_values() -> Vec<usize> {
+    match std::env::var("HNSW_EFS") {
+        Ok(spec) => spec
+            .split(',')
+            .map(|efs| efs.parse().expect("HNSW_EFS: comma-separated numbers"))
+            .collect(),
+        Err(_) => EFS.to_vec(),
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,9 +49,20 @@ fn main() {
     let rounds: usize = args.get(3).map_or(3, |r| r.parse().expect("ROUNDS"));
     std::fs::create_dir_all(cache).expect("cache dir");
     let (vectors, queries) = clustered(rows, QUERIES, dim, 42);
+    write_once(&cache.join("base.f32"), &vectors);
+    write_once(&cache.join("queries.f32"), &queries);
     let truth = load_or_compute_truth(cache, &vectors, &queries, dim);
     let index = load_or_build_index(cache, &vectors, dim);
     measure_all(&index, &vectors, &queries, dim, &truth, rounds);
+}
+
+/// Writes `values` (little-endian `f32`s) to `path` unless it exists, so that a peer
+/// (`bench/peers/hnsw_ab_peer.py`) can search the very same rows and queries.
+fn write_once(path: &Path, values: &[f32]) {
+    if !path.exists() {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(path, bytes).expect("write the dataset");
+    }
 }
 
 fn load_or_compute_truth(cache: &Path, vectors: &[f32], queries: &[f32], dim: usize) -> Vec<u32> {
@@ -109,27 +136,44 @@ fn measure_all(
     rounds: usize,
 ) {
     let modes = modes();
-    for efs in EFS {
+    for efs in efs_values() {
         let mut best = vec![0.0f64; modes.len()];
         let mut best_cpu = vec![0.0f64; modes.len()];
         let mut recall = vec![0.0f64; modes.len()];
+        let mut counts = vec![DistanceCounts::default(); modes.len()];
         for round in 0..rounds {
             for (m, mode) in modes.iter().enumerate() {
-                let (qps, cpu_qps, r) = measure(index, vectors, queries, dim, efs, truth, mode);
-                best[m] = best[m].max(qps);
-                best_cpu[m] = best_cpu[m].max(cpu_qps);
+                let run = measure(index, vectors, queries, dim, efs, truth, mode);
+                best[m] = best[m].max(run.wall_qps);
+                best_cpu[m] = best_cpu[m].max(run.cpu_qps);
                 if round == 0 {
-                    recall[m] = r;
+                    recall[m] = run.recall;
+                    counts[m] = run.counts;
                 }
             }
         }
         for (m, mode) in modes.iter().enumerate() {
+            let per_query = |count: u64| count as f64 / QUERIES as f64;
             println!(
-                "efs {efs:>3} {:>10} best-of-{rounds} QPS {:>8.0} per-CPU-second QPS {:>8.0} recall {:.4}",
-                mode.name, best[m], best_cpu[m], recall[m]
+                "efs {efs:>3} {:>10} best-of-{rounds} QPS {:>8.0} per-CPU-second QPS {:>8.0} recall {:.4} distances/query upper {:.0} lower {:.0}",
+                mode.name,
+                best[m],
+                best_cpu[m],
+                recall[m],
+                per_query(counts[m].upper),
+                per_query(counts[m].lower)
             );
         }
     }
+}
+
+/// One round of the queries: queries/s by the wall clock and per CPU second, recall@10, and the
+/// distances computed.
+struct Run {
+    wall_qps: f64,
+    cpu_qps: f64,
+    recall: f64,
+    counts: DistanceCounts,
 }
 
 fn measure(
@@ -140,9 +184,10 @@ fn measure(
     efs: usize,
     truth: &[u32],
     mode: &Mode,
-) -> (f64, f64, f64) {
+) -> Run {
     let start = Instant::now();
     let mut cpu_ns = 0u64;
+    let mut counts = DistanceCounts::default();
     let answers: Vec<(usize, Vec<u32>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..THREADS)
             .map(|thread| {
@@ -160,15 +205,18 @@ fn measure(
                             (i, found.iter().map(|hit| hit.row).collect())
                         })
                         .collect::<Vec<_>>();
-                    (answers, thread_cpu_ns() - cpu_start)
+                    let cpu = thread_cpu_ns() - cpu_start;
+                    (answers, cpu, scratch.distance_counts())
                 })
             })
             .collect();
         let mut all = Vec::new();
         for worker in workers {
-            let (answers, cpu) = worker.join().expect("worker");
+            let (answers, cpu, thread_counts) = worker.join().expect("worker");
             all.extend(answers);
             cpu_ns += cpu;
+            counts.upper += thread_counts.upper;
+            counts.lower += thread_counts.lower;
         }
         all
     });
@@ -179,7 +227,12 @@ fn measure(
         let expected = &truth[i * K..(i + 1) * K];
         hits += rows.iter().filter(|row| expected.contains(row)).count();
     }
-    (wall_qps, cpu_qps, hits as f64 / (QUERIES * K) as f64)
+    Run {
+        wall_qps,
+        cpu_qps,
+        recall: hits as f64 / (QUERIES * K) as f64,
+        counts,
+    }
 }
 
 /// Nanoseconds this thread has run on a CPU (Linux: `/proc/thread-self/schedstat`), so that

@@ -24,4 +24,4 @@ pub use params::{
     validate_beam, HnswError, HnswParams, BEAM_MAX, DEGREE_MAX, DIMENSION_MAX, EFC_DEFAULT,
     EFS_DEFAULT, ML_DEFAULT, MU_DEFAULT, PU_DEFAULT, ROWS_MAX,
 };
-pub use search::{Neighbour, SearchScratch};
+pub use search::{DistanceCounts, Neighbour, SearchScratch};

@@ -45,6 +45,16 @@ pub struct SearchScratch {
     fresh: Vec<u32>,
     /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).
     no_prefetch: bool,
+    /// Distances computed by the searches of this scratch so far, per layer.
+    pub(crate) counts: DistanceCounts,
+}
+
+/// Distances computed by the searches of one scratch, per layer (for profiling: the work of a
+/// query is about its distance count times the cost of one distance).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DistanceCounts {
+    pub upper: u64,
+    pub lower: u64,
 }
 
 /// How many neighbours ahead of the distance loop their vectors are prefetched: enough to
@@ -65,6 +75,12 @@ impl SearchScratch {
 
     pub fn prefetches(&self) -> bool {
         !self.no_prefetch
+    }
+
+    /// Distances computed by index searches with this scratch since it was made (the build's
+    /// searches are not counted).
+    pub fn distance_counts(&self) -> DistanceCounts {
+        self.counts
     }
 
     /// Starts a search over `nodes` nodes: a new epoch marks every node unvisited.
@@ -97,7 +113,8 @@ fn visit(visited: &mut [u32], epoch: u32, node: u32) -> bool {
 /// accepted nodes into `out`, nearest first. Nodes that `accept` rejects are still traversed
 /// (so tombstones and filters never cut the graph), and the search does not stop while fewer
 /// than `ef` nodes were accepted: a selective filter makes it expand until it finds `ef` or
-/// exhausts what it can reach. `prefetch(node)` starts loading a node's vector.
+/// exhausts what it can reach. `prefetch(node)` starts loading a node's vector. Returns the
+/// number of distances computed.
 #[allow(clippy::too_many_arguments)]
 pub fn search_layer<D, A, P>(
     layer: &Layer,
@@ -108,7 +125,8 @@ pub fn search_layer<D, A, P>(
     prefetch: P,
     scratch: &mut SearchScratch,
     out: &mut Vec<Neighbour>,
-) where
+) -> u64
+where
     D: Fn(u32) -> f32,
     A: Fn(u32) -> bool,
     P: Fn(u32),
@@ -126,8 +144,10 @@ pub fn search_layer<D, A, P>(
     } = scratch;
     let prefetching = !*no_prefetch;
     let epoch = *epoch;
+    let mut computed = 0u64;
     for &entry in entries {
         if visit(visited, epoch, entry) {
+            computed += 1;
             let found = Neighbour {
                 row: entry,
                 distance: distance(entry),
@@ -162,6 +182,7 @@ pub fn search_layer<D, A, P>(
                 prefetch(node);
             }
         }
+        computed += fresh.len() as u64;
         for (index, &node) in fresh.iter().enumerate() {
             if prefetching {
                 if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
@@ -187,6 +208,7 @@ pub fn search_layer<D, A, P>(
     out.clear();
     out.extend(results.drain());
     out.sort_unstable();
+    computed
 }
 
 #[cfg(test)]
@@ -239,5 +261,30 @@ mod tests {
         );
         let rows: Vec<u32> = out.iter().map(|found| found.row).collect();
         assert_eq!(rows, [6, 8, 4]);
+    }
+
+    #[test]
+    fn the_returned_count_is_the_distances_computed() {
+        let layer = path_layer();
+        let mut scratch = SearchScratch::new();
+        let mut out = Vec::new();
+        let calls = std::cell::Cell::new(0u64);
+        let distance = |node: u32| {
+            calls.set(calls.get() + 1);
+            (node as f32 - 7.0).abs()
+        };
+        let computed = search_layer(
+            &layer,
+            &[0],
+            2,
+            distance,
+            |_| true,
+            |_| (),
+            &mut scratch,
+            &mut out,
+        );
+        assert_eq!(computed, calls.get());
+        // From 0 the walk measures every node up to 7 and both of its neighbours.
+        assert_eq!(computed, 9);
     }
 }
