@@ -112,7 +112,9 @@ impl KeyLookup {
         match self {
             KeyLookup::Dense { first, rows } => {
                 let offset = i128::from(key) - i128::from(first);
-                (0..i128::from(rows)).contains(&offset).then(|| offset as u32)
+                (0..i128::from(rows))
+                    .contains(&offset)
+                    .then(|| offset as u32)
             }
             KeyLookup::HashedInt64 => {
                 let keys = table

@@ -84,8 +84,13 @@ pub(crate) fn read_endpoints(
                         .expect("slot lock")
                         .take()
                         .expect("each chunk is taken once");
-                    let outcome =
-                        read_chunk(split, &chunks[index], resolvers, chunk_sources, chunk_targets);
+                    let outcome = read_chunk(
+                        split,
+                        &chunks[index],
+                        resolvers,
+                        chunk_sources,
+                        chunk_targets,
+                    );
                     if outcome.is_err() {
                         first_failure.fetch_min(index, Ordering::Relaxed);
                     }

@@ -25,7 +25,11 @@ pub(crate) fn read_plain_pairs(
     sources: &mut [u32],
     targets: &mut [u32],
 ) -> Option<usize> {
-    assert_eq!(sources.len(), targets.len(), "one slot per row in each array");
+    assert_eq!(
+        sources.len(),
+        targets.len(),
+        "one slot per row in each array"
+    );
     if delimiter.is_ascii_digit() || matches!(delimiter, b'-' | b'\n' | b'\r') {
         return None;
     }
