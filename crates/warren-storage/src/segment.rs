@@ -100,8 +100,6 @@ const _: () = assert!(PIECE_BYTES.is_multiple_of(1 << BLOCK_SHIFT));
 /// ([`write_sections`]); the header, directory and checksum table, which need every checksum,
 /// last. The alignment gaps between sections are never written: they read as zeros.
 pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
-    let file = fs.open(path, OpenMode::CreateNew)?;
-    let layout = SegmentLayout::of(sections);
     let total: usize = sections.iter().map(|s| s.bytes.len()).sum();
     let threads = if total >= PARALLEL_WRITE_MIN_BYTES {
         std::thread::available_parallelism()
@@ -110,6 +108,18 @@ pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'
     } else {
         1
     };
+    write_segment_with(fs, path, sections, threads)
+}
+
+/// [`write_segment`] with `threads` writers.
+fn write_segment_with(
+    fs: &dyn FileSystem,
+    path: &Path,
+    sections: &[SectionData<'_>],
+    threads: usize,
+) -> Result<()> {
+    let file = fs.open(path, OpenMode::CreateNew)?;
+    let layout = SegmentLayout::of(sections);
     let checksums = write_sections(file.as_ref(), sections, &layout.section_offsets, threads)?;
     let head = head_bytes(path, sections, &layout, &checksums)?;
     write_all_at(file.as_ref(), 0, &head)?;
@@ -540,6 +550,50 @@ mod tests {
         file[64..96].copy_from_slice(&entry);
         file.extend_from_slice(section);
         file
+    }
+
+    #[test]
+    fn pieces_written_by_several_threads_give_the_one_thread_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..2 * PIECE_BYTES + 1000)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let small = [7u8; 12];
+        let sections = [
+            SectionData {
+                tag: SectionTag::RelSources,
+                index: 0,
+                bytes: &small,
+            },
+            SectionData {
+                tag: SectionTag::ForwardNeighbours,
+                index: 0,
+                bytes: &big,
+            },
+            SectionData {
+                tag: SectionTag::ForwardRels,
+                index: 0,
+                bytes: &[],
+            },
+        ];
+        let files: Vec<Vec<u8>> = [1, 3]
+            .into_iter()
+            .map(|threads| {
+                let path = dir.path().join(format!("t{threads}.seg"));
+                write_segment_with(&RealFileSystem, &path, &sections, threads).unwrap();
+                let segment = Segment::open(&RealFileSystem, &path).unwrap();
+                segment.verify_all().unwrap();
+                let read = segment.required(SectionTag::ForwardNeighbours, 0).unwrap();
+                assert_eq!(read.try_bytes().unwrap(), &big[..]);
+                let empty = segment.required(SectionTag::ForwardRels, 0).unwrap();
+                assert!(empty.try_bytes().unwrap().is_empty());
+                std::fs::read(&path).unwrap()
+            })
+            .collect();
+        assert_eq!(files[0], files[1]);
+        let layout = SegmentLayout::of(&sections);
+        assert_eq!(files[0].len(), layout.file_end(&sections));
+        assert!(layout.written_end(&sections) < layout.file_end(&sections));
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl KeyLookup {
                 let offset = i128::from(key) - i128::from(first);
                 (0..i128::from(rows))
                     .contains(&offset)
-                    .then(|| offset as u32)
+                    .then_some(offset as u32)
             }
             KeyLookup::HashedInt64 => {
                 let keys = table

@@ -330,7 +330,7 @@ mod tests {
             let split = SplitFiles::split(&paths, &options, &types, chunk_bytes).unwrap().unwrap();
             let plain = |a: i64, b: i64| {
                 let nodes = 0..i64::from(nodes);
-                (nodes.contains(&a) && nodes.contains(&b)).then(|| (a as u32, b as u32))
+                (nodes.contains(&a) && nodes.contains(&b)).then_some((a as u32, b as u32))
             };
             let resolvers = Resolvers {
                 resolve: &resolve,

@@ -93,7 +93,7 @@ mod tests {
     fn read(body: &str, slots: usize) -> Option<Vec<(u32, u32)>> {
         let resolve = |a: i64, b: i64| {
             let range = 0..100;
-            (range.contains(&a) && range.contains(&b)).then(|| (a as u32, b as u32))
+            (range.contains(&a) && range.contains(&b)).then_some((a as u32, b as u32))
         };
         let (mut sources, mut targets) = (vec![0; slots], vec![0; slots]);
         let rows = read_plain_pairs(body.as_bytes(), b',', &resolve, &mut sources, &mut targets)?;
