@@ -5,14 +5,14 @@
 //! read.
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use warren_common::{Error, Result};
 
 use crate::buffer::Bytes;
-use crate::io::{FileMap, FileSystem, FileWriter, OpenMode};
+use crate::io::{write_all_at, FileHandle, FileMap, FileSystem, OpenMode};
 use crate::section_check::{
     block_checksums, SectionCheck, BLOCK_SHIFT, BLOCK_SHIFT_MAX, BLOCK_SHIFT_MIN,
 };
@@ -85,33 +85,195 @@ fn align(offset: usize) -> usize {
     offset.div_ceil(ALIGNMENT) * ALIGNMENT
 }
 
+/// Segments whose sections hold at least this many bytes are written by several threads:
+/// below it one thread writes in file order (and the simulated file system's tests replay).
+const PARALLEL_WRITE_MIN_BYTES: usize = 64 << 20;
+/// The most threads that write one segment.
+const WRITE_THREADS_MAX: usize = 4;
+/// The piece of a section that a writer checksums and writes at a time: whole checksum blocks.
+const PIECE_BYTES: usize = 16 << 20;
+const _: () = assert!(PIECE_BYTES.is_multiple_of(1 << BLOCK_SHIFT));
+
 /// Writes a new segment file through `fs` and makes its data durable (`fdatasync`) before
-/// returning; its name becomes durable with a `sync_dir` of its directory (the caller's).
+/// returning; its name becomes durable with a `sync_dir` of its directory (the caller's). The
+/// sections are written first, in pieces that checksum and write on one or more threads
+/// ([`write_sections`]); the header, directory and checksum table, which need every checksum,
+/// last. The alignment gaps between sections are never written: they read as zeros.
 pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'_>]) -> Result<()> {
+    let total: usize = sections.iter().map(|s| s.bytes.len()).sum();
+    let threads = if total >= PARALLEL_WRITE_MIN_BYTES {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(WRITE_THREADS_MAX)
+    } else {
+        1
+    };
+    write_segment_with(fs, path, sections, threads)
+}
+
+/// [`write_segment`] with `threads` writers.
+fn write_segment_with(
+    fs: &dyn FileSystem,
+    path: &Path,
+    sections: &[SectionData<'_>],
+    threads: usize,
+) -> Result<()> {
     let file = fs.open(path, OpenMode::CreateNew)?;
-    let mut out = BufWriter::with_capacity(1 << 20, FileWriter::new(file.as_ref(), 0));
-    let directory_end = HEADER_BYTES + sections.len() * ENTRY_BYTES;
-    let checksums: Vec<Vec<u32>> = sections
+    let layout = SegmentLayout::of(sections);
+    let checksums = write_sections(file.as_ref(), sections, &layout.section_offsets, threads)?;
+    let head = head_bytes(path, sections, &layout, &checksums)?;
+    write_all_at(file.as_ref(), 0, &head)?;
+    // An empty last section starts after an alignment gap that nothing wrote: the file must
+    // reach it.
+    let written = layout.written_end(sections).max(head.len());
+    if written < layout.file_end(sections) {
+        file.set_len(layout.file_end(sections) as u64)?;
+    }
+    file.sync_data()
+}
+
+/// Where a segment's parts go: the checksum table, then each section, 64-byte aligned.
+struct SegmentLayout {
+    directory_end: usize,
+    table_offset: usize,
+    section_offsets: Vec<usize>,
+}
+
+impl SegmentLayout {
+    fn of(sections: &[SectionData<'_>]) -> Self {
+        let directory_end = HEADER_BYTES + sections.len() * ENTRY_BYTES;
+        let table_offset = align(directory_end);
+        let blocks: usize = sections
+            .iter()
+            .map(|s| s.bytes.len().div_ceil(1 << BLOCK_SHIFT))
+            .sum();
+        let mut offset = align(table_offset + blocks * 4);
+        let section_offsets = sections
+            .iter()
+            .map(|section| {
+                let start = offset;
+                offset = align(offset + section.bytes.len());
+                start
+            })
+            .collect();
+        Self {
+            directory_end,
+            table_offset,
+            section_offsets,
+        }
+    }
+
+    /// The end of the file: the end of its last section (the start of the gap after the table
+    /// when there is none).
+    fn file_end(&self, sections: &[SectionData<'_>]) -> usize {
+        let last = self.section_offsets.last().zip(sections.last());
+        last.map_or(self.table_offset, |(&offset, section)| {
+            offset + section.bytes.len()
+        })
+    }
+
+    /// The end of the last section byte written.
+    fn written_end(&self, sections: &[SectionData<'_>]) -> usize {
+        let ends = self.section_offsets.iter().zip(sections);
+        ends.filter(|(_, section)| !section.bytes.is_empty())
+            .map(|(&offset, section)| offset + section.bytes.len())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// One piece of a section: `section`'s bytes `range`, written at `file_offset`.
+struct Piece {
+    section: usize,
+    range: std::ops::Range<usize>,
+    file_offset: usize,
+}
+
+/// Writes every section at its offset in pieces of [`PIECE_BYTES`], `threads` pieces at a
+/// time; returns each section's block checksums. The first failing piece's error is returned.
+fn write_sections(
+    file: &dyn FileHandle,
+    sections: &[SectionData<'_>],
+    offsets: &[usize],
+    threads: usize,
+) -> Result<Vec<Vec<u32>>> {
+    assert!(threads >= 1, "a segment needs a writer");
+    let pieces: Vec<Piece> = sections
         .iter()
-        .map(|section| block_checksums(section.bytes, BLOCK_SHIFT))
+        .zip(offsets)
+        .enumerate()
+        .flat_map(|(section, (data, &offset))| {
+            (0..data.bytes.len())
+                .step_by(PIECE_BYTES)
+                .map(move |start| Piece {
+                    section,
+                    range: start..(start + PIECE_BYTES).min(data.bytes.len()),
+                    file_offset: offset + start,
+                })
+        })
         .collect();
+    let results: Vec<OnceLock<Result<Vec<u32>>>> = pieces.iter().map(|_| OnceLock::new()).collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = || loop {
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        if index >= pieces.len() || failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let piece = &pieces[index];
+        let bytes = &sections[piece.section].bytes[piece.range.clone()];
+        let checksums = block_checksums(bytes, BLOCK_SHIFT);
+        let outcome = write_all_at(file, piece.file_offset as u64, bytes).map(|()| checksums);
+        failed.fetch_or(outcome.is_err(), Ordering::Relaxed);
+        assert!(
+            results[index].set(outcome).is_ok(),
+            "each piece is written once"
+        );
+    };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
+    }
+    let mut checksums: Vec<Vec<u32>> = vec![Vec::new(); sections.len()];
+    for (piece, result) in pieces.iter().zip(results) {
+        match result.into_inner() {
+            Some(outcome) => checksums[piece.section].extend(outcome?),
+            None => {
+                assert!(failed.load(Ordering::Relaxed), "a piece was skipped");
+            }
+        }
+    }
+    Ok(checksums)
+}
+
+/// The segment's first bytes: header, directory, the gap to the checksum table, the table.
+fn head_bytes(
+    path: &Path,
+    sections: &[SectionData<'_>],
+    layout: &SegmentLayout,
+    checksums: &[Vec<u32>],
+) -> Result<Vec<u8>> {
     let table: Vec<u8> = checksums
         .iter()
         .flatten()
         .flat_map(|c| c.to_le_bytes())
         .collect();
-    let table_offset = align(directory_end);
     let mut header = [0u8; HEADER_BYTES];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     header[12..16].copy_from_slice(&(sections.len() as u32).to_le_bytes());
     header[20..24].copy_from_slice(&BLOCK_SHIFT.to_le_bytes());
-    header[24..32].copy_from_slice(&(table_offset as u64).to_le_bytes());
+    header[24..32].copy_from_slice(&(layout.table_offset as u64).to_le_bytes());
     header[32..40].copy_from_slice(&(table.len() as u64).to_le_bytes());
     let mut directory = Vec::with_capacity(sections.len() * ENTRY_BYTES);
-    let mut offset = align(table_offset + table.len());
     let mut first_block = 0usize;
-    for (section, blocks) in sections.iter().zip(&checksums) {
+    let entries = sections.iter().zip(checksums).zip(&layout.section_offsets);
+    for ((section, blocks), &offset) in entries {
         let list: Vec<u8> = blocks.iter().flat_map(|c| c.to_le_bytes()).collect();
         directory.extend_from_slice(&(section.tag as u32).to_le_bytes());
         directory.extend_from_slice(&section.index.to_le_bytes());
@@ -126,27 +288,20 @@ pub fn write_segment(fs: &dyn FileSystem, path: &Path, sections: &[SectionData<'
         })?;
         directory.extend_from_slice(&first.to_le_bytes());
         first_block += blocks.len();
-        offset = align(offset + section.bytes.len());
     }
     let directory_crc = directory_checksum(&header, &directory);
     header[16..20].copy_from_slice(&directory_crc.to_le_bytes());
-    let write = |out: &mut BufWriter<FileWriter<'_>>, bytes: &[u8]| {
-        out.write_all(bytes).map_err(|e| write_error(path, e))
-    };
-    write(&mut out, &header)?;
-    write(&mut out, &directory)?;
-    write(&mut out, &vec![0u8; table_offset - directory_end])?;
-    write(&mut out, &table)?;
-    let mut position = table_offset + table.len();
-    for section in sections {
-        let start = align(position);
-        write(&mut out, &vec![0u8; start - position])?;
-        write(&mut out, section.bytes)?;
-        position = start + section.bytes.len();
-    }
-    out.into_inner()
-        .map_err(|e| write_error(path, e.into_error()))?;
-    file.sync_data()
+    let mut head = Vec::with_capacity(layout.table_offset + table.len());
+    head.extend_from_slice(&header);
+    head.extend_from_slice(&directory);
+    assert_eq!(
+        head.len(),
+        layout.directory_end,
+        "the directory has one entry per section"
+    );
+    head.resize(layout.table_offset, 0);
+    head.extend_from_slice(&table);
+    Ok(head)
 }
 
 /// The directory checksum of version 2: the header after the checksum field, then the
@@ -156,18 +311,6 @@ fn directory_checksum(header: &[u8], directory: &[u8]) -> u32 {
     hasher.update(&header[20..HEADER_BYTES]);
     hasher.update(directory);
     hasher.finalize()
-}
-
-/// The project's error for a failed write through [`FileWriter`] (which wraps the I/O layer's
-/// error, already naming the file, in a `std::io::Error`).
-fn write_error(path: &Path, error: std::io::Error) -> Error {
-    match error.into_inner() {
-        Some(inner) => match inner.downcast::<Error>() {
-            Ok(error) => *error,
-            Err(other) => Error::Io(format!("{}: {other}", path.display())),
-        },
-        None => Error::Io(format!("{}: write failed", path.display())),
-    }
 }
 
 /// Where a version-2 segment keeps its block checksums.
@@ -407,6 +550,50 @@ mod tests {
         file[64..96].copy_from_slice(&entry);
         file.extend_from_slice(section);
         file
+    }
+
+    #[test]
+    fn pieces_written_by_several_threads_give_the_one_thread_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..2 * PIECE_BYTES + 1000)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let small = [7u8; 12];
+        let sections = [
+            SectionData {
+                tag: SectionTag::RelSources,
+                index: 0,
+                bytes: &small,
+            },
+            SectionData {
+                tag: SectionTag::ForwardNeighbours,
+                index: 0,
+                bytes: &big,
+            },
+            SectionData {
+                tag: SectionTag::ForwardRels,
+                index: 0,
+                bytes: &[],
+            },
+        ];
+        let files: Vec<Vec<u8>> = [1, 3]
+            .into_iter()
+            .map(|threads| {
+                let path = dir.path().join(format!("t{threads}.seg"));
+                write_segment_with(&RealFileSystem, &path, &sections, threads).unwrap();
+                let segment = Segment::open(&RealFileSystem, &path).unwrap();
+                segment.verify_all().unwrap();
+                let read = segment.required(SectionTag::ForwardNeighbours, 0).unwrap();
+                assert_eq!(read.try_bytes().unwrap(), &big[..]);
+                let empty = segment.required(SectionTag::ForwardRels, 0).unwrap();
+                assert!(empty.try_bytes().unwrap().is_empty());
+                std::fs::read(&path).unwrap()
+            })
+            .collect();
+        assert_eq!(files[0], files[1]);
+        let layout = SegmentLayout::of(&sections);
+        assert_eq!(files[0].len(), layout.file_end(&sections));
+        assert!(layout.written_end(&sections) < layout.file_end(&sections));
     }
 
     #[test]

@@ -22,7 +22,8 @@ use crate::import::csv_reader::{
     SplitFiles, CHUNK_BYTES,
 };
 use crate::import::options::CsvOptions;
-use crate::import::parallel_rels::{copy_threads, read_endpoints, Endpoints};
+use crate::import::parallel_rels::{copy_threads, read_endpoints, Endpoints, Resolvers};
+use crate::import::plain_pairs::PlainResolve;
 use crate::node_table::NodeTable;
 use crate::pk_index::duplicate_key_message;
 use crate::rel_table::RelTable;
@@ -96,6 +97,33 @@ impl KeyLookup {
                 }
             }
             _ => KeyLookup::HashedInt64,
+        }
+    }
+
+    /// Whether keys are looked up as INT64 values ([`KeyLookup::int64_row`]).
+    fn takes_int64(self) -> bool {
+        self != KeyLookup::Generic
+    }
+
+    /// The row of `table` whose INT64 key is `key`; `None` when there is none, or when keys are
+    /// not looked up as INT64 values.
+    #[inline]
+    fn int64_row(self, table: &NodeTable, key: i64) -> Option<u32> {
+        match self {
+            KeyLookup::Dense { first, rows } => {
+                let offset = i128::from(key) - i128::from(first);
+                (0..i128::from(rows))
+                    .contains(&offset)
+                    .then_some(offset as u32)
+            }
+            KeyLookup::HashedInt64 => {
+                let keys = table
+                    .column(table.primary_key())
+                    .int64_values()
+                    .expect("an INT64 key column");
+                table.pk_index().lookup_i64(keys, key)
+            }
+            KeyLookup::Generic => None,
         }
     }
 }
@@ -180,31 +208,12 @@ impl InputRow for CsvRow<'_, '_> {
         ty: &LogicalType,
         lookup: &KeyLookup,
     ) -> Result<u32> {
-        let raw = &self.row.record[index];
-        let parsed = match lookup {
-            KeyLookup::Generic => None,
-            _ => parse_i64(raw),
-        };
-        match (lookup, parsed) {
-            (KeyLookup::Dense { first, rows }, Some(key)) => {
-                let offset = (key as i128) - (*first as i128);
-                return if (0..*rows as i128).contains(&offset) {
-                    Ok(offset as u32)
-                } else {
-                    Err(self.error(format!("Unable to find primary key value {key}.")))
-                };
-            }
-            (KeyLookup::HashedInt64, Some(key)) => {
-                let keys = table
-                    .column(table.primary_key())
-                    .int64_values()
-                    .expect("an INT64 key column");
-                return table
-                    .pk_index()
-                    .lookup_i64(keys, key)
+        if lookup.takes_int64() {
+            if let Some(key) = parse_i64(&self.row.record[index]) {
+                return lookup
+                    .int64_row(table, key)
                     .ok_or_else(|| self.error(format!("Unable to find primary key value {key}.")));
             }
-            _ => {}
         }
         let text = self.row.field(index)?;
         let ty = if *ty == LogicalType::Serial {
@@ -750,7 +759,16 @@ fn copy_rel_table(
             options,
             progress,
         } if schema.properties.is_empty() => {
-            read_endpoints_in_parallel(files, options, &types, &stored, &mut **progress, &resolve)?
+            let plain = |source_key: i64, target_key: i64| {
+                Some((
+                    from_lookup.int64_row(&from, source_key)?,
+                    to_lookup.int64_row(&to, target_key)?,
+                ))
+            };
+            let plain = (from_lookup.takes_int64() && to_lookup.takes_int64())
+                .then_some(&plain as &PlainResolve<'_>);
+            let input = (&**files, &**options, &types[..]);
+            read_endpoints_in_parallel(input, &stored, &mut **progress, &resolve, plain)?
         }
         _ => None,
     };
@@ -807,14 +825,14 @@ type ResolveRow<'a> = dyn Fn(&dyn InputRow) -> Result<(u32, u32)> + Sync + 'a;
 
 /// Reads a property-less rel COPY's endpoints with [`copy_threads`] workers, or returns `None`
 /// when the files cannot be cut at line breaks (they hold quotes) or hold too many lines for a
-/// rel table: then the one-reader path reads them.
+/// rel table: then the one-reader path reads them. `plain`, where given, reads the chunks of
+/// plain integer pairs (see [`crate::import::plain_pairs`]).
 fn read_endpoints_in_parallel(
-    files: &[PathBuf],
-    options: &CsvOptions,
-    types: &[LogicalType],
+    (files, options, types): (&[PathBuf], &CsvOptions, &[LogicalType]),
     stored: &RelTable,
     progress: &mut dyn CopyProgress,
     resolve: &ResolveRow<'_>,
+    plain: Option<&PlainResolve<'_>>,
 ) -> Result<Option<Endpoints>> {
     let Some(split) = SplitFiles::split(files, options, types, CHUNK_BYTES)? else {
         return Ok(None);
@@ -833,7 +851,10 @@ fn read_endpoints_in_parallel(
         (stored.sources(), stored.targets()),
         copy_threads(),
         progress,
-        &resolve_csv,
+        &Resolvers {
+            resolve: &resolve_csv,
+            plain,
+        },
     )?;
     Ok(Some(endpoints))
 }

@@ -374,6 +374,19 @@ impl SplitFiles {
         self.chunks.iter().map(|c| c.range.len() as u64).sum()
     }
 
+    /// The text of `chunk` (whole lines) and its file's delimiter.
+    pub(crate) fn chunk_text(&self, chunk: &Chunk) -> (&[u8], u8) {
+        let input = &self.inputs[chunk.file as usize];
+        let delimiter = self.dialects[chunk.file as usize].delimiter;
+        (&input.bytes()[chunk.range.clone()], delimiter)
+    }
+
+    /// Lets the kernel drop the pages of `chunk`, read, from this process (see
+    /// [`SplitFiles::read_chunk`]).
+    pub(crate) fn release_chunk(&self, chunk: &Chunk) {
+        self.inputs[chunk.file as usize].release(chunk.range.clone());
+    }
+
     /// Reads the rows of `chunk`, calling `row` for each, then lets the kernel drop the chunk's
     /// pages from this process (they stay in the page cache), so that a COPY's resident memory
     /// does not grow with the size of its input files.

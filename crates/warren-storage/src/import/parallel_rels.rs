@@ -11,7 +11,8 @@ use std::time::Duration;
 use warren_common::Result;
 
 use crate::buffer::U32Words;
-use crate::import::csv_reader::{CopyProgress, RowReader, SplitFiles};
+use crate::import::csv_reader::{Chunk, CopyProgress, RowReader, SplitFiles};
+use crate::import::plain_pairs::{read_plain_pairs, PlainResolve};
 
 /// The most worker threads one COPY starts.
 pub const COPY_THREADS_MAX: usize = 16;
@@ -31,15 +32,24 @@ pub(crate) struct Endpoints {
     pub(crate) targets: U32Words,
 }
 
-/// Reads every row of `split` with `threads` workers; `resolve` turns a row into its (source,
-/// target) node offsets or fails with the row's error. The first `stored` entries of the
-/// result are `stored_sources` and `stored_targets`.
+/// Turns a row into its (source, target) node offsets or fails with the row's error.
+pub(crate) type ResolveCsvRow<'a> = dyn Fn(&RowReader<'_>) -> Result<(u32, u32)> + Sync + 'a;
+
+/// How a worker resolves rows: `plain`, where given, reads chunks of plain integer pairs
+/// ([`read_plain_pairs`]); `resolve` reads the chunks it gives up on, and all of them without it.
+pub(crate) struct Resolvers<'a> {
+    pub(crate) resolve: &'a ResolveCsvRow<'a>,
+    pub(crate) plain: Option<&'a PlainResolve<'a>>,
+}
+
+/// Reads every row of `split` with `threads` workers through `resolvers`. The first `stored`
+/// entries of the result are `stored_sources` and `stored_targets`.
 pub(crate) fn read_endpoints(
     split: &SplitFiles,
     (stored_sources, stored_targets): (&[u32], &[u32]),
     threads: usize,
     progress: &mut dyn CopyProgress,
-    resolve: &(dyn Fn(&RowReader<'_>) -> Result<(u32, u32)> + Sync),
+    resolvers: &Resolvers<'_>,
 ) -> Result<Endpoints> {
     assert!(threads >= 1, "a COPY needs a thread");
     let chunks = split.chunks();
@@ -74,23 +84,18 @@ pub(crate) fn read_endpoints(
                         .expect("slot lock")
                         .take()
                         .expect("each chunk is taken once");
-                    let mut rows = 0;
-                    let outcome = split.read_chunk(&chunks[index], |row| {
-                        let (source, target) = resolve(row)?;
-                        assert!(
-                            rows < chunk_sources.len(),
-                            "a chunk has more rows than lines"
-                        );
-                        chunk_sources[rows] = source;
-                        chunk_targets[rows] = target;
-                        rows += 1;
-                        Ok(())
-                    });
+                    let outcome = read_chunk(
+                        split,
+                        &chunks[index],
+                        resolvers,
+                        chunk_sources,
+                        chunk_targets,
+                    );
                     if outcome.is_err() {
                         first_failure.fetch_min(index, Ordering::Relaxed);
                     }
                     bytes_read.fetch_add(chunks[index].range.len() as u64, Ordering::Relaxed);
-                    *outcomes[index].lock().expect("outcome lock") = Some(outcome.map(|()| rows));
+                    *outcomes[index].lock().expect("outcome lock") = Some(outcome);
                 }
                 workers_left.fetch_sub(1, Ordering::Release);
             });
@@ -111,6 +116,34 @@ pub(crate) fn read_endpoints(
     sources.truncate(len);
     targets.truncate(len);
     Ok(Endpoints { sources, targets })
+}
+
+/// Reads `chunk`'s rows into `sources` and `targets` (its slots): by the plain reader where it
+/// can, else by the CSV reader; returns the rows.
+fn read_chunk(
+    split: &SplitFiles,
+    chunk: &Chunk,
+    resolvers: &Resolvers<'_>,
+    sources: &mut [u32],
+    targets: &mut [u32],
+) -> Result<usize> {
+    if let Some(plain) = resolvers.plain {
+        let (text, delimiter) = split.chunk_text(chunk);
+        if let Some(rows) = read_plain_pairs(text, delimiter, plain, sources, targets) {
+            split.release_chunk(chunk);
+            return Ok(rows);
+        }
+    }
+    let mut rows = 0;
+    split.read_chunk(chunk, |row| {
+        let (source, target) = (resolvers.resolve)(row)?;
+        assert!(rows < sources.len(), "a chunk has more rows than lines");
+        sources[rows] = source;
+        targets[rows] = target;
+        rows += 1;
+        Ok(())
+    })?;
+    Ok(rows)
 }
 
 type Slot<'a> = Mutex<Option<(&'a mut [u32], &'a mut [u32])>>;
@@ -213,19 +246,37 @@ mod tests {
         }
     }
 
-    /// The files' text: rows `a,b` with blank lines where `blank` says, LF or CRLF breaks.
-    fn file_text(header: bool, rows: &[(u32, u32, bool)], crlf: bool, last_break: bool) -> String {
+    /// A row's text: `a,b`, or for `odd` below 6 a form the plain reader gives up on.
+    fn row_text(a: u32, b: u32, odd: u8) -> String {
+        match odd {
+            0 => format!(" {a},{b}"),
+            1 => format!("+{a},{b}"),
+            2 => format!("{a},{b},1"),
+            3 => format!("{a}"),
+            4 => format!("-{a},{b}"),
+            5 => format!("{a},0{b}x"),
+            _ => format!("{a},{b}"),
+        }
+    }
+
+    /// The files' text: rows with blank lines where `blank` says, LF or CRLF breaks.
+    fn file_text(
+        header: bool,
+        rows: &[(u32, u32, bool, u8)],
+        crlf: bool,
+        last_break: bool,
+    ) -> String {
         let newline = if crlf { "\r\n" } else { "\n" };
         let mut text = String::new();
         if header {
             text.push_str("from,to");
             text.push_str(newline);
         }
-        for (i, (a, b, blank)) in rows.iter().enumerate() {
-            if *blank {
+        for (i, &(a, b, blank, odd)) in rows.iter().enumerate() {
+            if blank {
                 text.push_str(newline);
             }
-            text.push_str(&format!("{a},{b}"));
+            text.push_str(&row_text(a, b, odd));
             if i + 1 < rows.len() || last_break {
                 text.push_str(newline);
             }
@@ -241,7 +292,10 @@ mod tests {
         #[test]
         fn parallel_read_equals_the_one_reader_path(
             files in proptest::collection::vec(
-                (proptest::collection::vec((0u32..60, 0u32..60, proptest::bool::weighted(0.1)), 0..40),
+                (proptest::collection::vec(
+                    (0u32..60, 0u32..60, proptest::bool::weighted(0.1), 0u8..200),
+                    0..40,
+                ),
                  any::<bool>(), any::<bool>()),
                 1..4),
             header in any::<bool>(),
@@ -249,6 +303,7 @@ mod tests {
             chunk_bytes in 1usize..48,
             threads in 1usize..5,
             stored in proptest::collection::vec((0u32..50, 0u32..50), 0..5),
+            with_plain in any::<bool>(),
         ) {
             let dir = tempfile::tempdir().unwrap();
             let paths: Vec<PathBuf> = files
@@ -273,12 +328,20 @@ mod tests {
                 Ok(())
             });
             let split = SplitFiles::split(&paths, &options, &types, chunk_bytes).unwrap().unwrap();
+            let plain = |a: i64, b: i64| {
+                let nodes = 0..i64::from(nodes);
+                (nodes.contains(&a) && nodes.contains(&b)).then_some((a as u32, b as u32))
+            };
+            let resolvers = Resolvers {
+                resolve: &resolve,
+                plain: with_plain.then_some(&plain as &PlainResolve<'_>),
+            };
             let parallel = read_endpoints(
                 &split,
                 (&stored_sources, &stored_targets),
                 threads,
                 &mut (),
-                &resolve,
+                &resolvers,
             );
             match (one_reader, parallel) {
                 (Ok(()), Ok(endpoints)) => {
