@@ -140,3 +140,32 @@ fn files_of_several_chunks_give_the_one_reader_table() {
         }
     }
 }
+
+/// A file may end its lines with `\n`, `\r\n` or a lone `\r` (the CSV reader accepts all
+/// three): the parallel path bounds a chunk's rows by all of them and builds the one-reader
+/// table (a lone `\r` once made a worker overrun its chunk's slots and the COPY hang).
+#[test]
+fn every_kind_of_line_break_gives_the_one_reader_table() {
+    let keys: Vec<i64> = (0..7).collect();
+    let rows: Vec<(i64, i64)> = (0..40).map(|i| (i % 7, (i * 3 + 1) % 7)).collect();
+    let breaks = ["\r", "\n", "\r\n", "\r"];
+    let text = |quoted: bool| -> String {
+        rows.iter()
+            .enumerate()
+            .map(|(i, (a, b))| {
+                let line = if quoted {
+                    format!("\"{a}\",\"{b}\"")
+                } else {
+                    format!("{a},{b}")
+                };
+                line + breaks[i % breaks.len()]
+            })
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut parallel = load(dir.path(), &keys, &[text(false)]).unwrap();
+    let mut one_reader = load(dir.path(), &keys, &[text(true)]).unwrap();
+    let count = strings(&mut parallel, "MATCH (a:N)-[:E]->(b:N) RETURN count(*)");
+    assert_eq!(count, vec!["40".to_string()]);
+    assert_eq!(snapshot(&mut parallel), snapshot(&mut one_reader));
+}

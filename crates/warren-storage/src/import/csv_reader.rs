@@ -306,6 +306,14 @@ pub(crate) struct Chunk {
     pub(crate) rows_max: usize,
 }
 
+/// The carriage returns of `text` not followed by a line feed: the CSV reader ends a row at
+/// each of them too, so a chunk's rows are bounded by its line feeds plus these.
+fn lone_carriage_returns(text: &[u8]) -> usize {
+    memchr::memchr_iter(b'\r', text)
+        .filter(|&at| text.get(at + 1) != Some(&b'\n'))
+        .count()
+}
+
 /// Mapped input files cut into [`Chunk`]s of about `chunk_bytes` ([`CHUNK_BYTES`] for COPY),
 /// for workers that read them at the same time.
 pub(crate) struct SplitFiles {
@@ -355,7 +363,9 @@ impl SplitFiles {
                     file: file as u32,
                     range: start..end,
                     first_line,
-                    rows_max: breaks + usize::from(bytes[end - 1] != b'\n'),
+                    rows_max: breaks
+                        + lone_carriage_returns(&bytes[start..end])
+                        + usize::from(bytes[end - 1] != b'\n'),
                 });
                 first_line += breaks as u64;
                 start = end;

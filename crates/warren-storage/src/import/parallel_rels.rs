@@ -73,6 +73,9 @@ pub(crate) fn read_endpoints(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
+                // Counts the worker out even when it panics, so the progress loop ends and the
+                // scope passes the panic on instead of waiting for it forever.
+                let _leaving = LeavesOnDrop(&workers_left);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     // Chunks after a failing one are not needed: its error is reported.
@@ -97,7 +100,6 @@ pub(crate) fn read_endpoints(
                     bytes_read.fetch_add(chunks[index].range.len() as u64, Ordering::Relaxed);
                     *outcomes[index].lock().expect("outcome lock") = Some(outcome);
                 }
-                workers_left.fetch_sub(1, Ordering::Release);
             });
         }
         report_progress(progress, split.total_bytes(), &bytes_read, &workers_left);
@@ -116,6 +118,16 @@ pub(crate) fn read_endpoints(
     sources.truncate(len);
     targets.truncate(len);
     Ok(Endpoints { sources, targets })
+}
+
+/// A reading worker's count in `workers_left`, taken off when the worker ends, by return or by
+/// panic.
+struct LeavesOnDrop<'a>(&'a AtomicUsize);
+
+impl Drop for LeavesOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
 }
 
 /// Reads `chunk`'s rows into `sources` and `targets` (its slots): by the plain reader where it
