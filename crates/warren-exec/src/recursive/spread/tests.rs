@@ -94,8 +94,7 @@ fn run_spread(
         follow,
         seeds,
         p,
-        threads,
-        strategy,
+        (threads, strategy),
         SpreadOrder::Ranked,
         None,
     )
@@ -106,8 +105,7 @@ fn run_spread_in_order(
     follow: Follow,
     seeds: &[(u32, f64)],
     p: SpreadParameters,
-    threads: usize,
-    strategy: SpreadStrategy,
+    (threads, strategy): (usize, SpreadStrategy),
     order: SpreadOrder,
     states: Option<&SpreadStatePool>,
 ) -> Result<Vec<Activation>> {
@@ -174,8 +172,7 @@ fn check_against_reference(
                     follow,
                     seeds,
                     p,
-                    threads,
-                    strategy,
+                    (threads, strategy),
                     order,
                     Some(&states),
                 )
@@ -468,8 +465,7 @@ fn a_pool_keeps_one_clear_state_per_graph_size_within_its_bound() {
             Follow::Out,
             &[(seed, 1.0)],
             DEFAULTS,
-            2,
-            SpreadStrategy::PushPrivate,
+            (2, SpreadStrategy::PushPrivate),
             SpreadOrder::ById,
             states,
         )
