@@ -590,6 +590,19 @@ fn merge_private(
         run.threads,
         run.interrupt,
         |range| {
+            if hop.last {
+                // SAFETY: as below, the morsel's node range is this worker's alone.
+                let first = unsafe {
+                    merge_last_range(&arrays, &total, &first_hop, range.clone(), hop_byte)
+                };
+                return Ok((
+                    range.start,
+                    MergedRange {
+                        first,
+                        ..MergedRange::default()
+                    },
+                ));
+            }
             let mut local = MergedRange::default();
             for v in range.clone() {
                 let mut sum = NOTHING_ARRIVED;
@@ -630,6 +643,43 @@ fn merge_private(
         reached.extend(local.first);
     }
     Ok((touched, spreads))
+}
+
+/// The last hop's merge of the node range `range`, without branches on what arrived: a slot
+/// nothing reached sums to [`NOTHING_ARRIVED`], which leaves the total as it was (totals are
+/// `+0.0` or positive), and the nodes first reached are written at a cursor that advances only
+/// for them. Returns those nodes, ascending.
+///
+/// # Safety
+/// No other thread may access the slots of `range` in any of the arrays during the call.
+unsafe fn merge_last_range(
+    arrays: &[SharedSlice<f64>],
+    total: &SharedSlice<f64>,
+    first_hop: &SharedSlice<u8>,
+    range: std::ops::Range<usize>,
+    hop_byte: u8,
+) -> Vec<u32> {
+    let mut first = vec![0u32; range.len()];
+    let mut count = 0;
+    for v in range {
+        let mut sum = NOTHING_ARRIVED;
+        for array in arrays {
+            // SAFETY: the caller's contract.
+            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+        }
+        let reached = sum.is_sign_positive();
+        // SAFETY: the caller's contract.
+        unsafe {
+            total.replace(v, total.get(v) + sum);
+            let old = first_hop.get(v);
+            let new_first = reached & (old == HOPS_NONE);
+            first_hop.replace(v, if new_first { hop_byte } else { old });
+            first[count] = v as u32;
+            count += usize::from(new_first);
+        }
+    }
+    first.truncate(count);
+    first
 }
 
 /// What one merge morsel found: nodes reached this hop, first reached, spreading next.
