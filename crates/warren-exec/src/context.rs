@@ -170,6 +170,9 @@ pub struct ExecContext {
     /// Idle one-source search states, reused across queries (a private pool outside a
     /// database).
     pub search_states: Arc<crate::recursive::state_pool::SearchStatePool>,
+    /// Idle spreading activation states, reused across queries (a private pool outside a
+    /// database).
+    pub spread_states: Arc<crate::recursive::spread::SpreadStatePool>,
 }
 
 impl ExecContext {
@@ -187,6 +190,7 @@ impl ExecContext {
             warnings: None,
             vector_indexes: Arc::default(),
             search_states: Arc::default(),
+            spread_states: Arc::default(),
         }
     }
 
@@ -207,6 +211,16 @@ impl ExecContext {
         pool: Arc<crate::recursive::state_pool::SearchStatePool>,
     ) -> Self {
         self.search_states = pool;
+        self
+    }
+
+    /// The context, lending spreading activation states from the database's `pool`.
+    #[must_use]
+    pub fn with_spread_states(
+        mut self,
+        pool: Arc<crate::recursive::spread::SpreadStatePool>,
+    ) -> Self {
+        self.spread_states = pool;
         self
     }
 

@@ -117,6 +117,9 @@ pub(crate) struct Inner {
     /// Idle one-source search states that queries reuse (bounded; see
     /// `warren_exec::recursive::state_pool`).
     search_states: Arc<warren_exec::recursive::state_pool::SearchStatePool>,
+    /// Idle spreading activation states that queries reuse (bounded; see
+    /// `warren_exec::recursive::spread`).
+    spread_states: Arc<warren_exec::recursive::spread::SpreadStatePool>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -326,6 +329,7 @@ impl Database {
             reader_cursor: reader_cursor.map(Mutex::new),
             vector_indexes,
             search_states: Arc::default(),
+            spread_states: Arc::default(),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -362,6 +366,11 @@ impl Database {
     /// The one-source search states queries of this database share.
     pub(crate) fn search_states(&self) -> Arc<warren_exec::recursive::state_pool::SearchStatePool> {
         self.inner.search_states.clone()
+    }
+
+    /// The spreading activation states queries of this database share.
+    pub(crate) fn spread_states(&self) -> Arc<warren_exec::recursive::spread::SpreadStatePool> {
+        self.inner.spread_states.clone()
     }
 
     /// What the vector index graphs cost since the database opened: how many were built from

@@ -74,6 +74,7 @@ fn spread_kernel_timing() {
                     strategy,
                     interrupt: &interrupt,
                     memory: &memory,
+                    states: None,
                 };
                 let parameters = SpreadParameters {
                     decay: 0.5,

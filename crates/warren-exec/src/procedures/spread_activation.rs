@@ -195,6 +195,7 @@ impl GraphProcedure for SpreadActivationProcedure {
             strategy: SpreadStrategy::Auto,
             interrupt: &ctx.interrupt,
             memory: &ctx.memory,
+            states: Some(&ctx.spread_states),
         };
         let order = if shape.ordered {
             SpreadOrder::Ranked

@@ -124,6 +124,8 @@ pub struct SpreadRun<'a> {
     pub strategy: SpreadStrategy,
     pub interrupt: &'a Interrupt,
     pub memory: &'a MemoryTracker,
+    /// Where the per-node state comes from and goes back to (`None`: a new state per spread).
+    pub states: Option<&'a SpreadStatePool>,
 }
 
 /// One reached node: its (dense) id, total activation, and the hop it was first reached at.
@@ -148,8 +150,10 @@ struct State {
     total: Vec<f64>,
     first_hop: Vec<u8>,
     /// One arrival array per worker for private pushes, made on first use and kept all
-    /// [`NOTHING_ARRIVED`] between hops.
+    /// [`NOTHING_ARRIVED`] between hops (and between spreads, in a pool).
     private: Vec<Vec<f64>>,
+    /// Bytes of `private` charged to the running spread's memory tracker.
+    private_charged: u64,
 }
 
 impl State {
@@ -162,18 +166,57 @@ impl State {
             total: vec![0.0; n],
             first_hop: vec![HOPS_NONE; n],
             private: Vec::new(),
+            private_charged: 0,
         }
     }
 
-    /// Bytes the private arrays for `threads` workers would add.
-    fn private_bytes(&self, threads: usize) -> u64 {
-        let missing = threads.saturating_sub(self.private.len());
-        (missing * self.total.len() * 8) as u64
+    /// The nodes this state is sized for.
+    fn num_nodes(&self) -> usize {
+        self.total.len()
     }
 
-    /// Bytes the private arrays hold now.
-    fn private_bytes_held(&self) -> u64 {
-        (self.private.len() * self.total.len() * 8) as u64
+    /// Bytes the state holds (what a pool keeps).
+    fn held_bytes(&self) -> u64 {
+        self.num_nodes() as u64 * SPREAD_BYTES_PER_NODE
+            + (self.private.len() * self.num_nodes() * 8) as u64
+    }
+
+    /// Charges the private arrays of `threads` workers to `memory`, once per spread.
+    fn charge_private(&mut self, threads: usize, memory: &MemoryTracker) -> Result<()> {
+        let bytes = (threads.max(self.private.len()) * self.num_nodes() * 8) as u64;
+        if bytes > self.private_charged {
+            memory.reserve(bytes - self.private_charged, "spread_activation")?;
+            self.private_charged = bytes;
+        }
+        Ok(())
+    }
+
+    /// Resets the entries of the nodes `out` lists (the spread's reached nodes), leaving the
+    /// state as [`State::new`] made it: the arrivals and private arrays are already reset hop
+    /// by hop, so only the totals and first hops remain. O(reached), not O(nodes).
+    fn clear_reached(&mut self, out: &[Activation]) {
+        for a in out {
+            self.total[a.node as usize] = 0.0;
+            self.first_hop[a.node as usize] = HOPS_NONE;
+        }
+        self.private_charged = 0;
+        debug_assert!(self.is_clear(), "a cleared state is as new");
+    }
+
+    /// Whether every entry is as [`State::new`] makes it (for assertions: O(nodes)).
+    fn is_clear(&self) -> bool {
+        let unreached = |a: &Vec<AtomicU64>| {
+            a.iter()
+                .all(|slot| slot.load(Ordering::Relaxed) == NOT_REACHED)
+        };
+        unreached(&self.arrival)
+            && unreached(&self.next)
+            && self.total.iter().all(|&t| t.to_bits() == 0)
+            && self.first_hop.iter().all(|&h| h == HOPS_NONE)
+            && self
+                .private
+                .iter()
+                .all(|p| p.iter().all(|x| x.to_bits() == NOTHING_ARRIVED.to_bits()))
     }
 
     fn ensure_private(&mut self, threads: usize) {
@@ -236,14 +279,23 @@ pub fn spread_in_order(
     );
     let bytes = u64::from(graph.num_nodes) * SPREAD_BYTES_PER_NODE;
     run.memory.reserve(bytes, "spread_activation")?;
-    let mut state = State::new(graph.num_nodes);
+    let mut state = match run.states {
+        Some(pool) => pool.take(graph.num_nodes),
+        None => State::new(graph.num_nodes),
+    };
     let result = spread_levels(graph, &mut state, seeds, parameters, run);
-    run.memory.release(bytes + state.private_bytes_held());
+    run.memory.release(bytes + state.private_charged);
+    // A failed spread leaves its state half-written: it is dropped, never pooled.
     let reached = result?;
-    Ok(match order {
+    let out = match order {
         SpreadOrder::Ranked => ranked(&state, reached),
         SpreadOrder::ById => by_id(&state, reached.len()),
-    })
+    };
+    if let Some(pool) = run.states {
+        state.clear_reached(&out);
+        pool.give_back(state);
+    }
+    Ok(out)
 }
 
 /// The hops of a spread; returns the reached nodes (in no order).
@@ -292,6 +344,9 @@ fn spread_levels(
             Some(frontier) => frontier,
             None => settle(state, &touched, hop, parameters.threshold, &mut reached),
         };
+    }
+    for &v in &touched {
+        state.arrival[v as usize].store(NOT_REACHED, Ordering::Relaxed);
     }
     Ok(reached)
 }
@@ -421,8 +476,7 @@ fn private_push_level(
 ) -> Result<(Vec<u32>, Vec<u32>)> {
     let decay = hop.decay;
     let threads = run.threads.max(1);
-    run.memory
-        .reserve(state.private_bytes(threads), "spread_activation")?;
+    state.charge_private(threads, run.memory)?;
     state.ensure_private(threads);
     let pool = std::sync::Mutex::new(std::mem::take(&mut state.private));
     let morsel = PUSH_MORSEL_NODES.min(run.morsel_size.max(1));
@@ -536,6 +590,19 @@ fn merge_private(
         run.threads,
         run.interrupt,
         |range| {
+            if hop.last {
+                // SAFETY: as below, the morsel's node range is this worker's alone.
+                let first = unsafe {
+                    merge_last_range(&arrays, &total, &first_hop, range.clone(), hop_byte)
+                };
+                return Ok((
+                    range.start,
+                    MergedRange {
+                        first,
+                        ..MergedRange::default()
+                    },
+                ));
+            }
             let mut local = MergedRange::default();
             for v in range.clone() {
                 let mut sum = NOTHING_ARRIVED;
@@ -576,6 +643,43 @@ fn merge_private(
         reached.extend(local.first);
     }
     Ok((touched, spreads))
+}
+
+/// The last hop's merge of the node range `range`, without branches on what arrived: a slot
+/// nothing reached sums to [`NOTHING_ARRIVED`], which leaves the total as it was (totals are
+/// `+0.0` or positive), and the nodes first reached are written at a cursor that advances only
+/// for them. Returns those nodes, ascending.
+///
+/// # Safety
+/// No other thread may access the slots of `range` in any of the arrays during the call.
+unsafe fn merge_last_range(
+    arrays: &[SharedSlice<f64>],
+    total: &SharedSlice<f64>,
+    first_hop: &SharedSlice<u8>,
+    range: std::ops::Range<usize>,
+    hop_byte: u8,
+) -> Vec<u32> {
+    let mut first = vec![0u32; range.len()];
+    let mut count = 0;
+    for v in range {
+        let mut sum = NOTHING_ARRIVED;
+        for array in arrays {
+            // SAFETY: the caller's contract.
+            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+        }
+        let reached = sum.is_sign_positive();
+        // SAFETY: the caller's contract.
+        unsafe {
+            total.replace(v, total.get(v) + sum);
+            let old = first_hop.get(v);
+            let new_first = reached & (old == HOPS_NONE);
+            first_hop.replace(v, if new_first { hop_byte } else { old });
+            first[count] = v as u32;
+            count += usize::from(new_first);
+        }
+    }
+    first.truncate(count);
+    first
 }
 
 /// What one merge morsel found: nodes reached this hop, first reached, spreading next.
@@ -794,6 +898,9 @@ fn radix_sort_by_key<T: Copy + Default>(items: &mut Vec<T>, key: impl Fn(&T) -> 
         std::mem::swap(items, &mut spare);
     }
 }
+
+mod pool;
+pub use pool::{SpreadStatePool, SPREAD_IDLE_BYTES_MAX};
 
 #[cfg(test)]
 mod tests;

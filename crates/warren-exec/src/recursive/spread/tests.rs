@@ -94,9 +94,9 @@ fn run_spread(
         follow,
         seeds,
         p,
-        threads,
-        strategy,
+        (threads, strategy),
         SpreadOrder::Ranked,
+        None,
     )
 }
 
@@ -105,9 +105,9 @@ fn run_spread_in_order(
     follow: Follow,
     seeds: &[(u32, f64)],
     p: SpreadParameters,
-    threads: usize,
-    strategy: SpreadStrategy,
+    (threads, strategy): (usize, SpreadStrategy),
     order: SpreadOrder,
+    states: Option<&SpreadStatePool>,
 ) -> Result<Vec<Activation>> {
     let forward = csr(graph, false);
     let backward = csr(graph, true);
@@ -138,8 +138,11 @@ fn run_spread_in_order(
         strategy,
         interrupt: &interrupt,
         memory: &memory,
+        states,
     };
-    spread_in_order(&spread_graph, seeds, p, &run, order)
+    let out = spread_in_order(&spread_graph, seeds, p, &run, order);
+    assert_eq!(memory.used(), 0, "a spread releases what it reserved");
+    out
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -153,6 +156,9 @@ fn check_against_reference(
     p: SpreadParameters,
 ) {
     let expected = reference(graph, follow, seeds, p);
+    // One pool for every run: all but the first spread reuse the state the one before it
+    // cleared (which `State::clear_reached` asserts is as new in debug builds).
+    let states = SpreadStatePool::default();
     for threads in [1, 3] {
         for strategy in [
             SpreadStrategy::Push,
@@ -161,8 +167,17 @@ fn check_against_reference(
             SpreadStrategy::Auto,
         ] {
             for order in [SpreadOrder::Ranked, SpreadOrder::ById] {
-                let got =
-                    run_spread_in_order(graph, follow, seeds, p, threads, strategy, order).unwrap();
+                let got = run_spread_in_order(
+                    graph,
+                    follow,
+                    seeds,
+                    p,
+                    (threads, strategy),
+                    order,
+                    Some(&states),
+                )
+                .unwrap();
+                assert!(states.all_idle_clear(), "a pooled state is cleared");
                 assert_eq!(got.len(), expected.len(), "{threads} threads, {strategy:?}");
                 for row in &got {
                     let (activation, hops) = expected[&row.node];
@@ -357,6 +372,7 @@ fn the_memory_limit_is_enforced() {
         strategy: SpreadStrategy::Auto,
         interrupt: &interrupt,
         memory: &memory,
+        states: None,
     };
     let error = spread(&spread_graph, &[(0, 1.0)], DEFAULTS, &run).unwrap_err();
     assert!(matches!(error, Error::LimitExceeded(_)), "{error}");
@@ -384,6 +400,7 @@ fn an_interrupted_spread_stops() {
         strategy: SpreadStrategy::Auto,
         interrupt: &interrupt,
         memory: &memory,
+        states: None,
     };
     let error = spread(&spread_graph, &[(0, 1.0)], DEFAULTS, &run).unwrap_err();
     assert!(matches!(error, Error::Interrupted(_)), "{error}");
@@ -436,4 +453,32 @@ fn a_large_spread_is_ranked_by_radix_like_the_reference() {
         max_hops: 1,
     };
     check_against_reference(&graph, Follow::Out, &[(0, 1.0)], p);
+}
+
+#[test]
+fn a_pool_keeps_one_clear_state_per_graph_size_within_its_bound() {
+    let graph = unit(&[(0, 1), (1, 2), (2, 0), (2, 3)], 4);
+    let states = SpreadStatePool::default();
+    let run = |states: Option<&SpreadStatePool>, seed: u32| {
+        run_spread_in_order(
+            &graph,
+            Follow::Out,
+            &[(seed, 1.0)],
+            DEFAULTS,
+            (2, SpreadStrategy::PushPrivate),
+            SpreadOrder::ById,
+            states,
+        )
+        .unwrap()
+    };
+    for seed in [0, 3, 1, 0] {
+        assert_eq!(run(Some(&states), seed), run(None, seed), "seed {seed}");
+        assert_eq!(states.idle_states(), 1);
+        assert!(states.all_idle_clear());
+    }
+    let held = states.idle_bytes();
+    assert!(held >= 4 * SPREAD_BYTES_PER_NODE, "{held}");
+    let small = SpreadStatePool::new(held - 1);
+    run(Some(&small), 0);
+    assert_eq!(small.idle_states(), 0, "a state over the bound is not kept");
 }
