@@ -34,25 +34,11 @@ pub fn mark_order(plan: Plan) -> Plan {
 
 fn mark(plan: Plan, need: Need) -> Plan {
     let child_need = need_of_input(&plan, &need);
-    let plan = plan.map_children(&mut |child| mark(child, child_need.clone()));
-    match plan {
-        Plan::Procedure {
-            input,
-            call,
-            columns,
-            dead,
-            unread,
-            ordered,
-        } => Plan::Procedure {
-            input,
-            call,
-            columns,
-            dead,
-            unread,
-            ordered: ordered && need != Need::Nothing,
-        },
-        other => other,
+    let mut plan = plan.map_children(&mut |child| mark(child, child_need.clone()));
+    if let Plan::Procedure { ordered, .. } = &mut plan {
+        *ordered = *ordered && need != Need::Nothing;
     }
+    plan
 }
 
 /// What `plan` needs of its inputs' order, given what is needed of its own (`need`).
