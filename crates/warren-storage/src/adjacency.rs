@@ -275,6 +275,24 @@ fn patched_entries(patch: &Patch, v: u32) -> (&[u32], &[u32]) {
     patch.entries(v & GROUP_MASK)
 }
 
+/// The offsets and neighbours of a CSR whose blocks need no further checks: what a hot
+/// traversal loop keeps in registers (two slices) instead of a whole [`AdjacencyView`].
+#[derive(Clone, Copy, Debug)]
+pub struct PlainNeighbours<'a> {
+    offsets: &'a [u64],
+    neighbours: &'a [u32],
+}
+
+impl<'a> PlainNeighbours<'a> {
+    /// Node `v`'s neighbours: one bounds check on the offsets pair, one on the slice.
+    #[inline(always)]
+    pub fn of(&self, v: u32) -> &'a [u32] {
+        let v = v as usize;
+        let pair = &self.offsets[v..v + 2];
+        &self.neighbours[pair[0] as usize..pair[1] as usize]
+    }
+}
+
 /// A read-only view of one direction's adjacency: node `v`'s (neighbours, rel ids).
 #[derive(Clone, Copy, Debug)]
 pub struct AdjacencyView<'a> {
@@ -352,7 +370,28 @@ impl<'a> AdjacencyView<'a> {
         if self.neighbours_guarded {
             return self.guarded_neighbours(v);
         }
-        self.stored_entries(v).0
+        self.stored_neighbours(v)
+    }
+
+    /// The flat neighbour arrays for a traversal loop that never reads rel ids, when no read
+    /// of neighbours takes the slow path (no patches, the offsets' and neighbours' blocks all
+    /// verified); `None` otherwise, and the loop reads through [`AdjacencyView::neighbours`].
+    #[inline]
+    pub fn plain_neighbours(&self) -> Option<PlainNeighbours<'a>> {
+        (!self.neighbours_guarded).then_some(PlainNeighbours {
+            offsets: self.offsets,
+            neighbours: self.neighbours,
+        })
+    }
+
+    /// `v`'s neighbours from the stored arrays, leaving the rel ids untouched.
+    #[inline(always)]
+    fn stored_neighbours(&self, v: u32) -> &'a [u32] {
+        PlainNeighbours {
+            offsets: self.offsets,
+            neighbours: self.neighbours,
+        }
+        .of(v)
     }
 
     #[inline(always)]

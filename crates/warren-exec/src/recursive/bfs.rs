@@ -715,6 +715,28 @@ impl TopDownScan<'_> {
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
     ) -> bool {
+        let every_edge = self.masks.edges.is_none();
+        match self.adjacency.plain_neighbours().filter(|_| every_edge) {
+            Some(plain) => self.claim_nodes_reading(frontier, dist, paths, piece, |u| {
+                (plain.of(u), &[][..])
+            }),
+            None => self.claim_nodes_reading(frontier, dist, paths, piece, |u| {
+                entries(&self.adjacency, u, every_edge)
+            }),
+        }
+    }
+
+    /// [`TopDownScan::claim_nodes`] reading out-neighbours (and rel ids where a rel filter
+    /// needs them) with `read`, chosen once per morsel.
+    #[inline(always)]
+    fn claim_nodes_reading<'r>(
+        &self,
+        frontier: &[u32],
+        dist: &[AtomicU32],
+        paths: Option<&[AtomicU64]>,
+        piece: &mut Piece,
+        read: impl Fn(u32) -> (&'r [u32], &'r [u32]),
+    ) -> bool {
         let mut overflow = false;
         let every_edge = self.masks.edges.is_none();
         for (i, &u) in frontier.iter().enumerate() {
@@ -724,7 +746,7 @@ impl TopDownScan<'_> {
             if !self.expands(u) {
                 continue;
             }
-            let (targets, edges) = entries(&self.adjacency, u, every_edge);
+            let (targets, edges) = read(u);
             piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
             for (i, &target) in targets.iter().enumerate() {
@@ -823,6 +845,28 @@ impl BottomUpScan<'_> {
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
     ) -> bool {
+        let every_edge = self.masks.edges.is_none();
+        match self.adjacency.plain_neighbours().filter(|_| every_edge) {
+            Some(plain) => self.find_parents_reading(nodes, dist, paths, piece, |v| {
+                (plain.of(v), &[][..])
+            }),
+            None => self.find_parents_reading(nodes, dist, paths, piece, |v| {
+                entries(&self.adjacency, v, every_edge)
+            }),
+        }
+    }
+
+    /// [`BottomUpScan::find_parents`] reading in-neighbours (and rel ids where a rel filter
+    /// needs them) with `read`, chosen once per morsel.
+    #[inline(always)]
+    fn find_parents_reading<'r>(
+        &self,
+        nodes: std::ops::Range<u32>,
+        dist: &[AtomicU32],
+        paths: Option<&[AtomicU64]>,
+        piece: &mut Piece,
+        read: impl Fn(u32) -> (&'r [u32], &'r [u32]),
+    ) -> bool {
         assert!(
             nodes.start.is_multiple_of(64),
             "a bottom-up morsel starts at a word"
@@ -843,7 +887,7 @@ impl BottomUpScan<'_> {
                     remaining &= !(1 << bit);
                     continue;
                 }
-                let Some(total) = self.parent_paths(v, paths, piece, &mut overflow) else {
+                let Some(total) = self.parent_paths(read(v), paths, piece, &mut overflow) else {
                     continue;
                 };
                 remaining &= !(1 << bit);
@@ -863,19 +907,19 @@ impl BottomUpScan<'_> {
         overflow
     }
 
-    /// Whether unvisited `v` has an in-neighbour in the frontier: `Some` of the summed path
-    /// counts of those in-neighbours (with `paths`; else 0), `None` when it has none. A node
-    /// found adds its in-degree to the piece's in-edges (the direction choice).
-    #[inline]
+    /// Whether an unvisited node with in-neighbours `sources` (and their rel ids `edges`, empty
+    /// without a rel filter) has one in the frontier: `Some` of the summed path counts of those
+    /// in-neighbours (with `paths`; else 0), `None` when it has none. A node found adds its
+    /// in-degree to the piece's in-edges (the direction choice).
+    #[inline(always)]
     fn parent_paths(
         &self,
-        v: u32,
+        (sources, edges): (&[u32], &[u32]),
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
         overflow: &mut bool,
     ) -> Option<u64> {
         let every_edge = self.masks.edges.is_none();
-        let (sources, edges) = entries(&self.adjacency, v, every_edge);
         let mut found = false;
         let mut total: u64 = 0;
         let mut scanned = 0;
