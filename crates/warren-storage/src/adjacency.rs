@@ -291,6 +291,19 @@ impl<'a> PlainNeighbours<'a> {
         let pair = &self.offsets[v..v + 2];
         &self.neighbours[pair[0] as usize..pair[1] as usize]
     }
+
+    /// Bit `i` set exactly when node `first + i` has entries, for the nodes `first..end`
+    /// (at most 64): one pass over consecutive offsets, without a branch per node.
+    #[inline]
+    pub fn nonempty_bits(&self, first: u32, end: u32) -> u64 {
+        assert!(first <= end && end - first <= 64, "at most one word of nodes");
+        let offsets = &self.offsets[first as usize..=end as usize];
+        let mut bits = 0u64;
+        for (i, pair) in offsets.windows(2).enumerate() {
+            bits |= u64::from(pair[0] != pair[1]) << i;
+        }
+        bits
+    }
 }
 
 /// A read-only view of one direction's adjacency: node `v`'s (neighbours, rel ids).
@@ -586,6 +599,34 @@ mod tests {
         assert_eq!(view.entries(5), (&[9][..], &[2][..]));
         assert_eq!(view.entries(700), (&[3][..], &[1][..]));
         assert_eq!(view.num_entries(), 3);
+        assert!(view.plain_neighbours().is_none(), "a patched view reads through its patches");
+    }
+
+    #[test]
+    fn plain_neighbours_read_the_flat_arrays() {
+        let rels: Vec<(u32, u32, bool)> = (0..200u32)
+            .filter(|v| v % 3 != 0)
+            .map(|v| (v, (v * 7) % 200, true))
+            .chain([(4, 9, true), (4, 11, false), (199, 0, true)])
+            .collect();
+        let stored = fresh(200, &rels);
+        let empty = (OrdMap::new(), OrdSet::new());
+        let delta = DeltaEntries {
+            appended: &empty.0,
+            deleted: &empty.1,
+        };
+        let patched = PatchedCsr::build(&stored, &delta, std::iter::empty(), 200);
+        let view = patched.view();
+        let plain = view.plain_neighbours().expect("an unpatched, unchecked view is plain");
+        for v in 0..200u32 {
+            assert_eq!(plain.of(v), view.entries(v).0, "node {v}");
+        }
+        for (first, end) in [(0, 64), (64, 128), (128, 192), (192, 200), (7, 7)] {
+            let expected = (first..end).fold(0u64, |bits, v| {
+                bits | u64::from(view.degree(v) > 0) << (v - first)
+            });
+            assert_eq!(plain.nonempty_bits(first, end), expected, "{first}..{end}");
+        }
     }
 
     proptest! {

@@ -488,13 +488,18 @@ impl<'a> BfsSearch<'a> {
         }
     }
 
-    /// Marks the nodes bottom-up levels test: those unvisited now with an in-edge.
+    /// Marks the nodes bottom-up levels test: those with an in-edge. The nodes visited so far
+    /// keep their bits (the map is a superset): the first bottom-up level clears them at one
+    /// distance read each, where testing every node's distance here would cost one per node.
     fn fill_unvisited(&self, state: &mut LevelState) {
         let backward = self.graph.backward.view();
-        let dist = &self.bfs.dist;
-        state.unvisited.fill(self.graph.num_nodes(), |v| {
-            dist[v as usize].load(Ordering::Relaxed) == UNREACHED && backward.degree(v) > 0
-        });
+        let nodes = self.graph.num_nodes();
+        match backward.plain_neighbours() {
+            Some(plain) => state
+                .unvisited
+                .fill_words(nodes, |first, end| plain.nonempty_bits(first, end)),
+            None => state.unvisited.fill(nodes, |v| backward.degree(v) > 0),
+        }
         state.unvisited_filled = true;
     }
 

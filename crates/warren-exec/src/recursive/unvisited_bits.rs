@@ -3,8 +3,9 @@
 //! set bits, so nodes visited earlier (64 to a word) and nodes no in-edge reaches (in a
 //! Graph500 graph most of the nodes a search leaves unvisited) cost nothing, where a scan of
 //! the distances tests every node at every bottom-up level. The map is filled once per search,
-//! before its first bottom-up level; a node visited later (by a top-down level) keeps its bit
-//! until a bottom-up level finds its distance set and clears it.
+//! before its first bottom-up level, from the in-degrees alone (a word at a time); a node
+//! visited before (by a top-down level) keeps its bit until a bottom-up level finds its
+//! distance set and clears it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,15 +39,25 @@ impl UnvisitedBits {
 
     /// Sets the bits of exactly the nodes `0..nodes` for which `keep` holds.
     pub fn fill(&mut self, nodes: u32, keep: impl Fn(u32) -> bool) {
+        self.fill_words(nodes, |first, end| {
+            let mut bits = 0u64;
+            for v in first..end {
+                bits |= u64::from(keep(v)) << (v - first);
+            }
+            bits
+        });
+    }
+
+    /// Sets each word to `bits(first, end)`, the bits of its nodes `first..end` (bit `i` for
+    /// node `first + i`; none past `end`).
+    pub fn fill_words(&mut self, nodes: u32, bits: impl Fn(u32, u32) -> u64) {
         assert_eq!(self.words.len(), words(nodes), "the map covers the graph");
         for (index, word) in self.words.iter_mut().enumerate() {
             let first = index as u32 * 64;
-            let last = first.saturating_add(64).min(nodes);
-            let mut bits = 0u64;
-            for v in first..last {
-                bits |= u64::from(keep(v)) << (v - first);
-            }
-            *word.get_mut() = bits;
+            let end = first.saturating_add(64).min(nodes);
+            let value = bits(first, end);
+            debug_assert!(end - first == 64 || value >> (end - first) == 0);
+            *word.get_mut() = value;
         }
     }
 
@@ -81,5 +92,18 @@ mod tests {
         bits.fill(130, |_| false);
         assert!((0..3).all(|w| bits.word(w) == 0));
         assert_eq!(bits.held_bytes(), UnvisitedBits::bytes(130));
+    }
+
+    #[test]
+    fn fill_words_sets_each_word_from_its_node_range() {
+        let mut bits = UnvisitedBits::new(130);
+        bits.fill_words(130, |first, end| {
+            assert!(end - first <= 64 && first % 64 == 0);
+            (first..end).fold(0, |word, v| word | u64::from(v % 5 == 1) << (v - first))
+        });
+        for v in 0..130u32 {
+            let set = bits.word(v as usize / 64) >> (v % 64) & 1 == 1;
+            assert_eq!(set, v % 5 == 1, "node {v}");
+        }
     }
 }
