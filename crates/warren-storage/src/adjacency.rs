@@ -296,7 +296,10 @@ impl<'a> PlainNeighbours<'a> {
     /// (at most 64): one pass over consecutive offsets, without a branch per node.
     #[inline]
     pub fn nonempty_bits(&self, first: u32, end: u32) -> u64 {
-        assert!(first <= end && end - first <= 64, "at most one word of nodes");
+        assert!(
+            first <= end && end - first <= 64,
+            "at most one word of nodes"
+        );
         let offsets = &self.offsets[first as usize..=end as usize];
         let mut bits = 0u64;
         for (i, pair) in offsets.windows(2).enumerate() {
@@ -599,7 +602,10 @@ mod tests {
         assert_eq!(view.entries(5), (&[9][..], &[2][..]));
         assert_eq!(view.entries(700), (&[3][..], &[1][..]));
         assert_eq!(view.num_entries(), 3);
-        assert!(view.plain_neighbours().is_none(), "a patched view reads through its patches");
+        assert!(
+            view.plain_neighbours().is_none(),
+            "a patched view reads through its patches"
+        );
     }
 
     #[test]
@@ -617,7 +623,9 @@ mod tests {
         };
         let patched = PatchedCsr::build(&stored, &delta, std::iter::empty(), 200);
         let view = patched.view();
-        let plain = view.plain_neighbours().expect("an unpatched, unchecked view is plain");
+        let plain = view
+            .plain_neighbours()
+            .expect("an unpatched, unchecked view is plain");
         for v in 0..200u32 {
             assert_eq!(plain.of(v), view.entries(v).0, "node {v}");
         }

@@ -722,9 +722,9 @@ impl TopDownScan<'_> {
     ) -> bool {
         let every_edge = self.masks.edges.is_none();
         match self.adjacency.plain_neighbours().filter(|_| every_edge) {
-            Some(plain) => self.claim_nodes_reading(frontier, dist, paths, piece, |u| {
-                (plain.of(u), &[][..])
-            }),
+            Some(plain) => {
+                self.claim_nodes_reading(frontier, dist, paths, piece, |u| (plain.of(u), &[][..]))
+            }
             None => self.claim_nodes_reading(frontier, dist, paths, piece, |u| {
                 entries(&self.adjacency, u, every_edge)
             }),
@@ -852,9 +852,9 @@ impl BottomUpScan<'_> {
     ) -> bool {
         let every_edge = self.masks.edges.is_none();
         match self.adjacency.plain_neighbours().filter(|_| every_edge) {
-            Some(plain) => self.find_parents_reading(nodes, dist, paths, piece, |v| {
-                (plain.of(v), &[][..])
-            }),
+            Some(plain) => {
+                self.find_parents_reading(nodes, dist, paths, piece, |v| (plain.of(v), &[][..]))
+            }
             None => self.find_parents_reading(nodes, dist, paths, piece, |v| {
                 entries(&self.adjacency, v, every_edge)
             }),
