@@ -711,12 +711,10 @@ unsafe fn merge_last_range_rows(
     range: std::ops::Range<usize>,
     hop_byte: u8,
 ) -> Vec<Activation> {
-    let unset = Activation {
-        node: 0,
-        activation: 0.0,
-        hops: 0,
-    };
-    let mut rows = vec![unset; range.len()];
+    // Rows are written into the vector's capacity at the cursor (never filled first): the cursor
+    // stays below the node index within `range`, so below `range.len()`.
+    let mut rows: Vec<Activation> = Vec::with_capacity(range.len());
+    let slots = rows.as_mut_ptr();
     let mut count = 0;
     for v in range {
         let mut sum = NOTHING_ARRIVED;
@@ -736,15 +734,17 @@ unsafe fn merge_last_range_rows(
                 old
             };
             first_hop.replace(v, hops);
-            rows[count] = Activation {
+            debug_assert!(count < rows.capacity(), "the cursor is within the capacity");
+            slots.add(count).write(Activation {
                 node: v as u32,
                 activation: new_total + 0.0,
                 hops: u32::from(hops),
-            };
+            });
             count += usize::from(hops != HOPS_NONE);
         }
     }
-    rows.truncate(count);
+    // SAFETY: slots `0..count` were written above (each row at the cursor before it advanced).
+    unsafe { rows.set_len(count) };
     rows
 }
 
