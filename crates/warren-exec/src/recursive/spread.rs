@@ -194,8 +194,8 @@ impl State {
     /// Resets the entries of the nodes `out` lists (the spread's reached nodes), leaving the
     /// state as [`State::new`] made it: the arrivals and private arrays are already reset hop
     /// by hop, so only the totals and first hops remain. O(reached), not O(nodes).
-    fn clear_reached(&mut self, out: &[Activation]) {
-        for a in out {
+    fn clear_reached(&mut self, out: &[Vec<Activation>]) {
+        for a in out.iter().flatten() {
             self.total[a.node as usize] = 0.0;
             self.first_hop[a.node as usize] = HOPS_NONE;
         }
@@ -269,6 +269,23 @@ pub fn spread_in_order(
     run: &SpreadRun<'_>,
     order: SpreadOrder,
 ) -> Result<Vec<Activation>> {
+    let chunks = spread_in_chunks(graph, seeds, parameters, run, order)?;
+    Ok(match <[Vec<Activation>; 1]>::try_from(chunks) {
+        Ok([only]) => only,
+        Err(chunks) => chunks.concat(),
+    })
+}
+
+/// [`spread_in_order`], the reached nodes as consecutive chunks (in `order` when read one
+/// chunk after the other): a last hop that makes the rows in parallel leaves one chunk per
+/// node range, which are not copied into one vector.
+pub fn spread_in_chunks(
+    graph: &SpreadGraph<'_>,
+    seeds: &[(u32, f64)],
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+    order: SpreadOrder,
+) -> Result<Vec<Vec<Activation>>> {
     assert!(
         parameters.max_hops <= SPREAD_HOPS_MAX,
         "max_hops checked by the caller"
@@ -290,15 +307,14 @@ pub fn spread_in_order(
     let out = match (levels.rows, order) {
         (Some(rows), _) => {
             debug_assert!(
-                rows == by_id(&state, rows.len()),
+                rows.concat() == by_id(&state, rows.iter().map(Vec::len).sum()),
                 "the merge's rows are by_id's"
             );
             rows
         }
-        (None, SpreadOrder::Ranked) => ranked(&state, levels.reached),
-        (None, SpreadOrder::ById) => by_id(&state, levels.reached.len()),
+        (None, SpreadOrder::Ranked) => vec![ranked(&state, levels.reached)],
+        (None, SpreadOrder::ById) => vec![by_id(&state, levels.reached.len())],
     };
-
     if let Some(pool) = run.states {
         state.clear_reached(&out);
         pool.give_back(state);
@@ -311,7 +327,7 @@ pub fn spread_in_order(
 /// rows themselves, made by that merge.
 struct Levels {
     reached: Vec<u32>,
-    rows: Option<Vec<Activation>>,
+    rows: Option<Vec<Vec<Activation>>>,
 }
 
 /// The hops of a spread.
@@ -672,12 +688,7 @@ fn merge_private(
     morsels.sort_unstable_by_key(|(start, _)| *start);
     let mut merged = Merged::default();
     if hop.rows {
-        let count = morsels.iter().map(|(_, local)| local.rows.len()).sum();
-        let mut rows = Vec::with_capacity(count);
-        for (_, local) in morsels {
-            rows.extend_from_slice(&local.rows);
-        }
-        merged.rows = Some(rows);
+        merged.rows = Some(morsels.into_iter().map(|(_, local)| local.rows).collect());
         return Ok(merged);
     }
     for (_, local) in morsels {
@@ -690,12 +701,12 @@ fn merge_private(
 
 /// What a private hop's merge found: the nodes that received something and those that spread
 /// next, both ascending (both empty after the last hop), and the output rows when the hop
-/// makes them.
+/// makes them (one chunk per node range, in range order).
 #[derive(Default)]
 struct Merged {
     touched: Vec<u32>,
     spreads: Vec<u32>,
-    rows: Option<Vec<Activation>>,
+    rows: Option<Vec<Vec<Activation>>>,
 }
 
 /// [`merge_last_range`] making the output rows of `range` instead of listing the nodes first
