@@ -14,7 +14,9 @@
 //! f64's bits, and only touched nodes are reset, so the hop costs O(frontier entries). A dense
 //! hop (frontier entries above [`PRIVATE_SHARE_MIN`] of the nodes) pushes into per-worker
 //! arrays with plain adds and merges them over all nodes: twice as fast as the atomics on
-//! Graph500. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
+//! Graph500. When the last hop is dense and the rows are wanted in id order, its merge also
+//! writes the output rows of its node range (handed on as one chunk per range), so no pass over
+//! the nodes follows. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
 //! strategy for tests and measurement but never chosen: it reads every entry of the graph and
 //! measured slower than both pushes (docs/OPTIMIZATION_LOG.md).
 
