@@ -122,6 +122,10 @@ const SMALL_KEYS: usize = 64;
 /// No group yet for a small key.
 const NO_GROUP: usize = usize::MAX;
 
+/// Rows of a procedure run folded between two interrupt checks (a run can hold every node a
+/// spread reached, so it is checked in chunks rather than per row).
+const RUN_ROWS_PER_CHECK: usize = 4096;
+
 /// The groups by key: a single key is looked up by the value itself (no key vector per row),
 /// several by the vector of their values. A single key that is a small non-negative INT64 (a
 /// hop count, a label index) is found by position in `small`, without hashing; the first key
@@ -350,23 +354,27 @@ impl Aggregate {
             },
             _ => None,
         };
-        for i in 0..run.rows.len() {
-            ctx.tick()?;
-            if let (Some(typed), Some(keys)) = (&typed, small_keys) {
-                if let Some(group) = folding.index.small_group(keys[i]) {
-                    Self::fold_typed(&mut folding.groups[group], typed, i);
-                    continue;
+        let fast = typed.as_deref().zip(small_keys);
+        let rows = run.rows.len();
+        for chunk_start in (0..rows).step_by(RUN_ROWS_PER_CHECK) {
+            ctx.interrupt.check()?;
+            for i in chunk_start..rows.min(chunk_start + RUN_ROWS_PER_CHECK) {
+                if let Some((typed, keys)) = fast {
+                    if let Some(group) = folding.index.small_group(keys[i]) {
+                        Self::fold_typed(&mut folding.groups[group], typed, i);
+                        continue;
+                    }
                 }
+                self.fold(folding, ctx, &mut |e| {
+                    let Expr::Slot(slot) = e else {
+                        unreachable!("runs are folded only when keys and arguments are slots")
+                    };
+                    Ok(match sources[*slot] {
+                        Some(column) => Cow::Owned(run.rows.value(column, i)),
+                        None => Cow::Borrowed(&run.base[*slot]),
+                    })
+                })?;
             }
-            self.fold(folding, ctx, &mut |e| {
-                let Expr::Slot(slot) = e else {
-                    unreachable!("runs are folded only when keys and arguments are slots")
-                };
-                Ok(match sources[*slot] {
-                    Some(column) => Cow::Owned(run.rows.value(column, i)),
-                    None => Cow::Borrowed(&run.base[*slot]),
-                })
-            })?;
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use super::{GraphProcedure, OutputShape, ProcedureColumn, ProcedureRows};
 use crate::context::ExecContext;
 use crate::recursive::graph::{Adjacency, Graph};
 use crate::recursive::spread::{
-    spread_in_order, Activation, EdgeWeights, SpreadGraph, SpreadOrder, SpreadParameters,
+    spread_in_chunks, Activation, EdgeWeights, SpreadGraph, SpreadOrder, SpreadParameters,
     SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
 };
 use crate::recursive::weighted::edge_weights;
@@ -202,15 +202,16 @@ impl GraphProcedure for SpreadActivationProcedure {
         } else {
             SpreadOrder::ById
         };
-        let activations = spread_in_order(&spread_graph, &dense, parameters, &run, order)?;
+        let activations = spread_in_chunks(&spread_graph, &dense, parameters, &run, order)?;
         graph.check_corruption()?;
         Ok(rows(&graph, &activations, &shape.read))
     }
 }
 
-/// The `(node, activation, hops)` columns of the reached nodes; a column nothing reads is left
-/// unread.
-fn rows(graph: &Graph, activations: &[Activation], read: &[bool]) -> ProcedureRows {
+/// The `(node, activation, hops)` columns of the reached nodes (consecutive chunks); a column
+/// nothing reads is left unread.
+fn rows(graph: &Graph, chunks: &[Vec<Activation>], read: &[bool]) -> ProcedureRows {
+    let count = chunks.iter().map(Vec::len).sum();
     assert_eq!(read.len(), 3, "spread_activation returns three columns");
     let column = |index: usize, make: &dyn Fn() -> ProcedureColumn| {
         if read[index] {
@@ -221,16 +222,29 @@ fn rows(graph: &Graph, activations: &[Activation], read: &[bool]) -> ProcedureRo
     };
     let columns = vec![
         column(0, &|| {
-            ProcedureColumn::Nodes(activations.iter().map(|a| graph.node(a.node)).collect())
+            ProcedureColumn::Nodes(column_of(chunks, count, |a| graph.node(a.node)))
         }),
         column(1, &|| {
-            ProcedureColumn::Doubles(activations.iter().map(|a| a.activation).collect())
+            ProcedureColumn::Doubles(column_of(chunks, count, |a| a.activation))
         }),
         column(2, &|| {
-            ProcedureColumn::Int64s(activations.iter().map(|a| i64::from(a.hops)).collect())
+            ProcedureColumn::Int64s(column_of(chunks, count, |a| i64::from(a.hops)))
         }),
     ];
-    ProcedureRows::from_columns(activations.len(), columns)
+    ProcedureRows::from_columns(count, columns)
+}
+
+/// One value per activation of `chunks` (`count` in all), in order.
+fn column_of<T>(
+    chunks: &[Vec<Activation>],
+    count: usize,
+    value: impl Fn(&Activation) -> T,
+) -> Vec<T> {
+    let mut values = Vec::with_capacity(count);
+    for chunk in chunks {
+        values.extend(chunk.iter().map(&value));
+    }
+    values
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@
 //! f64's bits, and only touched nodes are reset, so the hop costs O(frontier entries). A dense
 //! hop (frontier entries above [`PRIVATE_SHARE_MIN`] of the nodes) pushes into per-worker
 //! arrays with plain adds and merges them over all nodes: twice as fast as the atomics on
-//! Graph500. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
+//! Graph500. When the last hop is dense and the rows are wanted in id order, its merge also
+//! writes the output rows of its node range (handed on as one chunk per range), so no pass over
+//! the nodes follows. **Pull** (every node sums what its spreading in-neighbours send) is kept as a
 //! strategy for tests and measurement but never chosen: it reads every entry of the graph and
 //! measured slower than both pushes (docs/OPTIMIZATION_LOG.md).
 
@@ -194,8 +196,8 @@ impl State {
     /// Resets the entries of the nodes `out` lists (the spread's reached nodes), leaving the
     /// state as [`State::new`] made it: the arrivals and private arrays are already reset hop
     /// by hop, so only the totals and first hops remain. O(reached), not O(nodes).
-    fn clear_reached(&mut self, out: &[Activation]) {
-        for a in out {
+    fn clear_reached(&mut self, out: &[Vec<Activation>]) {
+        for a in out.iter().flatten() {
             self.total[a.node as usize] = 0.0;
             self.first_hop[a.node as usize] = HOPS_NONE;
         }
@@ -269,6 +271,23 @@ pub fn spread_in_order(
     run: &SpreadRun<'_>,
     order: SpreadOrder,
 ) -> Result<Vec<Activation>> {
+    let chunks = spread_in_chunks(graph, seeds, parameters, run, order)?;
+    Ok(match <[Vec<Activation>; 1]>::try_from(chunks) {
+        Ok([only]) => only,
+        Err(chunks) => chunks.concat(),
+    })
+}
+
+/// [`spread_in_order`], the reached nodes as consecutive chunks (in `order` when read one
+/// chunk after the other): a last hop that makes the rows in parallel leaves one chunk per
+/// node range, which are not copied into one vector.
+pub fn spread_in_chunks(
+    graph: &SpreadGraph<'_>,
+    seeds: &[(u32, f64)],
+    parameters: SpreadParameters,
+    run: &SpreadRun<'_>,
+    order: SpreadOrder,
+) -> Result<Vec<Vec<Activation>>> {
     assert!(
         parameters.max_hops <= SPREAD_HOPS_MAX,
         "max_hops checked by the caller"
@@ -283,13 +302,20 @@ pub fn spread_in_order(
         Some(pool) => pool.take(graph.num_nodes),
         None => State::new(graph.num_nodes),
     };
-    let result = spread_levels(graph, &mut state, seeds, parameters, run);
+    let result = spread_levels(graph, &mut state, seeds, parameters, run, order);
     run.memory.release(bytes + state.private_charged);
     // A failed spread leaves its state half-written: it is dropped, never pooled.
-    let reached = result?;
-    let out = match order {
-        SpreadOrder::Ranked => ranked(&state, reached),
-        SpreadOrder::ById => by_id(&state, reached.len()),
+    let levels = result?;
+    let out = match (levels.rows, order) {
+        (Some(rows), _) => {
+            debug_assert!(
+                rows.concat() == by_id(&state, rows.iter().map(Vec::len).sum()),
+                "the merge's rows are by_id's"
+            );
+            rows
+        }
+        (None, SpreadOrder::Ranked) => vec![ranked(&state, levels.reached)],
+        (None, SpreadOrder::ById) => vec![by_id(&state, levels.reached.len())],
     };
     if let Some(pool) = run.states {
         state.clear_reached(&out);
@@ -298,14 +324,23 @@ pub fn spread_in_order(
     Ok(out)
 }
 
-/// The hops of a spread; returns the reached nodes (in no order).
+/// What the hops of a spread leave: the reached nodes (in no order; complete only when `rows`
+/// is `None`), or, when the last hop merged private arrays and the order is by id, the output
+/// rows themselves, made by that merge.
+struct Levels {
+    reached: Vec<u32>,
+    rows: Option<Vec<Vec<Activation>>>,
+}
+
+/// The hops of a spread.
 fn spread_levels(
     graph: &SpreadGraph<'_>,
     state: &mut State,
     seeds: &[(u32, f64)],
     parameters: SpreadParameters,
     run: &SpreadRun<'_>,
-) -> Result<Vec<u32>> {
+    order: SpreadOrder,
+) -> Result<Levels> {
     let mut touched = Vec::new();
     for &(v, a) in seeds {
         if add_arrival(&state.arrival[v as usize], a + 0.0) {
@@ -313,6 +348,7 @@ fn spread_levels(
         }
     }
     let mut reached = Vec::new();
+    let mut rows = None;
     let mut frontier = settle(state, &touched, 0, parameters.threshold, &mut reached);
     for hop in 1..=parameters.max_hops {
         if frontier.is_empty() {
@@ -323,15 +359,18 @@ fn spread_levels(
         let (next_touched, settled) = match hop_kind(graph, &frontier, run.strategy) {
             HopKind::Push => (push_level(graph, state, &frontier, decay, run)?, None),
             HopKind::PushPrivate => {
+                let last = hop == parameters.max_hops;
                 let hop_run = PrivateHop {
                     hop,
-                    last: hop == parameters.max_hops,
+                    last,
+                    rows: last && order == SpreadOrder::ById,
                     decay,
                     threshold: parameters.threshold,
                 };
-                let (touched, frontier) =
+                let merged =
                     private_push_level(graph, state, &frontier, hop_run, run, &mut reached)?;
-                (touched, Some(frontier))
+                rows = merged.rows;
+                (merged.touched, Some(merged.spreads))
             }
             HopKind::Pull => (pull_level(graph, state, parameters, run)?, None),
         };
@@ -348,7 +387,7 @@ fn spread_levels(
     for &v in &touched {
         state.arrival[v as usize].store(NOT_REACHED, Ordering::Relaxed);
     }
-    Ok(reached)
+    Ok(Levels { reached, rows })
 }
 
 /// Adds this hop's arrivals (in `state.arrival`) of `touched` to the totals, records first
@@ -457,6 +496,9 @@ struct PrivateHop {
     /// (whose arrivals a next hop would reset) nor those that would spread, and keeps no
     /// arrivals.
     last: bool,
+    /// The last hop of a spread ordered by id: its merge makes the output rows of its node
+    /// ranges (every node reached at any hop, in id order), so no pass over the nodes follows.
+    rows: bool,
     decay: f64,
     threshold: f64,
 }
@@ -464,8 +506,7 @@ struct PrivateHop {
 /// One push hop into private arrays: each morsel takes a worker's array from a pool, adds
 /// into it without atomics, and gives it back; then the arrays are summed into the shared
 /// arrivals over node ranges (and reset for the next hop), settling each node as it goes (see
-/// [`merge_private`]). Returns the nodes reached this hop and those that spread next, both
-/// ascending; the nodes first reached are appended to `reached`.
+/// [`merge_private`]).
 fn private_push_level(
     graph: &SpreadGraph<'_>,
     state: &mut State,
@@ -473,7 +514,7 @@ fn private_push_level(
     hop: PrivateHop,
     run: &SpreadRun<'_>,
     reached: &mut Vec<u32>,
-) -> Result<(Vec<u32>, Vec<u32>)> {
+) -> Result<Merged> {
     let decay = hop.decay;
     let threads = run.threads.max(1);
     state.charge_private(threads, run.memory)?;
@@ -565,15 +606,14 @@ fn send_range(
 
 /// Sums the private arrays into the shared arrivals, node range by node range, resetting
 /// them, and settles each node reached as [`settle`] does (its total, its first hop, whether it
-/// spreads next) in the same parallel pass. Returns the nodes that received something and
-/// those that spread next, both ascending (both empty after the last hop); appends the nodes
-/// first reached to `reached`.
+/// spreads next) in the same parallel pass. Appends the nodes first reached to `reached`
+/// (except when the hop makes the rows, which list them all).
 fn merge_private(
     state: &mut State,
     hop: PrivateHop,
     run: &SpreadRun<'_>,
     reached: &mut Vec<u32>,
-) -> Result<(Vec<u32>, Vec<u32>)> {
+) -> Result<Merged> {
     let hop_byte = u8::try_from(hop.hop).expect("hops are at most SPREAD_HOPS_MAX");
     let arrays: Vec<SharedSlice<f64>> = state
         .private
@@ -590,6 +630,19 @@ fn merge_private(
         run.threads,
         run.interrupt,
         |range| {
+            if hop.rows {
+                // SAFETY: as below, the morsel's node range is this worker's alone.
+                let rows = unsafe {
+                    merge_last_range_rows(&arrays, &total, &first_hop, range.clone(), hop_byte)
+                };
+                return Ok((
+                    range.start,
+                    MergedRange {
+                        rows,
+                        ..MergedRange::default()
+                    },
+                ));
+            }
             if hop.last {
                 // SAFETY: as below, the morsel's node range is this worker's alone.
                 let first = unsafe {
@@ -635,14 +688,77 @@ fn merge_private(
         |morsel| morsels.push(morsel),
     )?;
     morsels.sort_unstable_by_key(|(start, _)| *start);
-    let mut touched = Vec::new();
-    let mut spreads = Vec::new();
+    let mut merged = Merged::default();
+    if hop.rows {
+        merged.rows = Some(morsels.into_iter().map(|(_, local)| local.rows).collect());
+        return Ok(merged);
+    }
     for (_, local) in morsels {
-        touched.extend(local.touched);
-        spreads.extend(local.spreads);
+        merged.touched.extend(local.touched);
+        merged.spreads.extend(local.spreads);
         reached.extend(local.first);
     }
-    Ok((touched, spreads))
+    Ok(merged)
+}
+
+/// What a private hop's merge found: the nodes that received something and those that spread
+/// next, both ascending (both empty after the last hop), and the output rows when the hop
+/// makes them (one chunk per node range, in range order).
+#[derive(Default)]
+struct Merged {
+    touched: Vec<u32>,
+    spreads: Vec<u32>,
+    rows: Option<Vec<Vec<Activation>>>,
+}
+
+/// [`merge_last_range`] making the output rows of `range` instead of listing the nodes first
+/// reached: one row per node reached at any hop, id ascending, each written at a cursor that
+/// advances only for reached nodes (no branch on what arrived).
+///
+/// # Safety
+/// No other thread may access the slots of `range` in any of the arrays during the call.
+unsafe fn merge_last_range_rows(
+    arrays: &[SharedSlice<f64>],
+    total: &SharedSlice<f64>,
+    first_hop: &SharedSlice<u8>,
+    range: std::ops::Range<usize>,
+    hop_byte: u8,
+) -> Vec<Activation> {
+    // Rows are written into the vector's capacity at the cursor (never filled first): the cursor
+    // stays below the node index within `range`, so below `range.len()`.
+    let mut rows: Vec<Activation> = Vec::with_capacity(range.len());
+    let slots = rows.as_mut_ptr();
+    let mut count = 0;
+    for v in range {
+        let mut sum = NOTHING_ARRIVED;
+        for array in arrays {
+            // SAFETY: the caller's contract.
+            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+        }
+        let reached = sum.is_sign_positive();
+        // SAFETY: the caller's contract.
+        unsafe {
+            let new_total = total.get(v) + sum;
+            total.replace(v, new_total);
+            let old = first_hop.get(v);
+            let hops = if reached & (old == HOPS_NONE) {
+                hop_byte
+            } else {
+                old
+            };
+            first_hop.replace(v, hops);
+            debug_assert!(count < rows.capacity(), "the cursor is within the capacity");
+            slots.add(count).write(Activation {
+                node: v as u32,
+                activation: new_total + 0.0,
+                hops: u32::from(hops),
+            });
+            count += usize::from(hops != HOPS_NONE);
+        }
+    }
+    // SAFETY: slots `0..count` were written above (each row at the cursor before it advanced).
+    unsafe { rows.set_len(count) };
+    rows
 }
 
 /// The last hop's merge of the node range `range`, without branches on what arrived: a slot
@@ -688,6 +804,7 @@ struct MergedRange {
     touched: Vec<u32>,
     first: Vec<u32>,
     spreads: Vec<u32>,
+    rows: Vec<Activation>,
 }
 
 /// A per-node array shared by the merge's workers, each of which touches its own node range.
