@@ -20,7 +20,7 @@ use super::counters::TraversalRecorder;
 use super::graph::Graph;
 use super::lanes::LaneWord;
 use super::masks::{DestinationMask, Masks};
-use super::morsels::for_each_morsel;
+use super::morsels::{for_each_morsel, Caller};
 use super::multi_source_bfs::{MultiSourceBfs, SweepConfig};
 use super::scheduler::run_tasks;
 use super::state_pool::SearchStatePool;
@@ -348,6 +348,7 @@ fn per_task(
         tasks.len(),
         1,
         request.threads,
+        Caller::Waits,
         request.interrupt,
         |range| Ok((range.start, work(&tasks[range.start])?)),
         |result| results.push(result),

@@ -26,7 +26,7 @@ use warren_common::{Error, Result};
 use warren_storage::adjacency::AdjacencyView;
 use warren_storage::buffer::Bitmap;
 
-use super::morsels::for_each_morsel;
+use super::morsels::{for_each_morsel, Caller};
 use super::prefetch::prefetch_adjacency;
 use crate::context::{Interrupt, MemoryTracker};
 
@@ -473,6 +473,7 @@ fn push_level(
         frontier.len(),
         morsel,
         run.threads,
+        Caller::Works,
         run.interrupt,
         |range| {
             let mut local = Vec::new();
@@ -525,6 +526,7 @@ fn private_push_level(
         frontier.len(),
         morsel,
         threads,
+        Caller::Works,
         run.interrupt,
         |range| {
             let mut sums = pool
@@ -628,6 +630,7 @@ fn merge_private(
         next.len(),
         run.morsel_size.max(1) * 8,
         run.threads,
+        Caller::Works,
         run.interrupt,
         |range| {
             if hop.rows {
@@ -859,6 +862,7 @@ fn pull_level(
         graph.num_nodes as usize,
         run.morsel_size,
         run.threads,
+        Caller::Works,
         run.interrupt,
         |range| {
             let mut local = Vec::new();

@@ -19,7 +19,7 @@ use warren_common::{Error, Result};
 
 use super::graph::Graph;
 use super::masks::Masks;
-use super::morsels::for_each_morsel;
+use super::morsels::{for_each_morsel, Caller};
 use super::stats::PathStats;
 use crate::context::{Interrupt, MemoryTracker};
 
@@ -376,6 +376,7 @@ impl BackwardCounts {
             nodes.map_or(n, <[u32]>::len),
             morsel_size.max(1) * 8,
             threads,
+            Caller::Waits,
             interrupt,
             |range| {
                 let mut out = Vec::with_capacity(range.len());
@@ -662,6 +663,7 @@ fn advance_group(
         moving.len(),
         1,
         threads,
+        Caller::Waits,
         interrupt,
         |range| {
             let mut scratch = scratch_pool
