@@ -633,59 +633,43 @@ fn merge_private(
         Caller::Works,
         run.interrupt,
         |range| {
-            if hop.rows {
-                // SAFETY: as below, the morsel's node range is this worker's alone.
-                let rows = unsafe {
-                    merge_last_range_rows(&arrays, &total, &first_hop, range.clone(), hop_byte)
-                };
-                return Ok((
-                    range.start,
+            // SAFETY: morsels are disjoint node ranges, so the morsel's slots of every array
+            // are this worker's alone while the merge runs.
+            let local = unsafe {
+                if hop.rows {
                     MergedRange {
-                        rows,
+                        rows: merge_last_range_rows(
+                            &arrays,
+                            &total,
+                            &first_hop,
+                            range.clone(),
+                            hop_byte,
+                        ),
                         ..MergedRange::default()
-                    },
-                ));
-            }
-            if hop.last {
-                // SAFETY: as below, the morsel's node range is this worker's alone.
-                let first = unsafe {
-                    merge_last_range(&arrays, &total, &first_hop, range.clone(), hop_byte)
-                };
-                return Ok((
-                    range.start,
-                    MergedRange {
-                        first,
-                        ..MergedRange::default()
-                    },
-                ));
-            }
-            let mut local = MergedRange::default();
-            for v in range.clone() {
-                let mut sum = NOTHING_ARRIVED;
-                for array in &arrays {
-                    // SAFETY: morsels are disjoint node ranges, so this is the only access to
-                    // slot `v` of any array while the merge runs.
-                    sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
-                }
-                if sum.is_sign_negative() {
-                    continue;
-                }
-                if !hop.last {
-                    next[v].store(sum.to_bits(), Ordering::Relaxed);
-                    local.touched.push(v as u32);
-                }
-                // SAFETY: as above, slot `v` of the totals and first hops is this worker's.
-                unsafe {
-                    total.replace(v, total.get(v) + sum);
-                    if first_hop.get(v) == HOPS_NONE {
-                        first_hop.replace(v, hop_byte);
-                        local.first.push(v as u32);
                     }
+                } else if hop.last {
+                    MergedRange {
+                        first: merge_last_range(
+                            &arrays,
+                            &total,
+                            &first_hop,
+                            range.clone(),
+                            hop_byte,
+                        ),
+                        ..MergedRange::default()
+                    }
+                } else {
+                    merge_spreading_range(
+                        &arrays,
+                        &total,
+                        &first_hop,
+                        next,
+                        range.clone(),
+                        hop_byte,
+                        hop.threshold,
+                    )
                 }
-                if !hop.last && sum >= hop.threshold {
-                    local.spreads.push(v as u32);
-                }
-            }
+            };
             Ok((range.start, local))
         },
         |morsel| morsels.push(morsel),
@@ -799,6 +783,48 @@ unsafe fn merge_last_range(
     }
     first.truncate(count);
     first
+}
+
+/// A hop's merge of the node range `range` when another hop follows: stores each reached
+/// node's arrival in `next`, adds it to its total, sets its first hop, and lists the nodes
+/// reached, first reached and spreading next (arrival at least `threshold`), ascending.
+///
+/// # Safety
+/// No other thread may access the slots of `range` in any of the arrays during the call.
+unsafe fn merge_spreading_range(
+    arrays: &[SharedSlice<f64>],
+    total: &SharedSlice<f64>,
+    first_hop: &SharedSlice<u8>,
+    next: &[AtomicU64],
+    range: std::ops::Range<usize>,
+    hop_byte: u8,
+    threshold: f64,
+) -> MergedRange {
+    let mut local = MergedRange::default();
+    for v in range {
+        let mut sum = NOTHING_ARRIVED;
+        for array in arrays {
+            // SAFETY: the caller's contract.
+            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+        }
+        if sum.is_sign_negative() {
+            continue;
+        }
+        next[v].store(sum.to_bits(), Ordering::Relaxed);
+        local.touched.push(v as u32);
+        // SAFETY: the caller's contract.
+        unsafe {
+            total.replace(v, total.get(v) + sum);
+            if first_hop.get(v) == HOPS_NONE {
+                first_hop.replace(v, hop_byte);
+                local.first.push(v as u32);
+            }
+        }
+        if sum >= threshold {
+            local.spreads.push(v as u32);
+        }
+    }
+    local
 }
 
 /// What one merge morsel found: nodes reached this hop, first reached, spreading next.
