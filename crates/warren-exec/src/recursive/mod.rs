@@ -8,6 +8,7 @@ pub mod counters;
 pub mod counting;
 pub mod frontier_bits;
 pub mod graph;
+pub mod idle_pool;
 pub mod lanes;
 pub mod masks;
 pub mod morsels;

@@ -5,9 +5,8 @@
 //! from its second run on. Idle states are bounded in bytes ([`IDLE_BYTES_MAX`] by default);
 //! the oldest go first when a returned state would exceed the bound.
 
-use std::sync::Mutex;
-
 use super::bfs::{Bfs, BfsConfig};
+use super::idle_pool::{HeldBytes, IdlePool};
 
 /// The default bound on the bytes of idle states one pool keeps (a database's pool holds them
 /// between queries; 256 MiB keeps two ALL SHORTEST states at Graph500 scale 22, 4.2M nodes).
@@ -16,9 +15,13 @@ pub const IDLE_BYTES_MAX: u64 = 256 << 20;
 /// Idle BFS states, lent to one search at a time.
 #[derive(Debug)]
 pub struct SearchStatePool {
-    /// Oldest first.
-    idle: Mutex<Vec<Bfs>>,
-    limit_bytes: u64,
+    idle: IdlePool<Bfs>,
+}
+
+impl HeldBytes for Bfs {
+    fn held_bytes(&self) -> u64 {
+        Bfs::held_bytes(self)
+    }
 }
 
 impl Default for SearchStatePool {
@@ -31,18 +34,15 @@ impl SearchStatePool {
     /// A pool keeping at most `limit_bytes` of idle states.
     pub fn new(limit_bytes: u64) -> Self {
         Self {
-            idle: Mutex::new(Vec::new()),
-            limit_bytes,
+            idle: IdlePool::new(limit_bytes),
         }
     }
 
     /// A state for a graph of `nodes` nodes searched with `config`: an idle one whose arrays
     /// fit, reconfigured, or a new one.
     pub fn take(&self, nodes: u32, config: BfsConfig) -> Bfs {
-        let mut idle = self.idle.lock().expect("state pool lock");
-        match idle.iter().rposition(|bfs| bfs.fits(nodes, &config)) {
-            Some(at) => {
-                let mut bfs = idle.remove(at);
+        match self.idle.take_newest(|bfs| bfs.fits(nodes, &config)) {
+            Some(mut bfs) => {
                 bfs.reconfigure(config);
                 bfs
             }
@@ -50,31 +50,19 @@ impl SearchStatePool {
         }
     }
 
-    /// Keeps `bfs` for a later search, dropping the oldest idle states while the total would
-    /// exceed the bound (and `bfs` itself when it alone does).
+    /// Keeps `bfs` for a later search (see [`IdlePool::give_back`]).
     pub fn give_back(&self, bfs: Bfs) {
-        let bytes = bfs.held_bytes();
-        if bytes > self.limit_bytes {
-            return;
-        }
-        let mut idle = self.idle.lock().expect("state pool lock");
-        let mut total: u64 = idle.iter().map(Bfs::held_bytes).sum::<u64>() + bytes;
-        while total > self.limit_bytes {
-            let oldest = idle.remove(0);
-            total -= oldest.held_bytes();
-        }
-        idle.push(bfs);
+        self.idle.give_back(bfs);
     }
 
     /// Bytes the idle states hold.
     pub fn idle_bytes(&self) -> u64 {
-        let idle = self.idle.lock().expect("state pool lock");
-        idle.iter().map(Bfs::held_bytes).sum()
+        self.idle.idle_bytes()
     }
 
     /// Idle states.
     pub fn idle_states(&self) -> usize {
-        self.idle.lock().expect("state pool lock").len()
+        self.idle.idle_states()
     }
 }
 
