@@ -42,6 +42,12 @@ class VectorPeersTest(unittest.TestCase):
         kuzu = vectors.run_kuzu(base, queries, META, threads=1, kuzu_rows=400, kuzu_queries=5)
         self.assertEqual(kuzu["brute_recall_at_10"], 1.0)
         self.assertGreaterEqual(kuzu["queries"][0]["recall_at_10"], 0.9)
+        alone = vectors.run_kuzu_brute(base, queries, truth, META, threads=1, rows=len(base),
+                                       kuzu_queries=5, repeat=2)
+        self.assertEqual((alone["rows"], alone["brute_recall_at_10"]), (len(base), 1.0))
+        part = vectors.run_kuzu_brute(base, queries, truth, META, threads=1, rows=300,
+                                      kuzu_queries=5, repeat=1)
+        self.assertEqual((part["rows"], part["brute_recall_at_10"]), (300, 1.0))
 
     def test_table_ratios(self):
         warren = {"rows": 1000, "read_gb_s": 10.0, "brute_s": 0.001, "brute_gb_s": 5.0,
@@ -52,7 +58,13 @@ class VectorPeersTest(unittest.TestCase):
                 "queries": [{"efs": 64, "qps": {"median": 1000.0}, "recall_at_10": 0.98}]}
         text = vectors.table(warren, [peer])
         # Warren builds 1000 rows/s against 100: 10x; per row, its brute force is 10x faster.
-        self.assertIn("slow               100         1       100       10          1       10",
+        self.assertIn("slow               100         1       100       10          1       10        -",
+                      text)
+        warren["cypher_brute_s"] = 0.002
+        text = vectors.table(warren, [peer])
+        # Through Cypher Warren takes 2 ms for 1000 rows; the peer 1 ms for 100: 5x per row.
+        self.assertIn("warren-cypher     1,000", text)
+        self.assertIn("slow               100         1       100       10          1       10        5",
                       text)
         self.assertIn("(2x)", text)
 

@@ -14,6 +14,9 @@ Warren's brute-force top-10 cosine answers, meta.json), with the same threads, i
 * Kùzu: on the first `--kuzu-rows` rows only (Kùzu builds slowly: 98 s for 20,000 x 64), its
   recall against the exact answers on that subset: `CREATE_VECTOR_INDEX` (defaults, cosine),
   `QUERY_VECTOR_INDEX` at each efs, and brute force `ORDER BY array_cosine_similarity LIMIT 10`.
+  The rows are loaded from .npy files (`COPY ... BY COLUMN`).
+* `kuzu-brute` (`--kuzu-brute-rows N`): Kùzu's brute force alone, no index, on the first N rows
+  (up to all of them: its index build at 1M rows would take hours), best of `--repeat` per query.
 
 Every peer's recall@10 is against Warren's brute-force answers (on Kùzu's subset, numpy's).
 """
@@ -21,7 +24,6 @@ Every peer's recall@10 is against Warren's brute-force answers (on Kùzu's subse
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -111,35 +113,68 @@ def run_faiss(base, queries, truth, meta, threads, repeat) -> list[dict]:
     return [hnsw, brute]
 
 
-def write_kuzu_csv(path: str, base: np.ndarray) -> None:
-    with open(path, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(["id", "vec"])
-        for row, vector in enumerate(base):
-            writer.writerow([row, "[" + ",".join(f"{v:.9g}" for v in vector) + "]"])
+def kuzu_connection(folder: str, rows: np.ndarray, threads: int):
+    """A Kùzu database in `folder` holding `rows` as `V(id INT64, vec FLOAT[dim])`, loaded by
+    `COPY ... BY COLUMN` from .npy files (Kùzu parses a CSV of arrays slowly: 271 s for
+    100,000 x 128; the .npy load takes seconds at 1M rows)."""
+    import kuzu
+
+    np.save(os.path.join(folder, "id.npy"), np.arange(len(rows), dtype=np.int64))
+    np.save(os.path.join(folder, "vec.npy"), np.ascontiguousarray(rows, dtype=np.float32))
+    db = kuzu.Database(os.path.join(folder, "db"), max_num_threads=threads)
+    conn = kuzu.Connection(db, num_threads=threads)
+    for statement in ("LOAD VECTOR", "LOAD EXTENSION VECTOR"):
+        try:
+            conn.execute(statement)
+            break
+        except RuntimeError:
+            continue
+    conn.execute(f"CREATE NODE TABLE V(id INT64, vec FLOAT[{rows.shape[1]}], PRIMARY KEY(id))")
+    conn.execute(f"COPY V FROM ('{folder}/id.npy', '{folder}/vec.npy') BY COLUMN")
+    for name in ("id.npy", "vec.npy"):
+        os.remove(os.path.join(folder, name))
+    return db, conn
 
 
-def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries) -> dict:
+def exact_top_k(rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """numpy's exact top-10 cosine rows of each query, best first."""
+    unit_rows = normalized(rows)
+    out = []
+    for query in normalized(queries):
+        scores = unit_rows @ query
+        top = np.argpartition(-scores, K)[:K]
+        out.append(top[np.argsort(-scores[top])])
+    return np.array(out)
+
+
+def kuzu_brute(conn, queries, dim: int, repeat: int) -> tuple[list[float], list[list[int]]]:
+    """Kùzu's brute force, the query text Warren's Cypher brute force runs: per query the best
+    of `repeat` runs, and its rows."""
+    text = (f"MATCH (v:V) RETURN v.id, array_cosine_similarity(v.vec, CAST($q, 'FLOAT[{dim}]')) "
+            f"AS s ORDER BY s DESC LIMIT 10")
+    times, labels = [], []
+    for query in queries:
+        best, rows = float("inf"), []
+        for _ in range(max(repeat, 1)):
+            started = time.perf_counter()
+            result = conn.execute(text, {"q": query.tolist()})
+            rows = [result.get_next()[0] for _ in range(result.get_num_tuples())]
+            best = min(best, time.perf_counter() - started)
+        times.append(best)
+        labels.append(rows)
+    return times, labels
+
+
+def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries, repeat=1) -> dict:
+    """Kùzu's index (build and queries at each efs) and brute force on the first `kuzu_rows`."""
     import kuzu
 
     subset = base[:kuzu_rows]
     queries = queries[:kuzu_queries]
-    exact = np.argsort(-(normalized(queries) @ normalized(subset).T), axis=1)[:, :K]
+    exact = exact_top_k(subset, queries)
     folder = tempfile.mkdtemp(prefix="kuzu-vectors-")
     try:
-        csv_path = os.path.join(folder, "vectors.csv")
-        write_kuzu_csv(csv_path, subset)
-        db = kuzu.Database(os.path.join(folder, "db"), max_num_threads=threads)
-        conn = kuzu.Connection(db, num_threads=threads)
-        for statement in ("LOAD VECTOR", "LOAD EXTENSION VECTOR"):
-            try:
-                conn.execute(statement)
-                break
-            except RuntimeError:
-                continue
-        dim = meta["dim"]
-        conn.execute(f"CREATE NODE TABLE V(id INT64, vec FLOAT[{dim}], PRIMARY KEY(id))")
-        conn.execute(f"COPY V FROM '{csv_path}' (HEADER=true)")
+        db, conn = kuzu_connection(folder, subset, threads)
         started = time.perf_counter()
         conn.execute("CALL CREATE_VECTOR_INDEX('V', 'v_index', 'vec', metric := 'cosine')")
         build_s = time.perf_counter() - started
@@ -157,18 +192,33 @@ def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries) -> dict:
                 labels.append(rows)
             queries_out.append({"efs": efs, "qps": summary([1 / t for t in times]),
                                 "recall_at_10": recall(labels, exact)})
-        brute, labels = [], []
-        for query in queries:
-            started = time.perf_counter()
-            result = conn.execute(
-                f"MATCH (n:V) RETURN n.id ORDER BY "
-                f"array_cosine_similarity(n.vec, CAST($q, 'FLOAT[{dim}]')) DESC LIMIT 10",
-                {"q": query.tolist()})
-            rows = [result.get_next()[0] for _ in range(result.get_num_tuples())]
-            brute.append(time.perf_counter() - started)
-            labels.append(rows)
+        brute, labels = kuzu_brute(conn, queries, meta["dim"], repeat)
+        del conn, db
         return {"system": "kuzu", "version": kuzu.__version__, "rows": len(subset),
                 "build_s": build_s, "queries": queries_out, "brute_s": summary(brute),
+                "brute_recall_at_10": recall(labels, exact), "query_count": len(queries)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_kuzu_brute(base, queries, truth, meta, threads, rows, kuzu_queries, repeat) -> dict:
+    """Kùzu's brute force alone on the first `rows` rows (no index: its build at 1M rows would
+    take hours), best of `repeat` per query; recall against Warren's answers at all rows, else
+    numpy's on the subset."""
+    import kuzu
+
+    subset = base[:rows]
+    queries = queries[:kuzu_queries]
+    exact = truth[:kuzu_queries] if rows == len(base) else exact_top_k(subset, queries)
+    folder = tempfile.mkdtemp(prefix="kuzu-brute-")
+    try:
+        started = time.perf_counter()
+        db, conn = kuzu_connection(folder, subset, threads)
+        load_s = time.perf_counter() - started
+        brute, labels = kuzu_brute(conn, queries, meta["dim"], repeat)
+        del conn, db
+        return {"system": "kuzu-brute", "version": kuzu.__version__, "rows": len(subset),
+                "load_s": load_s, "brute_s": summary(brute),
                 "brute_recall_at_10": recall(labels, exact), "query_count": len(queries)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -194,8 +244,12 @@ def warren_figures(report: dict) -> dict:
         "brute_s": runs["brute force top-10"]["figures"]["time_s"]["median"],
         "brute_gb_s": runs["brute force top-10"]["figures"]["gb_per_s"]["median"],
         "brute_percent": runs["brute force top-10"]["answer"]["percent_of_bandwidth"],
-        "build_s": runs["index build"]["figures"]["time_s"]["median"],
+        "build_s": runs.get("index build", {}).get("figures", {}).get("time_s", {})
+                       .get("median"),
         "queries": queries,
+        # The same brute force through Cypher (the query text Kùzu runs), when the report has it.
+        "cypher_brute_s": runs.get("brute force top-10 (Cypher)", {}).get("figures", {})
+                               .get("time_s", {}).get("median"),
     }
 
 
@@ -205,24 +259,33 @@ def table(warren: dict, peers: list[dict]) -> str:
     lines.append(f"memory read: {warren['read_gb_s']:.2f} GB/s; Warren brute force "
                  f"{warren['brute_gb_s']:.2f} GB/s = {warren['brute_percent']:.1f}% of it")
     lines.append("")
+    cypher = warren.get("cypher_brute_s")
     lines.append(f"{'system':<12} {'rows':>9} {'build s':>9} {'rows/s':>9} {'build x':>8} "
-                 f"{'brute ms/q':>10} {'brute x':>8}")
-    build_rate = rows / warren["build_s"]
+                 f"{'brute ms/q':>10} {'brute x':>8} {'cypher x':>8}")
+    build_rate = rows / warren["build_s"] if warren["build_s"] else None
     lines.append(f"{'warren':<12} {rows:>9,} {fmt(warren['build_s']):>9} {fmt(build_rate):>9} "
-                 f"{'1':>8} {fmt(warren['brute_s'] * 1e3):>10} {'1':>8}")
+                 f"{'1':>8} {fmt(warren['brute_s'] * 1e3):>10} {'1':>8} {'-':>8}")
+    if cypher:
+        lines.append(f"{'warren-cypher':<12} {rows:>9,} {'-':>9} {'-':>9} {'-':>8} "
+                     f"{fmt(cypher * 1e3):>10} {fmt(cypher / warren['brute_s']):>8} {'1':>8}")
     for peer in peers:
         build = peer.get("build_s")
         rate = peer["rows"] / build if build else None
         brute = peer.get("brute_s", {}).get("median")
         # Per row, so that a peer measured on a subset is compared fairly: Warren's rows/s over
         # the peer's, and the peer's brute-force seconds per row over Warren's.
-        brute_ratio = (brute / peer["rows"]) / (warren["brute_s"] / rows) if brute else None
+        def per_row_ratio(warren_s):
+            return (brute / peer["rows"]) / (warren_s / rows) if brute and warren_s else None
         lines.append(f"{peer['system']:<12} {peer['rows']:>9,} {fmt(build):>9} {fmt(rate):>9} "
-                     f"{fmt(build_rate / rate if rate else None):>8} "
-                     f"{fmt(brute * 1e3 if brute else None):>10} {fmt(brute_ratio):>8}")
+                     f"{fmt(build_rate / rate if rate and build_rate else None):>8} "
+                     f"{fmt(brute * 1e3 if brute else None):>10} "
+                     f"{fmt(per_row_ratio(warren['brute_s'])):>8} "
+                     f"{fmt(per_row_ratio(cypher)):>8}")
     lines.append("")
     lines.append("x: Warren's speed over the peer's (rows/s for build, per-row time for brute "
-                 "force); Kùzu runs on a subset, see rows")
+                 "force; brute x against the scan kernel, cypher x against Warren's MATCH ... "
+                 "ORDER BY array_cosine_similarity ... LIMIT 10); compare rows: a peer on fewer "
+                 "rows reads less")
     lines.append("")
     lines.append(f"{'efs':>5} " + " ".join(f"{name:>22}" for name in
                  ["warren QPS / recall"] + [p["system"] + " QPS / recall" for p in peers
@@ -253,6 +316,8 @@ def main() -> None:
     parser.add_argument("--systems", default="hnswlib,faiss,kuzu")
     parser.add_argument("--kuzu-rows", type=int, default=10_000)
     parser.add_argument("--kuzu-queries", type=int, default=50)
+    parser.add_argument("--kuzu-brute-rows", type=int, default=0,
+                        help="also run Kùzu's brute force alone (no index) on this many rows")
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.data, "meta.json")))
@@ -268,7 +333,11 @@ def main() -> None:
         peers.extend(run_faiss(base, queries, truth, meta, args.threads, args.repeat))
     if "kuzu" in systems:
         peers.append(run_kuzu(base, queries, meta, args.threads, args.kuzu_rows,
-                              args.kuzu_queries))
+                              args.kuzu_queries, args.repeat))
+    if args.kuzu_brute_rows:
+        peers.append(run_kuzu_brute(base, queries, truth, meta, args.threads,
+                                    min(args.kuzu_brute_rows, len(base)), args.kuzu_queries,
+                                    args.repeat))
     warren = warren_figures(json.load(open(args.warren_report)))
     with open(args.output, "w") as out:
         json.dump({"meta": meta, "threads": args.threads, "load": os.getloadavg(),

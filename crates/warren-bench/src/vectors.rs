@@ -27,6 +27,7 @@ use warren_vector::distance::Metric;
 use warren_vector::hnsw::{
     exact_top_k, exact_top_k_parallel, HnswIndex, HnswParams, SearchScratch,
 };
+use warren_vector::quantized::{self, Int8Block};
 use warren_vector::sample::clustered;
 
 use crate::bench::{new_report, settings_info, Header};
@@ -54,6 +55,9 @@ pub struct VectorOptions {
     /// Also time every query round without the prefetch of neighbour vectors, alternating
     /// with the prefetching rounds (an A/B in one run).
     pub ab_prefetch: bool,
+    /// Build the index and run its queries (and the hybrid part); without it, only the
+    /// bandwidth and the brute-force rows.
+    pub index: bool,
     /// Run the hybrid part (vector search then spreading activation, through Cypher).
     pub hybrid: bool,
     /// Queries of the hybrid part (the first ones of the workload's).
@@ -69,6 +73,7 @@ impl Default for VectorOptions {
             efs_values: vec![16, 32, 64, 128, 200],
             dataset_out: None,
             ab_prefetch: false,
+            index: true,
             hybrid: true,
             hybrid_queries: 50,
         }
@@ -85,6 +90,7 @@ impl VectorOptions {
             efs_values: vec![16, 64],
             dataset_out: None,
             ab_prefetch: false,
+            index: true,
             hybrid: true,
             hybrid_queries: 10,
         }
@@ -187,6 +193,158 @@ fn brute_force(vectors: &[f32], queries: &[f32], dim: usize, threads: usize) -> 
     }
 }
 
+/// The index's rows: the build, each beam's queries (recall against `exact`), and the hybrid
+/// part; whether every index answer was 10 distinct rows.
+fn index_runs(
+    vectors: &[f32],
+    queries: &[f32],
+    plan: &VectorOptions,
+    threads: usize,
+    repeat: usize,
+    exact: &[Vec<u32>],
+    runs: &mut Vec<Run>,
+) -> BenchResult<bool> {
+    let index_rows = vectors.len() / plan.dim;
+    let params = HnswParams::default();
+    let started = Instant::now();
+    let index = HnswIndex::build(vectors, plan.dim, params, threads)
+        .map_err(|error| BenchError::Result(error.to_string()))?;
+    let build_s = started.elapsed().as_secs_f64();
+    runs.push(run_of(
+        "index build",
+        serde_json::json!({
+            "mu": params.mu, "ml": params.ml, "pu": params.pu, "efc": params.efc,
+            "upper_rows": index.upper_rows(), "bytes": index.to_bytes().len(),
+        }),
+        Figures {
+            time_s: Some(Summary::of(&[build_s])),
+            ops_per_s: Some(Summary::of(&[index_rows as f64 / build_s])),
+            ..Figures::default()
+        },
+    ));
+
+    let mut well_formed = true;
+    let variants: &[bool] = if plan.ab_prefetch {
+        &[true, false]
+    } else {
+        &[true]
+    };
+    for &efs in &plan.efs_values {
+        let mut times = vec![Vec::new(); variants.len()];
+        let mut found = vec![Vec::new(); variants.len()];
+        for _ in 0..repeat.max(1) {
+            for (variant, &prefetch) in variants.iter().enumerate() {
+                let (seconds, answers) =
+                    query_round(&index, vectors, queries, efs, threads, prefetch);
+                times[variant].push(seconds);
+                found[variant] = answers;
+            }
+        }
+        for (variant, &prefetch) in variants.iter().enumerate() {
+            let found = &found[variant];
+            well_formed &= found.iter().all(|rows| distinct_rows(rows));
+            let times = &times[variant];
+            let qps: Vec<f64> = times.iter().map(|s| plan.queries as f64 / s).collect();
+            let suffix = if prefetch { "" } else { " no-prefetch" };
+            runs.push(run_of(
+                &format!("index query efs={efs}{suffix}"),
+                serde_json::json!({ "efs": efs, "recall_at_10": recall(found, exact) }),
+                Figures {
+                    time_s: Some(Summary::of(times)),
+                    ops_per_s: Some(Summary::of(&qps)),
+                    ..Figures::default()
+                },
+            ));
+        }
+    }
+    if plan.hybrid {
+        runs.extend(hybrid_runs(vectors, queries, plan, threads)?);
+    }
+    Ok(well_formed)
+}
+
+/// The brute force in Cypher on the first `queries` of the workload (best of `repeat` per
+/// query), its rate over the FLOAT block and its recall against the kernel's `exact` answers.
+fn cypher_brute_run(
+    vectors: &[f32],
+    queries: &[f32],
+    dim: usize,
+    threads: usize,
+    repeat: usize,
+    exact: &[Vec<u32>],
+) -> BenchResult<Run> {
+    let (times_s, answers) =
+        crate::vectors_hybrid::cypher_brute_force(vectors, queries, dim, threads, repeat)?;
+    let answers: Vec<Vec<u32>> = answers
+        .iter()
+        .map(|ids| ids.iter().map(|&id| id as u32).collect())
+        .collect();
+    let block_bytes = (vectors.len() * 4) as f64;
+    let gb: Vec<f64> = times_s.iter().map(|s| block_bytes / s / 1e9).collect();
+    Ok(run_of(
+        "brute force top-10 (Cypher)",
+        serde_json::json!({
+            "queries": times_s.len(), "best_of": repeat.max(1),
+            "recall_at_10": recall(&answers, &exact[..answers.len()]),
+        }),
+        Figures {
+            gb_per_s: Some(Summary::of(&gb)),
+            ..crate::vectors_hybrid::figures(&times_s)
+        },
+    ))
+}
+
+/// The exact brute force through the int8 copy (`warren_vector::quantized`): the copy's build
+/// time and size, per query the time, the bytes read (the copy plus the rows scored in FLOAT),
+/// their rate and share of the `bandwidth`, the FLOAT block's bytes over the time (the rate a
+/// FLOAT scan would need to match it), and whether every answer equals the plain scan's.
+fn int8_filter_run(
+    vectors: &[f32],
+    queries: &[f32],
+    dim: usize,
+    threads: usize,
+    bandwidth: f64,
+    exact: &[Vec<u32>],
+) -> Run {
+    let started = Instant::now();
+    let block = Int8Block::build(vectors, dim);
+    let build_s = started.elapsed().as_secs_f64();
+    let float_bytes = (vectors.len() * 4) as f64;
+    let (mut times_s, mut read_gb, mut effective_gb) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bytes, mut rescored, mut same) = (0u64, 0u64, 0usize);
+    for (query, expected) in queries.chunks_exact(dim).zip(exact) {
+        let started = Instant::now();
+        let (found, counts) = quantized::cosine_top_k(&block, vectors, query, TOP_K, threads);
+        let seconds = started.elapsed().as_secs_f64();
+        times_s.push(seconds);
+        read_gb.push(counts.bytes(dim) as f64 / seconds / 1e9);
+        effective_gb.push(float_bytes / seconds / 1e9);
+        bytes += counts.bytes(dim);
+        rescored += counts.rescored;
+        same += usize::from(found.iter().map(|hit| hit.row).eq(expected.iter().copied()));
+    }
+    let count = times_s.len().max(1) as f64;
+    let read_median = Summary::of(&read_gb).median;
+    run_of(
+        "brute force top-10 int8 filter",
+        serde_json::json!({
+            "copy_build_s": build_s, "copy_bytes": block.bytes(),
+            "bytes_per_query": bytes as f64 / count, "rescored_per_query": rescored as f64 / count,
+            "read_percent_of_bandwidth": 100.0 * read_median / bandwidth,
+            "effective_gb_per_s": Summary::of(&effective_gb).median,
+            "same_as_plain_scan": same, "queries": times_s.len(),
+        }),
+        Figures {
+            time_s: Some(Summary::of(&times_s)),
+            gb_per_s: Some(Summary::of(&read_gb)),
+            ops_per_s: Some(Summary::of(
+                &times_s.iter().map(|s| 1.0 / s).collect::<Vec<_>>(),
+            )),
+            ..Figures::default()
+        },
+    )
+}
+
 /// Seconds to answer every query with `threads` threads (query `i` on thread `i % threads`),
 /// and the answers in query order.
 fn query_round(
@@ -286,61 +444,36 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         },
     ));
 
-    let params = HnswParams::default();
-    let started = Instant::now();
-    let index = HnswIndex::build(&vectors, plan.dim, params, threads)
-        .map_err(|error| BenchError::Result(error.to_string()))?;
-    let build_s = started.elapsed().as_secs_f64();
-    runs.push(run_of(
-        "index build",
-        serde_json::json!({
-            "mu": params.mu, "ml": params.ml, "pu": params.pu, "efc": params.efc,
-            "upper_rows": index.upper_rows(), "bytes": index.to_bytes().len(),
-        }),
-        Figures {
-            time_s: Some(Summary::of(&[build_s])),
-            ops_per_s: Some(Summary::of(&[plan.rows as f64 / build_s])),
-            ..Figures::default()
-        },
+    runs.push(int8_filter_run(
+        &vectors,
+        &queries,
+        plan.dim,
+        threads,
+        bandwidth,
+        &exact.answers,
     ));
-
+    let cypher_queries = plan.hybrid_queries.min(plan.queries) * plan.dim;
+    runs.push(cypher_brute_run(
+        &vectors,
+        &queries[..cypher_queries],
+        plan.dim,
+        threads,
+        repeat,
+        &exact.answers,
+    )?);
     let mut well_formed = true;
-    let variants: &[bool] = if plan.ab_prefetch {
-        &[true, false]
-    } else {
-        &[true]
-    };
-    for &efs in &plan.efs_values {
-        let mut times = vec![Vec::new(); variants.len()];
-        let mut found = vec![Vec::new(); variants.len()];
-        for _ in 0..repeat.max(1) {
-            for (variant, &prefetch) in variants.iter().enumerate() {
-                let (seconds, answers) =
-                    query_round(&index, &vectors, &queries, efs, threads, prefetch);
-                times[variant].push(seconds);
-                found[variant] = answers;
-            }
-        }
-        for (variant, &prefetch) in variants.iter().enumerate() {
-            let found = &found[variant];
-            well_formed &= found.iter().all(|rows| distinct_rows(rows));
-            let times = &times[variant];
-            let qps: Vec<f64> = times.iter().map(|s| plan.queries as f64 / s).collect();
-            let suffix = if prefetch { "" } else { " no-prefetch" };
-            runs.push(run_of(
-                &format!("index query efs={efs}{suffix}"),
-                serde_json::json!({ "efs": efs, "recall_at_10": recall(found, &exact.answers) }),
-                Figures {
-                    time_s: Some(Summary::of(times)),
-                    ops_per_s: Some(Summary::of(&qps)),
-                    ..Figures::default()
-                },
-            ));
-        }
+    if plan.index {
+        well_formed = index_runs(
+            &vectors,
+            &queries,
+            plan,
+            threads,
+            repeat,
+            &exact.answers,
+            &mut runs,
+        )?;
     }
-    if plan.hybrid {
-        runs.extend(hybrid_runs(&vectors, &queries, plan, threads)?);
-    }
+
     if let Some(dir) = &plan.dataset_out {
         write_dataset(dir, &vectors, &queries, &exact.answers, plan, threads)?;
     }
@@ -531,6 +664,23 @@ pub fn table(report: &Report) -> String {
                 median(&figures.time_s) * 1e3,
                 median(&figures.gb_per_s),
                 run.answer["percent_of_bandwidth"].as_f64().unwrap_or(f64::NAN)
+            ),
+            "brute force top-10 int8 filter" => format!(
+                "brute force int8 filter    {:>9.3} ms/query  {:>7.2} GB/s read  {:.1} MB/query, \
+                 {:.0} rows rescored, {}/{} answers equal the plain scan's",
+                median(&figures.time_s) * 1e3,
+                median(&figures.gb_per_s),
+                run.answer["bytes_per_query"].as_f64().unwrap_or(f64::NAN) / 1e6,
+                run.answer["rescored_per_query"].as_f64().unwrap_or(f64::NAN),
+                run.answer["same_as_plain_scan"],
+                run.answer["queries"]
+            ),
+            "brute force top-10 (Cypher)" => format!(
+                "brute force top-10 (Cypher){:>9.3} ms/query  {:>7.2} GB/s  recall@10 {:.4} (best of {})",
+                median(&figures.time_s) * 1e3,
+                median(&figures.gb_per_s),
+                run.answer["recall_at_10"].as_f64().unwrap_or(f64::NAN),
+                run.answer["best_of"]
             ),
             "index build" => format!(
                 "index build                {:>9.2} s  {:>9.0} rows/s  (mu {} ml {} pu {} efc {})",

@@ -12,6 +12,11 @@
 //! the share of the exact run's 10 (and 100) most activated nodes that the index run also
 //! ranks in its first 10 (100). Ranks order by activation, then by id, so tied activations
 //! (unit weights make many) rank the same way in both runs.
+//!
+//! [`cypher_brute_force`] times the brute force alone in Cypher on a database holding only
+//! `Doc`, the query text the peers' table gives Kùzu (`MATCH (d:Doc) RETURN d.id,
+//! array_cosine_similarity(d.emb, $q) AS s ORDER BY s DESC LIMIT 10`), best of `repeat` runs
+//! per query.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -71,6 +76,20 @@ fn write_inputs(
     scale: u32,
     seed: u64,
 ) -> BenchResult<usize> {
+    write_vectors(dir, vectors, dim)?;
+    let (_, edges) = graph500_edges(scale, EDGE_FACTOR, seed);
+    let path = dir.join("links.csv");
+    let file = std::fs::File::create(&path).map_err(|e| io_error(&path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    for (from, to) in &edges {
+        writeln!(out, "{from},{to}").map_err(|e| io_error(&path, e))?;
+    }
+    out.flush().map_err(|e| io_error(&path, e))?;
+    Ok(edges.len())
+}
+
+/// Writes `ids.npy` (0..rows) and `emb.npy` (the vectors) into `dir`.
+fn write_vectors(dir: &Path, vectors: &[f32], dim: usize) -> BenchResult<()> {
     let rows = vectors.len() / dim;
     let ids: Vec<i64> = (0..rows as i64).collect();
     let write = |name: &str, header: Vec<u8>, bytes: &[u8]| -> BenchResult<()> {
@@ -89,16 +108,7 @@ fn write_inputs(
         "emb.npy",
         crate::vectors::npy_header("<f4", [rows, dim]),
         bytemuck::cast_slice(vectors),
-    )?;
-    let (_, edges) = graph500_edges(scale, EDGE_FACTOR, seed);
-    let path = dir.join("links.csv");
-    let file = std::fs::File::create(&path).map_err(|e| io_error(&path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    for (from, to) in &edges {
-        writeln!(out, "{from},{to}").map_err(|e| io_error(&path, e))?;
-    }
-    out.flush().map_err(|e| io_error(&path, e))?;
-    Ok(edges.len())
+    )
 }
 
 fn run(conn: &mut Connection, query: &str) -> BenchResult<()> {
@@ -145,6 +155,89 @@ fn overlap(found: &[i64], exact: &[i64], n: usize) -> (usize, usize) {
     )
 }
 
+/// The Cypher brute force of every query on a database holding only the vectors: per query
+/// the best of `repeat` runs' seconds, and the ids it returned.
+pub fn cypher_brute_force(
+    vectors: &[f32],
+    queries: &[f32],
+    dim: usize,
+    threads: usize,
+    repeat: usize,
+) -> BenchResult<(Vec<f64>, Vec<Vec<i64>>)> {
+    let dir = tempfile::tempdir().map_err(|e| io_error(Path::new("(temp dir)"), e))?;
+    write_vectors(dir.path(), vectors, dim)?;
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    load_docs(&mut conn, dir.path(), dim, threads, false)?;
+    scan_times(&mut conn, queries, dim, repeat)
+}
+
+/// Creates `Doc` (and `Link` when `links`) in a fresh database and copies the files that
+/// `write_vectors` (and `write_inputs`) wrote into `dir`.
+fn load_docs(
+    conn: &mut Connection,
+    dir: &Path,
+    dim: usize,
+    threads: usize,
+    links: bool,
+) -> BenchResult<()> {
+    let path = |name: &str| dir.join(name).display().to_string();
+    let mut statements = vec![
+        format!("CALL THREADS={threads}"),
+        format!("CREATE NODE TABLE Doc(id INT64, emb FLOAT[{dim}], PRIMARY KEY(id))"),
+        format!(
+            "COPY Doc FROM ('{}', '{}') BY COLUMN",
+            path("ids.npy"),
+            path("emb.npy")
+        ),
+    ];
+    if links {
+        statements.push("CREATE REL TABLE Link(FROM Doc TO Doc)".to_string());
+        statements.push(format!(
+            "COPY Link FROM '{}' (HEADER=false)",
+            path("links.csv")
+        ));
+    }
+    for statement in &statements {
+        run(conn, statement)?;
+    }
+    Ok(())
+}
+
+/// The Cypher brute force of every query: per query the best of `repeat` runs' seconds, and
+/// the ids it returned.
+fn scan_times(
+    conn: &mut Connection,
+    queries: &[f32],
+    dim: usize,
+    repeat: usize,
+) -> BenchResult<(Vec<f64>, Vec<Vec<i64>>)> {
+    let text = format!(
+        "MATCH (d:Doc) RETURN d.id, array_cosine_similarity(d.emb, $q) AS s \
+         ORDER BY s DESC LIMIT {SEEDS}"
+    );
+    let (mut times, mut answers) = (Vec::new(), Vec::new());
+    for query in queries.chunks_exact(dim) {
+        let parameters = query_parameters(query);
+        let mut best = f64::INFINITY;
+        let mut ids = Vec::new();
+        for _ in 0..repeat.max(1) {
+            let (found, seconds) = ranked(conn, &text, &parameters)?;
+            best = best.min(seconds);
+            ids = found;
+        }
+        times.push(best);
+        answers.push(ids);
+    }
+    Ok((times, answers))
+}
+
+/// `$q`: the query vector as a list of FLOATs.
+fn query_parameters(query: &[f32]) -> HashMap<String, Value> {
+    let values: Vec<Value> = query.iter().map(|&x| Value::Float(x)).collect();
+    HashMap::from([("q".to_string(), Value::List(values.into()))])
+}
+
 /// Loads the database and runs every query both ways; see the module's documentation.
 pub fn measure(
     vectors: &[f32],
@@ -160,20 +253,7 @@ pub fn measure(
     let edges = write_inputs(dir.path(), vectors, dim, scale, seed)?;
     let db = Database::in_memory();
     let mut conn = db.connect();
-    let path = |name: &str| dir.path().join(name).display().to_string();
-    for statement in [
-        format!("CALL THREADS={threads}"),
-        format!("CREATE NODE TABLE Doc(id INT64, emb FLOAT[{dim}], PRIMARY KEY(id))"),
-        "CREATE REL TABLE Link(FROM Doc TO Doc)".to_string(),
-        format!(
-            "COPY Doc FROM ('{}', '{}') BY COLUMN",
-            path("ids.npy"),
-            path("emb.npy")
-        ),
-        format!("COPY Link FROM '{}' (HEADER=false)", path("links.csv")),
-    ] {
-        run(&mut conn, &statement)?;
-    }
+    load_docs(&mut conn, dir.path(), dim, threads, true)?;
     let started = Instant::now();
     run(
         &mut conn,
@@ -192,8 +272,7 @@ pub fn measure(
     let (mut hits_10, mut wanted_10, mut hits_100, mut wanted_100) = (0, 0, 0, 0);
     let mut activated = 0usize;
     for query in queries.chunks_exact(dim) {
-        let values: Vec<Value> = query.iter().map(|&x| Value::Float(x)).collect();
-        let parameters = HashMap::from([("q".to_string(), Value::List(values.into()))]);
+        let parameters = query_parameters(query);
         let (found, seconds) = ranked(&mut conn, &by_index, &parameters)?;
         index_times_s.push(seconds);
         let (exact, seconds) = ranked(&mut conn, &by_scan, &parameters)?;
@@ -254,6 +333,21 @@ mod tests {
         let (vectors, queries) = warren_vector::sample::clustered(2_000, 5, 16, 7);
         let result = measure(&vectors, &queries, 16, 2, 200, 7).unwrap();
         assert_eq!(result.scale, 10);
+        let (times, answers) = cypher_brute_force(&vectors, &queries, 16, 2, 2).unwrap();
+        assert_eq!(times.len(), 5);
+        for (query, ids) in queries.chunks_exact(16).zip(&answers) {
+            let exact = warren_vector::hnsw::exact_top_k(
+                &vectors,
+                16,
+                0..2_000,
+                query,
+                SEEDS,
+                warren_vector::distance::Metric::Cosine,
+                |_| true,
+            );
+            let rows: Vec<i64> = exact.iter().map(|hit| i64::from(hit.row)).collect();
+            assert_eq!(ids, &rows);
+        }
         assert!(result.edges > 1_000 * 8, "{}", result.edges);
         assert_eq!(result.index_times_s.len(), 5);
         assert!(result.recall_at_10 >= 0.9, "{}", result.recall_at_10);

@@ -100,6 +100,10 @@ pub struct BenchArgs {
     /// vectors: skip the hybrid part (vector search then spreading activation, in Cypher).
     #[arg(long = "no-hybrid")]
     pub no_hybrid: bool,
+    /// vectors: skip the index (build, queries and the hybrid part): the bandwidth and the
+    /// brute-force rows only.
+    #[arg(long = "no-index")]
+    pub no_index: bool,
 }
 
 /// The flags of `warren compare`.
@@ -173,6 +177,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     vectors.dataset_out = args.vectors_out;
     vectors.ab_prefetch = args.ab_prefetch;
     vectors.hybrid = !args.no_hybrid;
+    vectors.index = !args.no_index;
     options.vectors = vectors;
     if options
         .rate

@@ -330,7 +330,7 @@ fn owned(built: Arc<BuiltIndex>) -> Option<BuiltIndex> {
     match Arc::try_unwrap(built) {
         Ok(built) => Some(built),
         Err(shared) => Some(BuiltIndex {
-            hnsw: HnswIndex::from_bytes(&shared.hnsw.to_bytes()).ok()?,
+            hnsw: HnswIndex::from_bytes(&shared.hnsw.to_bytes(), &shared.vectors).ok()?,
             vectors: shared.vectors.clone(),
             offsets: shared.offsets.clone(),
             row_of: shared.row_of.clone(),

@@ -107,7 +107,7 @@ pub fn decode(bytes: &[u8], schema: &VectorIndexSchema, dimension: usize) -> Res
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect();
-    let hnsw = HnswIndex::from_bytes(&body[graph_at..]).map_err(corrupt)?;
+    let hnsw = HnswIndex::from_bytes(&body[graph_at..], &vectors).map_err(corrupt)?;
     if hnsw.rows() != rows || hnsw.dim() != dim {
         return Err(corrupt(
             "the graph's rows or dimension differ from the file's",

@@ -6,7 +6,8 @@
 //! typed parameters and may ask for every statement's result. `POST /cancel` stops a query in
 //! flight by the id its request carried. `GET /health` answers `ok`; `GET /metrics` the
 //! Prometheus text exposition. Queries run on a fixed pool of query threads fed by a bounded
-//! queue (full: 503 with `Retry-After`); tokio's threads move bytes, and answer themselves the
+//! queue (full: 503 with `Retry-After`); the I/O threads (`io`: one single-threaded tokio
+//! runtime each, a connection never leaves its thread) move bytes, and answer themselves the
 //! queries known to be small and quick (`inline`). See `docs/SERVER.md`.
 
 mod body;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod guard;
 mod http;
 pub mod inline;
+mod io;
 pub mod lane;
 pub mod metrics;
 pub mod pool;
@@ -25,23 +27,23 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::StatusCode;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::watch;
 use warren::{Database, DatabaseOptions, Error};
 
 pub use config::Config;
 pub use http::{equal_in_constant_time, WIRE_CONTENT_TYPE};
 pub use metrics::Metrics;
 
-/// Threads that accept connections and move bytes (queries run on the query threads).
+/// Threads that accept connections and move bytes, each with its own single-threaded runtime
+/// (queries run on the query threads; see `io`).
 pub const IO_THREADS: usize = 2;
 /// A client must send a request's headers within this time.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections accepted beyond `--max-connections` only to be answered 503 and closed; more
+/// than this wait in the kernel's backlog.
+pub const REFUSED_CONNECTIONS_MAX: usize = 64;
 
 /// The line the command line prints after `Error: ` for an error: a syntax error's first line
 /// (without the quoted statement and caret), other errors' lines joined.
@@ -80,6 +82,7 @@ pub fn open_database(path: &std::path::Path, read_only: bool) -> Result<Database
 pub struct Server {
     addr: SocketAddr,
     stop: Arc<watch::Sender<bool>>,
+    /// The runtime of the first I/O thread (which also accepts): where the signal watch runs.
     runtime: tokio::runtime::Handle,
     metrics: Arc<Metrics>,
     thread: Option<JoinHandle<()>>,
@@ -94,13 +97,10 @@ impl Server {
                 "--read-only needs the database opened read-only".into(),
             ));
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(IO_THREADS)
-            .thread_name("warren-io")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Io(format!("starting the server's runtime: {e}")))?;
-        let listener = runtime
+        let runtimes = (0..IO_THREADS)
+            .map(|_| io::runtime())
+            .collect::<Result<Vec<_>, _>>()?;
+        let listener = runtimes[0]
             .block_on(TcpListener::bind(config.listen))
             .map_err(|e| Error::Io(format!("listening on {}: {e}", config.listen)))?;
         let addr = listener
@@ -117,7 +117,6 @@ impl Server {
                 files: files.clone(),
             },
             metrics.clone(),
-            runtime.handle().clone(),
         );
         let inline = inline::Inline::new(
             db,
@@ -134,15 +133,21 @@ impl Server {
             cancels: Arc::new(cancel::Cancels::default()),
         });
         let (stop, stopped) = watch::channel(false);
-        let handle = runtime.handle().clone();
-        let connections_max = config.connections_max;
+        let handle = runtimes[0].handle().clone();
+        let acceptor = io::Acceptor {
+            listener,
+            stopped,
+            connections_max: config.connections_max,
+        };
+        let threads = io::start(runtimes, acceptor, state.clone())?;
         let thread = std::thread::Builder::new()
             .name("warren-server".into())
             .spawn(move || {
-                runtime.block_on(accept(listener, state.clone(), stopped, connections_max));
+                for thread in threads {
+                    let _ = thread.join();
+                }
                 // Every connection is closed: the queue holds no job a client waits for.
                 state.pool.stop();
-                runtime.shutdown_timeout(Duration::from_secs(1));
             })
             .map_err(|e| Error::Io(format!("starting the server thread: {e}")))?;
         Ok(Server {
@@ -214,100 +219,4 @@ async fn wait_for_signal() {
 #[cfg(not(unix))]
 async fn wait_for_signal() {
     let _ = tokio::signal::ctrl_c().await;
-}
-
-/// Returns once a stop was requested (at once if it already was).
-async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
-    let _ = stopped.wait_for(|stop| *stop).await;
-}
-
-/// Connections accepted beyond `--max-connections` only to be answered 503 and closed; more
-/// than this wait in the kernel's backlog.
-pub const REFUSED_CONNECTIONS_MAX: usize = 64;
-
-async fn accept(
-    listener: TcpListener,
-    state: Arc<http::State>,
-    mut stopped: watch::Receiver<bool>,
-    connections_max: usize,
-) {
-    let slots = Arc::new(Semaphore::new(connections_max));
-    let refusals = Arc::new(Semaphore::new(REFUSED_CONNECTIONS_MAX));
-    let mut connections = JoinSet::new();
-    loop {
-        // A slot to serve the next connection, or one to refuse it with a 503.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => Slot::serve(slot.expect("the semaphore is never closed")),
-            refusal = refusals.clone().acquire_owned(), if slots.available_permits() == 0 => Slot {
-                refuse: true,
-                _permit: refusal.expect("the semaphore is never closed"),
-            },
-            () = stop_requested(&mut stopped) => break,
-        };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                // Out of file descriptors and the like: wait a little rather than spin.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-            () = stop_requested(&mut stopped) => break,
-        };
-        // A slot freed while this one waited for the connection: serve rather than refuse.
-        let slot = match slots.clone().try_acquire_owned() {
-            Ok(permit) if slot.refuse => Slot::serve(permit),
-            _ => slot,
-        };
-        let _ = stream.set_nodelay(true);
-        let state = state.clone();
-        let mut stopped = stopped.clone();
-        connections.spawn(async move {
-            let refuse = slot.refuse;
-            let _slot = slot;
-            let service = service_fn(move |request| {
-                let state = state.clone();
-                async move {
-                    if refuse {
-                        http::too_many_connections(request, state).await
-                    } else {
-                        http::handle(request, state).await
-                    }
-                }
-            });
-            let connection = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
-                .keep_alive(!refuse)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = stop_requested(&mut stopped) => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
-            }
-        });
-        while connections.try_join_next().is_some() {}
-    }
-    drop(listener);
-    while connections.join_next().await.is_some() {}
-}
-
-/// What an accepted connection holds until it closes: a permit of the served connections, or
-/// of those refused with a 503.
-struct Slot {
-    refuse: bool,
-    _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl Slot {
-    fn serve(permit: tokio::sync::OwnedSemaphorePermit) -> Self {
-        Slot {
-            refuse: false,
-            _permit: permit,
-        }
-    }
 }

@@ -109,12 +109,7 @@ struct Forward {
 }
 
 impl Pool {
-    pub fn start(
-        db: &Database,
-        settings: PoolSettings,
-        metrics: Arc<Metrics>,
-        runtime: tokio::runtime::Handle,
-    ) -> Pool {
+    pub fn start(db: &Database, settings: PoolSettings, metrics: Arc<Metrics>) -> Pool {
         let settings = Arc::new(settings);
         let heavy_texts = Arc::new(Texts::default());
         let small_texts = Arc::new(Texts::default());
@@ -136,7 +131,6 @@ impl Pool {
                         load: load.clone(),
                         settings: settings.clone(),
                         metrics: metrics.clone(),
-                        runtime: runtime.clone(),
                         forward: forward(),
                         small_texts: small_texts.clone(),
                     };
@@ -238,6 +232,14 @@ fn queue_job(sender: &Sender<Job>, job: Job, metrics: &Metrics, load: &Load) -> 
     }
 }
 
+/// A query thread's runtime: only a timer, driven by the thread itself while it waits.
+fn waiting_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime with a timer (no I/O driver) always builds")
+}
+
 /// A connection as the server's threads run queries on: file statements inside `files`, one
 /// engine thread (the server's threads, not the query, are the parallelism), and `timeout`.
 pub(crate) fn server_connection(
@@ -261,7 +263,6 @@ struct Worker {
     load: Arc<Load>,
     settings: Arc<PoolSettings>,
     metrics: Arc<Metrics>,
-    runtime: tokio::runtime::Handle,
     /// Set on the light lane's threads when there is a heavy lane.
     forward: Option<Forward>,
     small_texts: Arc<Texts>,
@@ -278,6 +279,9 @@ impl Worker {
     }
 
     fn run(mut self) {
+        // This thread's own timer, for the wait on a slow reader (`PieceWriter::send`): the
+        // query threads depend on no I/O thread's runtime.
+        let runtime = waiting_runtime();
         self.conn = self.connect();
         let defaults = self.conn.settings().clone();
         loop {
@@ -289,7 +293,9 @@ impl Worker {
             // A bug in the engine must not take a query thread with it: the request fails
             // (its channels close: 500, or a cut-short body) and the thread goes on with a
             // fresh connection.
-            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve(job)));
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.serve(job, &runtime)
+            }));
             if served.is_err() {
                 self.metrics.error("Internal error");
                 self.conn = self.connect();
@@ -338,7 +344,7 @@ impl Worker {
         result
     }
 
-    fn serve(&mut self, job: Job) {
+    fn serve(&mut self, job: Job, runtime: &tokio::runtime::Runtime) {
         let began = Instant::now();
         let deadline = began + self.settings.timeout;
         // Detached when this function returns, before the thread takes its next job.
@@ -353,7 +359,7 @@ impl Worker {
         let checked = crate::guard::check(&job.query, self.settings.files.as_deref());
         if job.every_statement {
             match checked {
-                Ok(statements) => self.serve_every_statement(&statements, job, deadline),
+                Ok(statements) => self.serve_every_statement(&statements, job, deadline, runtime),
                 Err(error) => {
                     self.fail(job.started, error);
                 }
@@ -386,7 +392,7 @@ impl Worker {
                 return;
             }
         };
-        let mut writer = PieceWriter::new(job.body, job.started, &self.runtime, deadline);
+        let mut writer = PieceWriter::new(job.body, job.started, runtime, deadline);
         let written = write_answer(&mut result, first, &mut writer);
         let pieces = self.finish(writer, written);
         if inline_candidate && pieces == Some(1) && began.elapsed() < crate::inline::BUDGET {
@@ -423,7 +429,13 @@ impl Worker {
     /// Answers `Results(n)`, then each statement's result in turn (each run to its end before
     /// the next starts, as the embedded API runs a script). The status waits for the first
     /// statement's first batch; a later statement's error ends the stream with an `Error`.
-    fn serve_every_statement(&mut self, statements: &[Statement], job: Job, deadline: Instant) {
+    fn serve_every_statement(
+        &mut self,
+        statements: &[Statement],
+        job: Job,
+        deadline: Instant,
+        runtime: &tokio::runtime::Runtime,
+    ) {
         let Some(first_statement) = statements.first() else {
             let error = self
                 .conn
@@ -446,8 +458,7 @@ impl Worker {
                 return;
             }
         };
-        let runtime = self.runtime.clone();
-        let mut writer = PieceWriter::new(job.body, job.started, &runtime, deadline);
+        let mut writer = PieceWriter::new(job.body, job.started, runtime, deadline);
         let count = warren_wire::Message::Results(statements.len() as u64);
         let mut written = warren_wire::write_frame(&mut writer, &count).map_err(io_error);
         if written.is_ok() {
@@ -545,7 +556,7 @@ struct PieceWriter<'a> {
     sender: mpsc::Sender<Piece>,
     /// Taken when the request is told that its answer streams.
     started: Option<oneshot::Sender<Result<(), Error>>>,
-    runtime: &'a tokio::runtime::Handle,
+    runtime: &'a tokio::runtime::Runtime,
     deadline: Instant,
     failed: bool,
     /// Pieces of bytes sent.
@@ -556,7 +567,7 @@ impl<'a> PieceWriter<'a> {
     fn new(
         sender: mpsc::Sender<Piece>,
         started: oneshot::Sender<Result<(), Error>>,
-        runtime: &'a tokio::runtime::Handle,
+        runtime: &'a tokio::runtime::Runtime,
         deadline: Instant,
     ) -> Self {
         PieceWriter {
@@ -598,7 +609,7 @@ impl<'a> PieceWriter<'a> {
         self.announce()?;
         let remaining = self.deadline.saturating_duration_since(Instant::now());
         let sender = &self.sender;
-        // The timer is made inside the runtime's context (block_on enters it).
+        // The timer is made inside the runtime's context (block_on enters it and drives it).
         let sent = self
             .runtime
             .block_on(async { tokio::time::timeout(remaining, sender.send(piece)).await });
@@ -709,11 +720,7 @@ mod tests {
     use super::*;
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime")
+        waiting_runtime()
     }
 
     #[test]
@@ -722,7 +729,7 @@ mod tests {
         let (body, mut pieces) = mpsc::channel(PIECES_IN_FLIGHT);
         let (started, mut announced) = oneshot::channel();
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut writer = PieceWriter::new(body, started, runtime.handle(), deadline);
+        let mut writer = PieceWriter::new(body, started, &runtime, deadline);
         writer.write_all(b"one row").unwrap();
         writer.flush().unwrap();
         assert!(announced.try_recv().is_err(), "announced before the end");
@@ -738,10 +745,10 @@ mod tests {
         let runtime = runtime();
         let (body, mut pieces) = mpsc::channel(PIECES_IN_FLIGHT);
         let (started, announced) = oneshot::channel();
-        let handle = runtime.handle().clone();
         let writer = std::thread::spawn(move || {
+            let runtime = super::waiting_runtime();
             let deadline = Instant::now() + Duration::from_secs(10);
-            let mut writer = PieceWriter::new(body, started, &handle, deadline);
+            let mut writer = PieceWriter::new(body, started, &runtime, deadline);
             for _ in 0..PIECES {
                 writer.write_all(&[7; PIECE_BYTES]).unwrap();
             }
@@ -770,7 +777,7 @@ mod tests {
         let (started, announced) = oneshot::channel();
         drop((pieces, announced));
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut writer = PieceWriter::new(body, started, runtime.handle(), deadline);
+        let mut writer = PieceWriter::new(body, started, &runtime, deadline);
         writer.write_all(b"row").unwrap();
         assert!(writer.flush().is_err());
         assert!(writer.failed);

@@ -402,6 +402,45 @@ fn shutdown_drains_a_query_in_flight() {
     let _ = std::io::stderr().flush();
 }
 
+/// Two kept-alive connections go to the two I/O threads (each to the one serving fewest):
+/// a shutdown lets the query in flight on each finish and answer.
+#[test]
+fn shutdown_drains_every_io_threads_queries() {
+    const CONNECTIONS: usize = warren_server::IO_THREADS;
+    let fixture = start(|config| config.timeout_ms = 60_000);
+    // Every connection is open and served before any slow query starts.
+    let opened = std::sync::Arc::new(std::sync::Barrier::new(CONNECTIONS));
+    let queries: Vec<_> = (0..CONNECTIONS)
+        .map(|i| {
+            let address = url(&fixture);
+            let opened = opened.clone();
+            std::thread::spawn(move || {
+                let mut client = Client::connect(&address, None).unwrap();
+                assert_eq!(post(&mut client, &query_body("RETURN 1")).0, 200);
+                opened.wait();
+                let rows = 20_000_000 + i;
+                let answer = post(
+                    &mut client,
+                    &query_body(&format!("UNWIND range(1, {rows}) AS x RETURN count(*)")),
+                );
+                (rows, answer)
+            })
+        })
+        .collect();
+    let in_flight = &fixture.server.metrics().in_flight;
+    while in_flight.load(std::sync::atomic::Ordering::Relaxed) < CONNECTIONS as i64 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let Fixture { _dir, server } = fixture;
+    server.shutdown();
+    for query in queries {
+        let (rows, (status, _, text)) = query.join().unwrap();
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains(&rows.to_string()), "{text}");
+    }
+}
+
 #[test]
 fn a_query_whose_client_disconnects_is_interrupted() {
     // One query thread, and a timeout the test would notice: only the disconnect can free the

@@ -48,27 +48,12 @@ impl Csr {
     ) -> Self {
         assert_eq!(sources.len(), targets.len());
         let mut offsets = vec![0u64; num_nodes + 1];
-        for (rel, &source) in sources.iter().enumerate() {
-            if is_live(rel) {
-                offsets[source as usize + 1] += 1;
-            }
-        }
-        for i in 0..num_nodes {
-            offsets[i + 1] += offsets[i];
-        }
-        let edges = offsets[num_nodes] as usize;
-        let mut neighbour_words = U32Words::zeroed(edges);
-        let mut rel_words = U32Words::zeroed(edges);
-        let placed = Placed {
-            neighbours: neighbour_words.as_mut_slice(),
-            rel_ids: rel_words.as_mut_slice(),
-        };
-        match partition_shift {
+        let (neighbour_words, rel_words) = match partition_shift {
             Some(shift) if num_nodes > 0 => {
-                place_partitioned(&offsets, sources, targets, &is_live, placed, shift)
+                place_partitioned(&mut offsets, sources, targets, &is_live, shift)
             }
-            _ => place_directly(&offsets, sources, targets, &is_live, placed),
-        }
+            _ => place_directly(&mut offsets, sources, targets, &is_live),
+        };
         Self {
             offsets: Bytes::from_vec(offsets),
             neighbours: neighbour_words.into_bytes(),
@@ -234,15 +219,29 @@ struct Placed<'a> {
     rel_ids: &'a mut [u32],
 }
 
-/// Places every live rel at its source's next free slot, in rel order: one random write per
-/// rel, which misses the cache once the arrays outgrow it.
+/// Counts each live rel's source into `offsets` (all zero, one more than the nodes) and turns
+/// the counts into offsets, then places every live rel at its source's next free slot, in rel
+/// order: one random write per rel, which misses the cache once the arrays outgrow it.
 fn place_directly(
-    offsets: &[u64],
+    offsets: &mut [u64],
     sources: &[u32],
     targets: &[u32],
     is_live: &impl Fn(usize) -> bool,
-    placed: Placed<'_>,
-) {
+) -> (U32Words, U32Words) {
+    for (rel, &source) in sources.iter().enumerate() {
+        if is_live(rel) {
+            offsets[source as usize + 1] += 1;
+        }
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let edges = offsets[offsets.len() - 1] as usize;
+    let (mut neighbour_words, mut rel_words) = (U32Words::zeroed(edges), U32Words::zeroed(edges));
+    let placed = Placed {
+        neighbours: neighbour_words.as_mut_slice(),
+        rel_ids: rel_words.as_mut_slice(),
+    };
     let mut cursor: Vec<u64> = offsets[..offsets.len() - 1].to_vec();
     for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
         if !is_live(rel) {
@@ -253,28 +252,44 @@ fn place_directly(
         placed.rel_ids[*slot as usize] = rel as u32;
         *slot += 1;
     }
+    (neighbour_words, rel_words)
 }
 
 /// Places the live rels in two passes over partitions of `1 << shift` consecutive source
-/// nodes. The first appends each rel, in rel order, to its partition's range of the arrays
-/// (one sequential write stream per partition), keeping its source's offset within the
-/// partition; the second, partition by partition, moves the entries to their nodes' slots
-/// within that range, which stays in the cache. Both passes keep rel order, so the result is
-/// [`place_directly`]'s.
+/// nodes, after counting the rels of each partition (a count array that stays in the cache).
+/// The first pass appends each rel, in rel order, to its partition's range of the arrays (one
+/// sequential write stream per partition), keeping its source's offset within the partition;
+/// the second, partition by partition, counts the partition's nodes' degrees into `offsets`
+/// (all zero, one more than the nodes) and moves the entries to their nodes' slots within that
+/// range, which stays in the cache. No pass writes at random into the whole offset array. Both
+/// passes keep rel order, so the result is [`place_directly`]'s.
 fn place_partitioned(
-    offsets: &[u64],
+    offsets: &mut [u64],
     sources: &[u32],
     targets: &[u32],
     is_live: &impl Fn(usize) -> bool,
-    placed: Placed<'_>,
     shift: u32,
-) {
+) -> (U32Words, U32Words) {
     assert!(shift <= PARTITION_SHIFT_MAX, "partition offsets are u16");
     let num_nodes = offsets.len() - 1;
     let partitions = ((num_nodes - 1) >> shift) + 1;
-    let start = |partition: usize| offsets[(partition << shift).min(num_nodes)] as usize;
-    let mut local_sources = vec![0u16; placed.neighbours.len()];
-    let mut fill: Vec<usize> = (0..partitions).map(start).collect();
+    let mut starts = vec![0usize; partitions + 1];
+    for (rel, &source) in sources.iter().enumerate() {
+        if is_live(rel) {
+            starts[(source >> shift) as usize + 1] += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let edges = starts[partitions];
+    let (mut neighbour_words, mut rel_words) = (U32Words::zeroed(edges), U32Words::zeroed(edges));
+    let placed = Placed {
+        neighbours: neighbour_words.as_mut_slice(),
+        rel_ids: rel_words.as_mut_slice(),
+    };
+    let mut local_sources = vec![0u16; edges];
+    let mut fill: Vec<usize> = starts[..partitions].to_vec();
     let low_bits = (1u32 << shift) - 1;
     for (rel, (&source, &target)) in sources.iter().zip(targets).enumerate() {
         if !is_live(rel) {
@@ -289,9 +304,18 @@ fn place_partitioned(
     let (mut staged_targets, mut staged_rels) = (Vec::new(), Vec::new());
     let mut cursor = Vec::new();
     for partition in 0..partitions {
-        let range = start(partition)..start(partition + 1);
+        let range = starts[partition]..starts[partition + 1];
         let first_node = partition << shift;
         let end_node = ((partition + 1) << shift).min(num_nodes);
+        let local_offsets = &mut offsets[first_node..=end_node];
+        for &local in &local_sources[range.clone()] {
+            local_offsets[usize::from(local) + 1] += 1;
+        }
+        local_offsets[0] = range.start as u64;
+        for i in 1..local_offsets.len() {
+            local_offsets[i] += local_offsets[i - 1];
+        }
+        assert_eq!(local_offsets[local_offsets.len() - 1], range.end as u64);
         staged_targets.clear();
         staged_targets.extend_from_slice(&placed.neighbours[range.clone()]);
         staged_rels.clear();
@@ -306,6 +330,7 @@ fn place_partitioned(
             *slot += 1;
         }
     }
+    (neighbour_words, rel_words)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! lookups ([`RelTable::entries`]) read both parts in place without building anything.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use warren_common::value::Value;
 
@@ -13,6 +14,7 @@ use crate::buffer::{Bitmap, Bytes, U32Words};
 use crate::column::{Column, ColumnBuilder};
 use crate::csr::Csr;
 use crate::delta::{deleted_rows, fold_tombstones, AppendedRel, RelDelta};
+use crate::import::phases::CopyPhases;
 use crate::section_check::CorruptionSlot;
 use imbl::OrdMap;
 
@@ -111,30 +113,56 @@ impl RelTable {
         from_rows: u64,
         to_rows: u64,
     ) -> Result<Self, String> {
+        let ends = (sources, targets);
+        let mut phases = CopyPhases::default();
+        Self::build_from_words_timed(ends, columns, deleted, (from_rows, to_rows), &mut phases)
+    }
+
+    /// [`RelTable::build_from_words`], recording the wall time of the range check and of each
+    /// direction's CSR build (built on two threads at once) in `phases`.
+    pub(crate) fn build_from_words_timed(
+        (sources, targets): (U32Words, U32Words),
+        columns: Vec<Column>,
+        deleted: Option<Bitmap>,
+        (from_rows, to_rows): (u64, u64),
+        phases: &mut CopyPhases,
+    ) -> Result<Self, String> {
         let num_rows = sources.len();
         if targets.len() != num_rows || columns.iter().any(|c| c.len() != num_rows) {
             return Err("rel table arrays have different lengths".into());
         }
-        if sources
-            .as_slice()
-            .iter()
-            .any(|&s| u64::from(s) >= from_rows)
-            || targets.as_slice().iter().any(|&t| u64::from(t) >= to_rows)
-        {
+        let out_of_range = phases.time("endpoint range check", || {
+            sources
+                .as_slice()
+                .iter()
+                .any(|&s| u64::from(s) >= from_rows)
+                || targets.as_slice().iter().any(|&t| u64::from(t) >= to_rows)
+        });
+        if out_of_range {
             return Err("rel endpoint out of range".into());
         }
         let (sources, targets) = (sources.into_bytes(), targets.into_bytes());
         let live = |rel: usize| !deleted.as_ref().is_some_and(|d| d.get(rel));
+        let timed = |build: &dyn Fn() -> Csr| {
+            let started = Instant::now();
+            (build(), started.elapsed())
+        };
         // The two directions are independent: build them on two threads.
-        let (forward, backward) = std::thread::scope(|scope| {
-            let (sources, targets) = (sources.cast::<u32>(), targets.cast::<u32>());
-            let backward = scope.spawn(|| Csr::build(to_rows as usize, targets, sources, live));
-            let forward = Csr::build(from_rows as usize, sources, targets, live);
-            (
-                forward,
-                backward.join().expect("the backward CSR build panicked"),
-            )
+        let both = phases.time("both CSRs, on two threads", || {
+            std::thread::scope(|scope| {
+                let (sources, targets) = (sources.cast::<u32>(), targets.cast::<u32>());
+                let backward =
+                    scope.spawn(|| timed(&|| Csr::build(to_rows as usize, targets, sources, live)));
+                let forward = timed(&|| Csr::build(from_rows as usize, sources, targets, live));
+                (
+                    forward,
+                    backward.join().expect("the backward CSR build panicked"),
+                )
+            })
         });
+        let ((forward, forward_time), (backward, backward_time)) = both;
+        phases.record_wall("  forward CSR (its thread)", forward_time);
+        phases.record_wall("  backward CSR (its thread)", backward_time);
         Ok(Self {
             num_rows: num_rows as u64,
             sources,

@@ -87,7 +87,7 @@ fn load_or_build_index(cache: &Path, vectors: &[f32], dim: usize) -> HnswIndex {
     let path = cache.join("index.bin");
     if let Ok(bytes) = std::fs::read(&path) {
         let start = Instant::now();
-        let index = HnswIndex::from_bytes(&bytes).expect("saved index");
+        let index = HnswIndex::from_bytes(&bytes, vectors).expect("saved index");
         println!("load {:.3} s", start.elapsed().as_secs_f64());
         return index;
     }

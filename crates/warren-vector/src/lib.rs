@@ -4,5 +4,6 @@
 
 pub mod distance;
 pub mod hnsw;
+pub mod quantized;
 pub mod sample;
 pub mod topk;

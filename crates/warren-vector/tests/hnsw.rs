@@ -211,7 +211,7 @@ fn serialization_round_trips_and_rejects_corruption() {
     let mut index = HnswIndex::build(&vectors, dim, params(Metric::DotProduct), 2).unwrap();
     index.delete(3).unwrap();
     let bytes = index.to_bytes();
-    let read = HnswIndex::from_bytes(&bytes).unwrap();
+    let read = HnswIndex::from_bytes(&bytes, &vectors).unwrap();
     assert_eq!(read.to_bytes(), bytes);
     assert_eq!(read.params(), index.params());
     assert!(read.is_deleted(3) && read.live_rows() == 1_999);
@@ -224,13 +224,34 @@ fn serialization_round_trips_and_rejects_corruption() {
     let mut flipped = bytes.clone();
     flipped[200] ^= 1;
     assert!(matches!(
-        HnswIndex::from_bytes(&flipped),
+        HnswIndex::from_bytes(&flipped, &vectors),
         Err(HnswError::Format(_))
     ));
-    assert!(HnswIndex::from_bytes(&bytes[..bytes.len() - 9]).is_err());
-    assert!(HnswIndex::from_bytes(b"not an index at all").is_err());
+    assert!(HnswIndex::from_bytes(&bytes[..bytes.len() - 9], &vectors).is_err());
+    assert!(HnswIndex::from_bytes(b"not an index at all", &vectors).is_err());
+    // The index copies its vectors from the caller's block: one too short is an input error.
+    assert!(matches!(
+        HnswIndex::from_bytes(&bytes, &vectors[..dim * 10]),
+        Err(HnswError::Input(_))
+    ));
+    // Under cosine the stored inverse norms come back beside the copied vectors.
+    let cosine = HnswIndex::build(&vectors, dim, params(Metric::Cosine), 2).unwrap();
+    let read = HnswIndex::from_bytes(&cosine.to_bytes(), &vectors).unwrap();
+    assert_eq!(read.to_bytes(), cosine.to_bytes());
+    for query in vectors.chunks_exact(dim).take(20) {
+        let a = cosine
+            .search(&vectors, query, 10, 50, &mut scratch)
+            .unwrap();
+        let b = read.search(&vectors, query, 10, 50, &mut scratch).unwrap();
+        assert_eq!(a, b);
+    }
     let empty = HnswIndex::empty(4, HnswParams::default()).unwrap();
-    assert_eq!(HnswIndex::from_bytes(&empty.to_bytes()).unwrap().rows(), 0);
+    assert_eq!(
+        HnswIndex::from_bytes(&empty.to_bytes(), &[])
+            .unwrap()
+            .rows(),
+        0
+    );
 }
 
 #[test]

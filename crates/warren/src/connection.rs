@@ -358,17 +358,7 @@ impl Connection {
                 files,
                 options,
             } => {
-                let mut editor = Editor::new(snapshot);
-                let mut progress =
-                    CopyBar::new(self.settings.progress_bar, format!("COPY {table}"));
-                let summary = warren_storage::import::copy_from_files(
-                    &mut editor,
-                    &table,
-                    &files,
-                    &options,
-                    &mut progress,
-                )?;
-                self.commit_editor(editor)?;
+                let summary = self.copy_files(snapshot, &table, &files, &options)?;
                 Ok(self.copied(summary, started))
             }
             BoundStatement::Setting { name, value } => {
@@ -547,9 +537,25 @@ impl Connection {
     ) -> Result<QueryResult> {
         let plan = match inner {
             BoundStatement::Query(plan) => plan,
+            BoundStatement::Copy {
+                table,
+                files,
+                options,
+            } => {
+                let summary = self.copy_files(snapshot, &table, &files, &options)?;
+                let text = crate::profile::copy_report(&summary, started.elapsed());
+                return Ok(QueryResult::materialized(
+                    vec!["profile".into()],
+                    vec![warren_common::LogicalType::String],
+                    vec![vec![Value::string(text)]],
+                    self.current_snapshot(),
+                    Duration::ZERO,
+                    started.elapsed(),
+                ));
+            }
             other => {
                 return Err(Error::binder(format!(
-                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...), not {}.",
+                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...) and COPY FROM files, not {}.",
                     crate::profile::statement_kind(&other)
                 )))
             }
@@ -605,6 +611,29 @@ impl Connection {
         drop(ctx);
         let snapshot = Arc::try_unwrap(after).unwrap_or_else(|shared| (*shared).clone());
         self.commit_snapshot(base, snapshot, changes)
+    }
+
+    /// Runs `COPY table FROM files` on `snapshot` and commits it; the summary's phases end
+    /// with the commit's (checksums, segment writes, `fdatasync`, the log record).
+    fn copy_files(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        table: &str,
+        files: &[std::path::PathBuf],
+        options: &warren_storage::import::CsvOptions,
+    ) -> Result<warren_storage::import::CopySummary> {
+        let mut editor = Editor::new(snapshot);
+        let mut progress = CopyBar::new(self.settings.progress_bar, format!("COPY {table}"));
+        let mut summary = warren_storage::import::copy_from_files(
+            &mut editor,
+            table,
+            files,
+            options,
+            &mut progress,
+        )?;
+        let commit = "commit (checksums, segment writes, fdatasync, log record)";
+        summary.phases.time(commit, || self.commit_editor(editor))?;
+        Ok(summary)
     }
 
     /// The message of a committed COPY, as Kùzu words it.

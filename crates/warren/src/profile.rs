@@ -1,6 +1,7 @@
 //! The text `PROFILE` returns: the plan as a tree with each operator's rows and wall time
 //! (inclusive, and self = inclusive minus its children), the query's totals, its hardware
-//! counters (or why there are none), and the software counters of each recursive join.
+//! counters (or why there are none), and the software counters of each recursive join; for
+//! `PROFILE COPY`, the COPY's phases with their wall times.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -193,6 +194,29 @@ fn count_recursive(plan: &Plan) -> usize {
         .into_iter()
         .map(count_recursive)
         .sum::<usize>()
+}
+
+/// `PROFILE COPY`'s text: the rows copied, each phase's wall time and the process's CPU time
+/// in it (all threads; `-` for a direction's CSR, built at the same time as the other), in the
+/// order they ran, and the statement's wall time.
+pub(crate) fn copy_report(
+    summary: &warren_storage::import::CopySummary,
+    total: Duration,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "COPY {}: {} rows", summary.table, summary.rows);
+    let _ = writeln!(out, "{:>12} {:>12}  phase", "wall ms", "cpu ms");
+    for (name, cost) in summary.phases.iter() {
+        let cpu = cost.cpu.map_or_else(|| "-".to_string(), milliseconds);
+        let _ = writeln!(out, "{:>12} {cpu:>12}  {name}", milliseconds(cost.wall));
+    }
+    let _ = writeln!(
+        out,
+        "{:>12} {:>12}  the whole statement",
+        milliseconds(total),
+        "-"
+    );
+    out
 }
 
 fn milliseconds(time: Duration) -> String {

@@ -274,3 +274,51 @@ fn sweep_choice_and_reason_are_shown() {
         "{text}"
     );
 }
+
+#[test]
+fn profile_copy_copies_and_reports_each_phase() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (nodes, edges) = (dir.path().join("nodes.csv"), dir.path().join("edges.csv"));
+    std::fs::write(&nodes, "0\n1\n2\n").expect("nodes file");
+    std::fs::write(&edges, "0,1\n1,2\n2,0\n0,2\n").expect("edges file");
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE Person(ID INT64, PRIMARY KEY(ID))")
+        .expect("node table");
+    conn.query("CREATE REL TABLE Knows(FROM Person TO Person)")
+        .expect("rel table");
+    let copy =
+        |file: &std::path::Path, table: &str| format!("COPY {table} FROM '{}'", file.display());
+    let node_report = profile_text(&mut conn, &copy(&nodes, "Person"));
+    assert!(
+        node_report.starts_with("COPY Person: 3 rows\n"),
+        "{node_report}"
+    );
+    for phase in ["read and convert rows", "primary-key index", "commit ("] {
+        assert!(node_report.contains(phase), "{phase}: {node_report}");
+    }
+    let rel_report = profile_text(&mut conn, &copy(&edges, "Knows"));
+    assert!(
+        rel_report.starts_with("COPY Knows: 4 rows\n"),
+        "{rel_report}"
+    );
+    let phases = [
+        "split input at line breaks",
+        "read, parse and resolve endpoints",
+        "endpoint range check",
+        "both CSRs, on two threads",
+        "forward CSR (its thread)",
+        "backward CSR (its thread)",
+        "commit (",
+        "the whole statement",
+    ];
+    let mut at = 0;
+    for phase in phases {
+        let found = rel_report[at..].find(phase);
+        at += found.unwrap_or_else(|| panic!("{phase} in order: {rel_report}"));
+    }
+    let mut result = conn
+        .query("MATCH (a:Person)-[:Knows]->(b:Person) RETURN count(*)")
+        .expect("count");
+    assert_eq!(result.collect_rows().expect("rows"), [[Value::Int64(4)]]);
+}

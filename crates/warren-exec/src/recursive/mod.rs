@@ -9,6 +9,7 @@ pub mod counting;
 pub mod frontier_bits;
 pub mod graph;
 pub mod idle_pool;
+pub mod lane_counter;
 pub mod lanes;
 pub mod masks;
 pub mod morsels;

@@ -19,9 +19,10 @@ use warren_common::Result;
 
 use super::bfs::{entries, CountOutput};
 use super::counters::{LevelCounters, TraversalRecorder};
-use warren_storage::adjacency::AdjacencyView;
+use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 
 use super::graph::Graph;
+use super::lane_counter::LaneCounter;
 use super::lanes::{full_word, state_bytes_per_node, words, LaneWord, WordArray};
 use super::masks::Masks;
 use super::prefetch::prefetch_adjacency;
@@ -278,6 +279,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         let seen_words = &self.seen[..];
         let counting = state.level >= self.config.lower;
         let backward = self.graph.backward.view();
+        let mut counter = LaneCounter::default();
         for &v in &state.next[start..end] {
             let bits = next[v as usize].get();
             piece.alive |= bits;
@@ -287,21 +289,24 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 piece.settled_in_edges += backward.degree(v);
             }
             if counting && self.masks.is_destination(v) {
-                count_lanes(bits, v, self.config.per_destination, piece);
+                if self.config.per_destination {
+                    record_lanes(bits, v, piece);
+                } else {
+                    counter.add(bits);
+                }
             }
         }
+        counter.add_to(&mut piece.lane_counts);
     }
 }
 
-/// Adds one to each lane set in `bits`; records (lane, node) pairs when asked.
+/// Adds one to each lane set in `bits` and records its (lane, node) pair.
 #[inline]
-fn count_lanes(mut bits: u64, node: u32, pairs: bool, piece: &mut Piece) {
+fn record_lanes(mut bits: u64, node: u32, piece: &mut Piece) {
     while bits != 0 {
         let lane = bits.trailing_zeros() as usize;
         piece.lane_counts[lane] += 1;
-        if pairs {
-            piece.pairs.push((lane as u8, node));
-        }
+        piece.pairs.push((lane as u8, node));
         bits &= bits - 1;
     }
 }
@@ -429,11 +434,10 @@ impl<W: LaneWord> MultiSourceBfs<'_, W> {
             recorder.level(level, state.frontier.len() as u64, state.bottom_up, elapsed);
         }
         let next = std::mem::take(&mut state.next);
-        state.touched.extend(
-            next.iter()
-                .copied()
-                .filter(|&v| self.seen[v as usize].get() != 0),
-        );
+        // A node enters `next` with a non-zero word, which its commit ORed into `seen`: every
+        // one of them is touched now.
+        debug_assert!(next.iter().all(|&v| self.seen[v as usize].get() != 0));
+        state.touched.extend_from_slice(&next);
         state.frontier = next;
         state.active = 1 - state.active;
         state.level += 1;
@@ -456,8 +460,33 @@ impl<W: LaneWord> Scan<'_, W> {
         self.level == 1 || self.masks.expandable(u)
     }
 
-    /// Pushes each frontier node's word to its out-neighbours' next words.
+    /// Pushes each frontier node's word to its out-neighbours' next words. Without a rel
+    /// filter or a node filter that applies, and on a view that needs no checks, a kernel over
+    /// the flat neighbour array runs instead.
     fn top_down(&self, frontier: &[u32], seen: &[W], current: &[W], next: &[W], piece: &mut Piece) {
+        let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
+        match self.adjacency.plain_neighbours().filter(|_| unfiltered) {
+            Some(plain) => top_down_unfiltered(
+                (plain, &self.adjacency, self.prefetch_distance),
+                frontier,
+                seen,
+                current,
+                next,
+                piece,
+            ),
+            None => self.top_down_filtered(frontier, seen, current, next, piece),
+        }
+    }
+
+    /// [`Scan::top_down`] through the masks and the checked reads.
+    fn top_down_filtered(
+        &self,
+        frontier: &[u32],
+        seen: &[W],
+        current: &[W],
+        next: &[W],
+        piece: &mut Piece,
+    ) {
         for (position, &u) in frontier.iter().enumerate() {
             if self.prefetch_distance > 0 {
                 prefetch_adjacency(&self.adjacency, frontier, position, self.prefetch_distance);
@@ -487,8 +516,31 @@ impl<W: LaneWord> Scan<'_, W> {
     }
 
     /// Each node not yet seen by every lane ORs its in-neighbours' frontier words, stopping
-    /// once every lane is covered.
+    /// once every lane is covered. Without a rel filter or a node filter that applies, and on
+    /// a view that needs no checks, a kernel over the flat neighbour array runs instead.
     fn bottom_up(
+        &self,
+        nodes: std::ops::Range<u32>,
+        lanes: (u64, u64),
+        seen: &[W],
+        current: &[W],
+        next: &[W],
+        piece: &mut Piece,
+    ) {
+        let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
+        match self.adjacency.plain_neighbours().filter(|_| unfiltered) {
+            Some(plain) => bottom_up_unfiltered(plain, nodes, lanes, seen, current, next, piece),
+            None => self.bottom_up_filtered(nodes, lanes, seen, current, next, piece),
+        }
+    }
+
+    /// Whether every node of the frontier may be expanded at this level.
+    fn level_expands_every_node(&self) -> bool {
+        self.level == 1 || self.masks.intermediate.is_none()
+    }
+
+    /// [`Scan::bottom_up`] through the masks and the checked reads.
+    fn bottom_up_filtered(
         &self,
         nodes: std::ops::Range<u32>,
         (full, settled): (u64, u64),
@@ -529,6 +581,97 @@ impl<W: LaneWord> Scan<'_, W> {
             }
         }
     }
+}
+
+/// The top-down kernel when every out-edge is followed and every frontier node expands: each
+/// frontier node's word pushed to its out-neighbours' next words from the flat neighbour
+/// array, with no mask or expansion test per edge or node. `adjacency` serves the prefetch
+/// only. Kept out of line, so that its loop gets the registers to itself.
+#[inline(never)]
+fn top_down_unfiltered<W: LaneWord>(
+    (plain, adjacency, prefetch_distance): (PlainNeighbours<'_>, &AdjacencyView<'_>, usize),
+    frontier: &[u32],
+    seen: &[W],
+    current: &[W],
+    next: &[W],
+    piece: &mut Piece,
+) {
+    // One length for both word arrays: one bounds check per edge serves both reads.
+    let nodes = seen.len();
+    let next = &next[..nodes];
+    let mut scanned = 0u64;
+    for (position, &u) in frontier.iter().enumerate() {
+        if prefetch_distance > 0 {
+            prefetch_adjacency(adjacency, frontier, position, prefetch_distance);
+        }
+        let word = current[u as usize].get();
+        let neighbours = plain.of(u);
+        scanned += neighbours.len() as u64;
+        for &v in neighbours {
+            let v = v as usize;
+            let bits = word & !seen[v].get();
+            if bits == 0 || next[v].get() & bits == bits {
+                continue;
+            }
+            if next[v].or(bits) == 0 {
+                piece.nodes.push(v as u32);
+            }
+        }
+    }
+    piece.counters.edges_scanned += scanned;
+}
+
+/// The bottom-up kernel when every in-edge is followed and every frontier node expands: per
+/// node not yet seen by every lane, its in-neighbours' frontier words ORed from the flat
+/// neighbour array, with no word, mask or expansion test per edge. Kept out of line, so that
+/// its loop gets the registers to itself.
+#[inline(never)]
+fn bottom_up_unfiltered<W: LaneWord>(
+    plain: PlainNeighbours<'_>,
+    nodes: std::ops::Range<u32>,
+    (full, settled): (u64, u64),
+    seen: &[W],
+    current: &[W],
+    next: &[W],
+    piece: &mut Piece,
+) {
+    // Lanes that are finished count as seen.
+    let live = full & !settled;
+    let first = nodes.start;
+    let range = nodes.start as usize..nodes.end as usize;
+    let mut scanned = 0u64;
+    for (v, (seen, next)) in (first..).zip(seen[range.clone()].iter().zip(&next[range])) {
+        let missing = live & !seen.get();
+        if missing == 0 {
+            continue;
+        }
+        let (reached, edges) = gather_missing(plain.of(v), current, missing);
+        scanned += edges as u64;
+        let bits = reached & missing;
+        if bits != 0 {
+            // Only this thread writes v's next word in a bottom-up level.
+            next.set(bits);
+            piece.nodes.push(v);
+        }
+    }
+    piece.counters.edges_scanned += scanned;
+}
+
+/// ORs the frontier words of `neighbours` until every lane of `missing` is reached; returns the
+/// lanes reached (of `missing`) and the edges read. Per edge only the lanes still missing are
+/// kept (one `and` with the word's complement), and the edges read come from the iterator's
+/// position at the exit, not from an index kept per edge.
+#[inline(always)]
+fn gather_missing<W: LaneWord>(neighbours: &[u32], current: &[W], missing: u64) -> (u64, usize) {
+    let mut remaining = missing;
+    let mut rest = neighbours.iter();
+    for &u in rest.by_ref() {
+        remaining &= !current[u as usize].get();
+        if remaining == 0 {
+            break;
+        }
+    }
+    (missing & !remaining, neighbours.len() - rest.len())
 }
 
 #[cfg(test)]
@@ -584,26 +727,33 @@ mod tests {
             .collect()
     }
 
+    /// The search: upper bound, direction-optimizing, morsel size, whether the masks are given
+    /// as (full) sets, which sends top-down and bottom-up levels through the filtered kernels
+    /// instead of the unfiltered ones, and whether per-destination pairs are kept (else lanes are counted by
+    /// the bit-sliced counter alone).
+    type Search = (u32, bool, usize, bool, bool);
+
     /// The sweeps' answer with lane words `W`, `lanes` sources per sweep and `sweeps` at once.
     fn sweep<W: LaneWord>(
         nodes: u32,
         edges: &[(u32, u32)],
         sources: &[u32],
         (lanes, sweeps, threads): (usize, usize, usize),
-        (upper, direction_optimizing, morsel_size): (u32, bool, usize),
+        (upper, direction_optimizing, morsel_size, filtered, per_destination): Search,
     ) -> Vec<(u64, u128)> {
         let graph = Graph::from_edges(nodes, edges);
+        let every = |bits: usize| filtered.then(|| Arc::new(Bitset::full(bits)));
         let masks = Masks {
             destination: DestinationMask::Set(Arc::new(Bitset::full(nodes as usize))),
-            intermediate: None,
-            edges: None,
+            intermediate: every(nodes as usize),
+            edges: every(edges.len()),
         };
         let config = SweepConfig {
             lower: 1,
             upper,
             direction_optimizing,
             morsel_size,
-            per_destination: true,
+            per_destination,
             prefetch_distance: 2,
         };
         let slots: Vec<MultiSourceBfs<'_, W>> = (0..sweeps)
@@ -616,10 +766,11 @@ mod tests {
             .into_iter()
             .flatten()
             .map(|(totals, by_destination)| {
+                let expected = if per_destination { totals.count } else { 0 };
                 assert_eq!(
                     by_destination.len() as u64,
-                    totals.count,
-                    "one path per destination"
+                    expected,
+                    "one path per destination, when asked"
                 );
                 (totals.count, totals.length_sum)
             })
@@ -639,7 +790,7 @@ mod tests {
         edges: &[(u32, u32)],
         sources: &[u32],
         run: (usize, usize, usize),
-        search: (u32, bool, usize),
+        search: Search,
     ) -> Result<(), TestCaseError> {
         let expected = reference(nodes, edges, sources, search.0);
         let lanes = run.0;
@@ -684,6 +835,8 @@ mod tests {
             upper in 1u32..12,
             direction_optimizing in proptest::bool::ANY,
             morsel_size in prop_oneof![Just(1usize), Just(4), Just(2048)],
+            filtered in proptest::bool::ANY,
+            per_destination in proptest::bool::ANY,
         ) {
             let sources: Vec<u32> = picks.iter().map(|p| p % nodes).collect();
             check_widths(
@@ -691,7 +844,33 @@ mod tests {
                 &edges,
                 &sources,
                 (lanes_pick, sweeps, threads),
-                (upper, direction_optimizing, morsel_size),
+                (upper, direction_optimizing, morsel_size, filtered, per_destination),
+            )?;
+        }
+
+        /// Bottom-up from the first level on (dense graphs, direction-optimizing), through
+        /// the unfiltered kernel and the filtered one, gives the reference's lengths.
+        #[test]
+        fn both_bottom_up_kernels_match_the_reference(
+            nodes in 2u32..40,
+            density in 2usize..8,
+            seed in proptest::collection::vec((0u32..1000, 0u32..1000), 0..40),
+            lanes_pick in prop_oneof![Just(5usize), Just(8), Just(64)],
+            threads in 1usize..3,
+            filtered in proptest::bool::ANY,
+            per_destination in proptest::bool::ANY,
+        ) {
+            let mut edges: Vec<(u32, u32)> = (0..nodes)
+                .flat_map(|v| (1..=density as u32).map(move |d| (v, (v * 7 + d * d) % nodes)))
+                .collect();
+            edges.extend(seed.iter().map(|&(a, b)| (a % nodes, b % nodes)));
+            let sources: Vec<u32> = (0..nodes.min(70)).collect();
+            check_widths(
+                nodes,
+                &edges,
+                &sources,
+                (lanes_pick, 1, threads),
+                (12, true, 3, filtered, per_destination),
             )?;
         }
     }
@@ -705,7 +884,7 @@ mod tests {
         assert_eq!(expected[0], (99, 99 * 100 / 2));
         for (lanes, threads) in [(64, 2), (32, 1), (16, 2), (8, 2)] {
             let run = (lanes, 2, threads);
-            let search = (200, true, 3);
+            let search = (200, true, 3, false, lanes != 32);
             let got = match lanes {
                 64 => sweep::<AtomicU64>(100, &edges, &sources, run, search),
                 32 => sweep::<AtomicU32>(100, &edges, &sources, run, search),

@@ -698,6 +698,21 @@ struct Merged {
     rows: Option<Vec<Vec<Activation>>>,
 }
 
+/// The activation that arrived at `v` in every thread's array, summed, each slot reset to
+/// [`NOTHING_ARRIVED`] for the next hop; [`NOTHING_ARRIVED`] itself when nothing arrived.
+///
+/// # Safety
+/// No other thread may access slot `v` of any of the arrays during the call.
+#[inline(always)]
+unsafe fn take_arrived(arrays: &[SharedSlice<f64>], v: usize) -> f64 {
+    let mut sum = NOTHING_ARRIVED;
+    for array in arrays {
+        // SAFETY: the caller's contract.
+        sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
+    }
+    sum
+}
+
 /// [`merge_last_range`] making the output rows of `range` instead of listing the nodes first
 /// reached: one row per node reached at any hop, id ascending, each written at a cursor that
 /// advances only for reached nodes (no branch on what arrived).
@@ -717,11 +732,8 @@ unsafe fn merge_last_range_rows(
     let slots = rows.as_mut_ptr();
     let mut count = 0;
     for v in range {
-        let mut sum = NOTHING_ARRIVED;
-        for array in arrays {
-            // SAFETY: the caller's contract.
-            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
-        }
+        // SAFETY: the caller's contract.
+        let sum = unsafe { take_arrived(arrays, v) };
         let reached = sum.is_sign_positive();
         // SAFETY: the caller's contract.
         unsafe {
@@ -765,11 +777,8 @@ unsafe fn merge_last_range(
     let mut first = vec![0u32; range.len()];
     let mut count = 0;
     for v in range {
-        let mut sum = NOTHING_ARRIVED;
-        for array in arrays {
-            // SAFETY: the caller's contract.
-            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
-        }
+        // SAFETY: the caller's contract.
+        let sum = unsafe { take_arrived(arrays, v) };
         let reached = sum.is_sign_positive();
         // SAFETY: the caller's contract.
         unsafe {
@@ -802,11 +811,8 @@ unsafe fn merge_spreading_range(
 ) -> MergedRange {
     let mut local = MergedRange::default();
     for v in range {
-        let mut sum = NOTHING_ARRIVED;
-        for array in arrays {
-            // SAFETY: the caller's contract.
-            sum += unsafe { array.replace(v, NOTHING_ARRIVED) };
-        }
+        // SAFETY: the caller's contract.
+        let sum = unsafe { take_arrived(arrays, v) };
         if sum.is_sign_negative() {
             continue;
         }

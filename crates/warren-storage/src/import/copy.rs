@@ -23,6 +23,7 @@ use crate::import::csv_reader::{
 };
 use crate::import::options::CsvOptions;
 use crate::import::parallel_rels::{copy_threads, read_endpoints, Endpoints, Resolvers};
+use crate::import::phases::{CopyPhases, PhaseClock};
 use crate::import::plain_pairs::PlainResolve;
 use crate::node_table::NodeTable;
 use crate::pk_index::duplicate_key_message;
@@ -34,6 +35,8 @@ pub struct CopySummary {
     pub rows: u64,
     /// The rows `IGNORE_ERRORS` skipped.
     pub warnings: Vec<CopyWarning>,
+    /// The wall time of each phase, for `PROFILE COPY` (the commit's is the caller's).
+    pub phases: CopyPhases,
 }
 
 /// A row COPY skipped under `IGNORE_ERRORS`, as Kùzu's `show_warnings()` lists it.
@@ -321,14 +324,15 @@ fn copy_into(
         let (id, name) = (schema.id, schema.name.clone());
         editor.fold(id)?;
         let mut warnings = Vec::new();
+        let mut phases = CopyPhases::default();
         let (data, rows) = if options.ignore_errors {
             let types = node_input_types(editor, id);
-            let input = SkippableRows::read(&mut source, &types)?;
+            let input = phases.time("read rows", || SkippableRows::read(&mut source, &types))?;
             let kept = node_rows_without_errors(editor, id, &input, &mut warnings);
             warnings.extend(input.skipped);
-            copy_node_table(editor, id, &mut CopySource::Rows(&kept))?
+            copy_node_table(editor, id, &mut CopySource::Rows(&kept), &mut phases)?
         } else {
-            copy_node_table(editor, id, &mut source)?
+            copy_node_table(editor, id, &mut source, &mut phases)?
         };
         let warnings = finish_warnings(warnings, &source);
         editor.replace_node_table(id, data);
@@ -336,6 +340,7 @@ fn copy_into(
             table: name,
             rows,
             warnings,
+            phases,
         });
     }
     if let Some(schema) = editor.catalog().rel_table(table) {
@@ -347,14 +352,15 @@ fn copy_into(
             editor.fold(id)?;
         }
         let mut warnings = Vec::new();
+        let mut phases = CopyPhases::default();
         let (data, rows) = if options.ignore_errors {
             let types = rel_input_types(editor, pair);
-            let input = SkippableRows::read(&mut source, &types)?;
+            let input = phases.time("read rows", || SkippableRows::read(&mut source, &types))?;
             let kept = rel_rows_without_errors(editor, pair, &input, &mut warnings);
             warnings.extend(input.skipped);
-            copy_rel_table(editor, pair, &mut CopySource::Rows(&kept))?
+            copy_rel_table(editor, pair, &mut CopySource::Rows(&kept), &mut phases)?
         } else {
-            copy_rel_table(editor, pair, &mut source)?
+            copy_rel_table(editor, pair, &mut source, &mut phases)?
         };
         let warnings = finish_warnings(warnings, &source);
         editor.replace_rel_table(pair, data);
@@ -362,6 +368,7 @@ fn copy_into(
             table: name,
             rows,
             warnings,
+            phases,
         });
     }
     Err(Error::binder(format!("Table {table} does not exist.")))
@@ -616,6 +623,7 @@ fn copy_node_table(
     editor: &Editor,
     table: TableId,
     source: &mut CopySource<'_>,
+    phases: &mut CopyPhases,
 ) -> Result<(NodeTable, u64)> {
     let schema = editor
         .catalog()
@@ -641,6 +649,7 @@ fn copy_node_table(
     let mut next_serial = stored.next_serial();
     let first_new_row = stored.num_rows();
     let mut locations: Vec<(u32, u64)> = Vec::new();
+    let reading = PhaseClock::start();
     source.for_each(&types, |row| {
         for (field, &property) in file_columns.iter().enumerate() {
             row.push_value(field, &mut builders[property])?;
@@ -656,6 +665,7 @@ fn copy_node_table(
         Ok(())
     })?;
     let columns: Vec<Column> = builders.into_iter().map(ColumnBuilder::finish).collect();
+    phases.record("read and convert rows", reading.stop());
     let rows = columns[pk].len() as u64 - first_new_row;
     let locate = |row: usize| source.describe(locations[row - first_new_row as usize]);
     if let Some(row) = (first_new_row as usize..columns[pk].len()).find(|&r| columns[pk].is_null(r))
@@ -667,15 +677,17 @@ fn copy_node_table(
                     .into(),
         });
     }
-    let pk_index = crate::pk_index::PrimaryKeyIndex::build(&columns[pk], stored.deleted())
-        .map_err(|(row, key)| Error::Copy {
-            location: if row >= first_new_row as usize {
-                locate(row)
-            } else {
-                String::new()
-            },
-            message: duplicate_key_message(&key),
-        })?;
+    let pk_index = phases.time("primary-key index", || {
+        crate::pk_index::PrimaryKeyIndex::build(&columns[pk], stored.deleted())
+    });
+    let pk_index = pk_index.map_err(|(row, key)| Error::Copy {
+        location: if row >= first_new_row as usize {
+            locate(row)
+        } else {
+            String::new()
+        },
+        message: duplicate_key_message(&key),
+    })?;
     let deleted = stored.deleted().map(|d| {
         let mut bits = d.to_bits();
         bits.resize(columns[pk].len(), false);
@@ -723,6 +735,7 @@ fn copy_rel_table(
     editor: &Editor,
     pair: TableId,
     source: &mut CopySource<'_>,
+    phases: &mut CopyPhases,
 ) -> Result<(RelTable, u64)> {
     let (schema, pair_schema) = editor.catalog().rel_pair(pair).expect("resolved pair");
     let (schema, pair_schema) = (schema.clone(), *pair_schema);
@@ -768,7 +781,8 @@ fn copy_rel_table(
             let plain = (from_lookup.takes_int64() && to_lookup.takes_int64())
                 .then_some(&plain as &PlainResolve<'_>);
             let input = (&**files, &**options, &types[..]);
-            read_endpoints_in_parallel(input, &stored, &mut **progress, &resolve, plain)?
+            let readers = (&resolve as &ResolveRow<'_>, plain);
+            read_endpoints_in_parallel(input, &stored, &mut **progress, readers, phases)?
         }
         _ => None,
     };
@@ -782,6 +796,7 @@ fn copy_rel_table(
                 .iter()
                 .map(ColumnBuilder::from_column)
                 .collect();
+            let reading = PhaseClock::start();
             source.for_each(&types, |row| {
                 let (from_node, to_node) = resolve(row)?;
                 for (i, builder) in builders.iter_mut().enumerate() {
@@ -795,6 +810,7 @@ fn copy_rel_table(
                 Ok(())
             })?;
             let columns = builders.into_iter().map(ColumnBuilder::finish).collect();
+            phases.record("read and resolve rows (one reader)", reading.stop());
             let source_words = U32Words::from(&sources[..]);
             drop(sources);
             let target_words = U32Words::from(&targets[..]);
@@ -808,13 +824,12 @@ fn copy_rel_table(
         bits.resize(sources.len(), false);
         crate::buffer::Bitmap::from_bits(&bits)
     });
-    let table = RelTable::build_from_words(
-        sources,
-        targets,
+    let table = RelTable::build_from_words_timed(
+        (sources, targets),
         columns,
         deleted,
-        from.num_rows(),
-        to.num_rows(),
+        (from.num_rows(), to.num_rows()),
+        phases,
     )
     .map_err(Error::internal)?;
     Ok((table, rows))
@@ -831,10 +846,13 @@ fn read_endpoints_in_parallel(
     (files, options, types): (&[PathBuf], &CsvOptions, &[LogicalType]),
     stored: &RelTable,
     progress: &mut dyn CopyProgress,
-    resolve: &ResolveRow<'_>,
-    plain: Option<&PlainResolve<'_>>,
+    (resolve, plain): (&ResolveRow<'_>, Option<&PlainResolve<'_>>),
+    phases: &mut CopyPhases,
 ) -> Result<Option<Endpoints>> {
-    let Some(split) = SplitFiles::split(files, options, types, CHUNK_BYTES)? else {
+    let split = phases.time("split input at line breaks", || {
+        SplitFiles::split(files, options, types, CHUNK_BYTES)
+    })?;
+    let Some(split) = split else {
         return Ok(None);
     };
     let lines: usize = split.chunks().iter().map(|c| c.rows_max).sum();
@@ -846,6 +864,7 @@ fn read_endpoints_in_parallel(
         row.check_width(width)?;
         resolve(&CsvRow { row })
     };
+    let reading = PhaseClock::start();
     let endpoints = read_endpoints(
         &split,
         (stored.sources(), stored.targets()),
@@ -856,5 +875,6 @@ fn read_endpoints_in_parallel(
             plain,
         },
     )?;
+    phases.record("read, parse and resolve endpoints", reading.stop());
     Ok(Some(endpoints))
 }

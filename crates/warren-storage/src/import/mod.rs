@@ -8,8 +8,10 @@ pub mod csv_reader;
 pub mod npy;
 pub mod options;
 pub mod parallel_rels;
+pub mod phases;
 mod plain_pairs;
 
 pub use copy::{copy_from_files, copy_from_rows, CopySummary, CopyWarning};
 pub use csv_reader::{read_rows, read_rows_ignoring_errors, sniff_columns, CopyProgress};
 pub use options::CsvOptions;
+pub use phases::{CopyPhases, PhaseCost};

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
-use super::measure::row_vector;
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -37,8 +36,7 @@ impl HnswIndex {
         let mut index = HnswIndex::empty(dim, params)?;
         index.check_block(vectors, 0)?;
         let rows = vectors.len() / dim;
-        index.grow(rows)?;
-        index.measure_norms(vectors);
+        index.grow(vectors, rows)?;
         // Row 0 is the entry (upper node 0): it has nothing to link to.
         let next = AtomicUsize::new(1);
         let index_ref = &index;
@@ -52,7 +50,7 @@ impl HnswIndex {
                             break;
                         }
                         for row in start..(start + BUILD_CHUNK_ROWS).min(rows) {
-                            index_ref.link_row(vectors, row as u32, &mut scratch);
+                            index_ref.link_row(row as u32, &mut scratch);
                         }
                     }
                 });
@@ -61,7 +59,7 @@ impl HnswIndex {
         Ok(index)
     }
 
-    /// Adds row `row`, which must be the next row (`rows()`), reading its vector from the
+    /// Adds row `row`, which must be the next row (`rows()`), copying its vector from the
     /// block. A vector that changed is a `delete` of the old row and an insert of a new one.
     pub fn insert(&mut self, vectors: &[f32], row: u32) -> Result<(), HnswError> {
         if row as usize != self.rows {
@@ -70,33 +68,31 @@ impl HnswIndex {
                 self.rows
             )));
         }
-        self.check_block(vectors, self.rows + 1)?;
-        self.grow(self.rows + 1)?;
-        self.measure_norms(vectors);
+        self.grow(vectors, self.rows + 1)?;
         if row != self.upper_rows[0] {
-            self.link_row(vectors, row, &mut InsertScratch::default());
+            self.link_row(row, &mut InsertScratch::default());
         }
         Ok(())
     }
 
     /// Links `row` into the layers it belongs to.
-    fn link_row(&self, vectors: &[f32], row: u32, scratch: &mut InsertScratch) {
+    fn link_row(&self, row: u32, scratch: &mut InsertScratch) {
         let upper_node = self.upper_node[row as usize];
-        let query = row_vector(vectors, self.dim, row);
+        let query = self.lower.vector(row);
         let upper_ef = if upper_node == EMPTY {
             UPPER_SEARCH_EF
         } else {
             self.params.efc
         };
-        self.upper_entries(vectors, query, upper_ef, &mut scratch.search);
+        self.upper_entries(query, upper_ef, &mut scratch.search);
         if upper_node != EMPTY {
             scratch.found.clone_from(&scratch.search.found);
             let upper_rows = &self.upper_rows;
             let row_of = |node: u32| upper_rows[node as usize];
-            self.connect(&self.upper, vectors, upper_node, row_of, scratch);
+            self.connect(&self.upper, upper_node, row_of, scratch);
         }
         let entries = std::mem::take(&mut scratch.search.entries);
-        let space = self.space(vectors);
+        let space = self.space();
         let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         let ef = self.params.efc;
@@ -112,7 +108,7 @@ impl HnswIndex {
         );
         scratch.found = found;
         scratch.search.entries = entries;
-        self.connect(&self.lower, vectors, row, |other| other, scratch);
+        self.connect(&self.lower, row, |other| other, scratch);
     }
 
     /// Gives `node` its neighbours from `scratch.found` (sorted, distances to `node`) and adds
@@ -120,12 +116,11 @@ impl HnswIndex {
     fn connect(
         &self,
         layer: &Layer,
-        vectors: &[f32],
         node: u32,
         row_of: impl Fn(u32) -> u32 + Copy,
         scratch: &mut InsertScratch,
     ) {
-        let space = self.space(vectors);
+        let space = self.space();
         let pair = |a: u32, b: u32| space.between(row_of(a), row_of(b));
         scratch.found.retain(|hit| hit.row != node);
         select_neighbours(&scratch.found, layer.degree(), pair, &mut scratch.selected);

@@ -16,9 +16,11 @@
 //! ```
 //!
 //! Reading checks the magic, version, lengths, checksum, and that every count and neighbour id
-//! is in range, so a corrupt buffer is an error, never a wrong graph.
+//! is in range, so a corrupt buffer is an error, never a wrong graph. The vectors are not in
+//! the buffer (the engine's file keeps them beside it): reading takes them as an argument and
+//! copies them into the index's blocks, with the stored inverse norms.
 
-use super::index::HnswIndex;
+use super::index::{keeps_norms, HnswIndex};
 use super::layer::{Layer, EMPTY};
 use super::params::{HnswError, HnswParams, ROWS_MAX};
 use crate::distance::Metric;
@@ -42,7 +44,7 @@ impl HnswIndex {
             HEADER_BYTES
                 + 4 * (upper_nodes * (2 + self.params.mu) + self.rows * (1 + self.params.ml))
                 + 8 * self.deleted.len()
-                + 4 * self.inverse_norms.len()
+                + 4 * self.rows * usize::from(self.lower.keeps_norms())
                 + 4,
         );
         out.extend_from_slice(MAGIC);
@@ -76,16 +78,19 @@ impl HnswIndex {
         for word in &self.deleted {
             out.extend_from_slice(&word.to_le_bytes());
         }
-        for norm in &self.inverse_norms {
-            out.extend_from_slice(&norm.to_le_bytes());
+        if self.lower.keeps_norms() {
+            for norm in self.lower.inverse_norms() {
+                out.extend_from_slice(&norm.to_le_bytes());
+            }
         }
         let checksum = crc32fast::hash(&out);
         out.extend_from_slice(&checksum.to_le_bytes());
         out
     }
 
-    /// Reads a buffer written by `to_bytes`, validating all of it.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, HnswError> {
+    /// Reads a buffer written by `to_bytes`, validating all of it; `vectors` is the block the
+    /// index was built from (at least its rows; the index keeps its own copy).
+    pub fn from_bytes(bytes: &[u8], vectors: &[f32]) -> Result<Self, HnswError> {
         let corrupt = |message: String| HnswError::Format(message);
         if bytes.len() < HEADER_BYTES + 4 || &bytes[..8] != MAGIC {
             return Err(corrupt(
@@ -126,16 +131,19 @@ impl HnswIndex {
         let mut index =
             HnswIndex::empty(dim, params).map_err(|error| corrupt(error.to_string()))?;
         let rows = reader.length(ROWS_MAX)?;
+        // Before the blocks are allocated: they will hold a copy of these rows.
+        index.check_block(vectors, rows)?;
         let upper_nodes = reader.length(rows)?;
         if (rows == 0) != (upper_nodes == 0) {
             return Err(corrupt("an index with rows needs an entry".into()));
         }
         let upper_rows = reader.u32s(upper_nodes)?;
-        let upper = read_layer(&mut reader, mu, upper_nodes)?;
-        let lower = read_layer(&mut reader, ml, rows)?;
+        let upper = read_layer(&mut reader, Layer::new(mu, 0), upper_nodes)?;
+        let lower_layer = Layer::with_vectors(ml, dim, keeps_norms(params));
+        let lower = read_layer(&mut reader, lower_layer, rows)?;
         let deleted = reader.u64s(rows.div_ceil(64))?;
-        let norm_rows = if index.keeps_norms() { rows } else { 0 };
-        let inverse_norms = reader
+        let norm_rows = if keeps_norms(params) { rows } else { 0 };
+        let inverse_norms: Vec<f32> = reader
             .u32s(norm_rows)?
             .into_iter()
             .map(f32::from_bits)
@@ -147,7 +155,11 @@ impl HnswIndex {
             )));
         }
         index.install(rows, upper_rows, upper, lower, deleted)?;
-        index.inverse_norms = inverse_norms;
+        for row in 0..rows {
+            let vector = &vectors[row * dim..(row + 1) * dim];
+            let norm = inverse_norms.get(row).copied().unwrap_or(f32::NAN);
+            index.lower.set_vector(row as u32, vector, norm);
+        }
         Ok(index)
     }
 
@@ -189,7 +201,9 @@ impl HnswIndex {
 
 /// Reads one layer's counts and slots, checking every count and id. The slots go from the
 /// buffer straight into the layer's blocks (no intermediate copy: at 1M rows they are 240 MB).
-fn read_layer(reader: &mut Reader<'_>, degree: usize, nodes: usize) -> Result<Layer, HnswError> {
+/// `layer` is the new, empty layer to fill (it says the degree and whether it keeps vectors).
+fn read_layer(reader: &mut Reader<'_>, layer: Layer, nodes: usize) -> Result<Layer, HnswError> {
+    let degree = layer.degree();
     let counts = reader.u32s(nodes)?;
     let slot_bytes = reader.take(
         nodes
@@ -219,7 +233,7 @@ fn read_layer(reader: &mut Reader<'_>, degree: usize, nodes: usize) -> Result<La
             )));
         }
     }
-    Ok(Layer::from_parts(degree, &counts, slot))
+    Ok(Layer::from_parts(layer, &counts, slot))
 }
 
 struct Reader<'a> {

@@ -31,12 +31,11 @@ pub struct HnswIndex {
     /// Row -> upper-layer node, `EMPTY` when the row is only in the lower layer.
     pub(crate) upper_node: Vec<u32>,
     pub(crate) upper: Layer,
-    /// Node = row.
+    /// Node = row. Its blocks also keep the index's copy of each row's vector and, under
+    /// cosine, `1 / |row|` (see `layer`, `measure`).
     pub(crate) lower: Layer,
     pub(crate) deleted: Vec<u64>,
     pub(crate) deleted_rows: usize,
-    /// Under cosine, `1 / |row|` per row (see `measure`); empty otherwise.
-    pub(crate) inverse_norms: Vec<f32>,
 }
 
 impl HnswIndex {
@@ -55,10 +54,9 @@ impl HnswIndex {
             upper_rows: Vec::new(),
             upper_node: Vec::new(),
             upper: Layer::new(params.mu, 0),
-            lower: Layer::new(params.ml, 0),
+            lower: Layer::with_vectors(params.ml, dim, keeps_norms(params)),
             deleted: Vec::new(),
             deleted_rows: 0,
-            inverse_norms: Vec::new(),
         })
     }
 
@@ -106,8 +104,32 @@ impl HnswIndex {
         Ok(())
     }
 
-    /// Makes room for rows `0..rows`, sampling the new ones into the upper layer.
-    pub(crate) fn grow(&mut self, rows: usize) -> Result<(), HnswError> {
+    /// Makes room for rows `0..rows`, sampling the new ones into the upper layer and copying
+    /// their vectors (and inverse norms) from `vectors` into the lower layer's blocks.
+    pub(crate) fn grow(&mut self, vectors: &[f32], rows: usize) -> Result<(), HnswError> {
+        self.check_block(vectors, rows)?;
+        let first = self.rows;
+        self.grow_graph(rows)?;
+        for row in first..rows {
+            let vector = &vectors[row * self.dim..(row + 1) * self.dim];
+            self.lower
+                .set_vector(row as u32, vector, self.inverse_norm_of(vector));
+        }
+        Ok(())
+    }
+
+    /// `1 / |vector|` under cosine (unused otherwise).
+    fn inverse_norm_of(&self, vector: &[f32]) -> f32 {
+        if self.lower.keeps_norms() {
+            inverse_norm(vector)
+        } else {
+            f32::NAN
+        }
+    }
+
+    /// Makes room for rows `0..rows` in both layers (vectors zero), sampling the new ones into
+    /// the upper layer.
+    fn grow_graph(&mut self, rows: usize) -> Result<(), HnswError> {
         if rows > ROWS_MAX {
             return Err(HnswError::Input(format!(
                 "a vector index holds at most {ROWS_MAX} rows, got {rows}"
@@ -129,28 +151,11 @@ impl HnswIndex {
         Ok(())
     }
 
-    /// Whether this index keeps inverse norms (cosine).
-    pub(crate) fn keeps_norms(&self) -> bool {
-        self.params.metric == crate::distance::Metric::Cosine
-    }
-
-    /// Computes the inverse norms of rows not yet measured (cosine only).
-    pub(crate) fn measure_norms(&mut self, vectors: &[f32]) {
-        if self.keeps_norms() {
-            let first = self.inverse_norms.len();
-            let rows = vectors[first * self.dim..self.rows * self.dim].chunks_exact(self.dim);
-            self.inverse_norms.extend(rows.map(inverse_norm));
-            assert_eq!(self.inverse_norms.len(), self.rows);
-        }
-    }
-
-    /// The rows of `vectors` as this index measures them.
-    pub(crate) fn space<'a>(&'a self, vectors: &'a [f32]) -> Space<'a> {
+    /// The index's rows as it measures them (its own copy, in the lower layer).
+    pub(crate) fn space(&self) -> Space<'_> {
         Space {
             metric: self.params.metric,
-            vectors,
-            dim: self.dim,
-            inverse_norms: &self.inverse_norms,
+            rows: &self.lower,
             dot: super::measure::inner_product_kernel(),
         }
     }
@@ -218,10 +223,10 @@ impl HnswIndex {
         if efs >= self.live_rows() || selective {
             return Ok(self.scan(vectors, query, k, accept));
         }
-        self.upper_entries(vectors, query, UPPER_SEARCH_EF, scratch);
+        self.upper_entries(query, UPPER_SEARCH_EF, scratch);
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
-        let space = self.space(vectors);
+        let space = self.space();
         let prepared = space.query(query);
         scratch.counts.lower += search_layer(
             &self.lower,
@@ -265,15 +270,9 @@ impl HnswIndex {
 
     /// Walks the upper layer from the entry with beam `ef`; leaves the rows of the nodes found
     /// (nearest first) in `scratch.entries` and the nodes in `scratch.found`.
-    pub(crate) fn upper_entries(
-        &self,
-        vectors: &[f32],
-        query: &[f32],
-        ef: usize,
-        scratch: &mut SearchScratch,
-    ) {
+    pub(crate) fn upper_entries(&self, query: &[f32], ef: usize, scratch: &mut SearchScratch) {
         let upper_rows = &self.upper_rows;
-        let space = self.space(vectors);
+        let space = self.space();
         let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         scratch.counts.upper += search_layer(
@@ -292,6 +291,11 @@ impl HnswIndex {
             .extend(found.iter().map(|hit| upper_rows[hit.row as usize]));
         scratch.found = found;
     }
+}
+
+/// Whether an index with `params` keeps inverse norms (cosine).
+pub(crate) fn keeps_norms(params: HnswParams) -> bool {
+    params.metric == crate::distance::Metric::Cosine
 }
 
 /// Whether `row` is sampled into the upper layer: a hash of (seed, row) under `pu`, so the

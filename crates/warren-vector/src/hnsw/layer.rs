@@ -5,6 +5,14 @@
 //! per node guards writers. Readers never lock: words are atomics, so a reader racing a writer
 //! sees each slot either old or new, always a valid id or `EMPTY`. Writers hold the node's lock,
 //! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
+//!
+//! A layer may also keep each node's vector (and, under cosine, its inverse norm) in the
+//! node's block: `[count | slots | inverse norm]` padded to whole lines, then the vector padded
+//! to whole lines (`with_vectors`). The lower layer does: a search that measures a node and
+//! later expands it reads one block, in the same pages, instead of a list here and a vector in
+//! the caller's column (docs/OPTIMIZATION_LOG.md). Vectors are written only through `&mut
+//! self`, before the node is linked, so plain reads of them never race a write. Blocks of large
+//! layers are backed by huge pages where the system allows it (`pages`).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -23,7 +31,14 @@ struct Line([AtomicU32; LINE_WORDS]);
 
 pub struct Layer {
     degree: usize,
-    /// Words per node block: the count and `degree` slots, rounded up to whole lines.
+    /// Words of a block's list part: the count, `degree` slots and (when kept) the inverse
+    /// norm, rounded up to whole lines; the vector starts right after it.
+    list_words: usize,
+    /// Values per kept vector; 0 when the layer keeps none.
+    dim: usize,
+    /// Whether each block keeps its vector's inverse norm (word `1 + degree`).
+    norms: bool,
+    /// Words per node block: the list part and the vector, each in whole lines.
     stride: usize,
     nodes: usize,
     lines: Vec<Line>,
@@ -41,29 +56,43 @@ impl Drop for NodeGuard<'_> {
     }
 }
 
-/// Words per node block for `degree` slots: the count and the slots, in whole lines.
-fn stride(degree: usize) -> usize {
-    (1 + degree).div_ceil(LINE_WORDS) * LINE_WORDS
+/// `words` rounded up to whole lines.
+fn whole_lines(words: usize) -> usize {
+    words.div_ceil(LINE_WORDS) * LINE_WORDS
 }
 
 impl Layer {
+    /// A layer of `nodes` nodes with empty lists and no vectors.
     pub fn new(degree: usize, nodes: usize) -> Self {
-        assert!(degree > 0, "a layer needs a positive degree");
-        let mut layer = Layer {
-            degree,
-            stride: stride(degree),
-            nodes: 0,
-            lines: Vec::new(),
-            locks: Vec::new(),
-        };
+        let mut layer = Layer::with_vectors(degree, 0, false);
         layer.grow(nodes);
         layer
     }
 
-    /// Rebuilds a layer from its serialized counts and slots (already validated): `slot(i)` is
-    /// the i-th slot in node order, `degree` per node.
-    pub fn from_parts(degree: usize, counts: &[u32], slot: impl Fn(usize) -> u32) -> Self {
-        let mut layer = Layer::new(degree, counts.len());
+    /// An empty layer whose blocks also keep a `dim`-long vector per node and, when `norms`,
+    /// its inverse norm (`dim` 0: no vectors). New nodes' vectors read zero until set.
+    pub fn with_vectors(degree: usize, dim: usize, norms: bool) -> Self {
+        assert!(degree > 0, "a layer needs a positive degree");
+        assert!(dim > 0 || !norms, "inverse norms belong to kept vectors");
+        let list_words = whole_lines(1 + degree + usize::from(norms));
+        Layer {
+            degree,
+            list_words,
+            dim,
+            norms,
+            stride: list_words + whole_lines(dim),
+            nodes: 0,
+            lines: Vec::new(),
+            locks: Vec::new(),
+        }
+    }
+
+    /// Fills a new layer (`Layer::new` or `with_vectors`) with its serialized counts and
+    /// slots (already validated): `slot(i)` is the i-th slot in node order, `degree` per node.
+    pub fn from_parts(mut layer: Layer, counts: &[u32], slot: impl Fn(usize) -> u32) -> Self {
+        assert_eq!(layer.nodes, 0, "parts fill a new layer");
+        let degree = layer.degree;
+        layer.grow(counts.len());
         let stride = layer.stride;
         let words = layer.words_mut();
         for (node, &count) in counts.iter().enumerate() {
@@ -78,6 +107,11 @@ impl Layer {
 
     pub fn degree(&self) -> usize {
         self.degree
+    }
+
+    /// Whether the blocks keep their vectors' inverse norms.
+    pub fn keeps_norms(&self) -> bool {
+        self.norms
     }
 
     pub fn nodes(&self) -> usize {
@@ -122,15 +156,88 @@ impl Layer {
         }
         let old = self.nodes;
         let lines_per_node = self.stride / LINE_WORDS;
+        self.reserve_lines(nodes * lines_per_node);
         self.lines.resize_with(nodes * lines_per_node, || {
             Line(std::array::from_fn(|_| AtomicU32::new(EMPTY)))
         });
         self.locks.resize_with(nodes, || AtomicBool::new(false));
         self.nodes = nodes;
-        let stride = self.stride;
+        let (stride, list_words) = (self.stride, self.list_words);
         let words = self.words_mut();
         for node in old..nodes {
             *words[node * stride].get_mut() = 0;
+            for word in &mut words[node * stride + list_words..(node + 1) * stride] {
+                *word.get_mut() = 0;
+            }
+        }
+    }
+
+    /// Makes room for `lines` lines (at least double the old room when it moves, as `Vec`
+    /// does), in memory advised for huge pages before it is first written.
+    fn reserve_lines(&mut self, lines: usize) {
+        if lines <= self.lines.capacity() {
+            return;
+        }
+        let capacity = lines.max(2 * self.lines.capacity());
+        let mut room: Vec<Line> = Vec::with_capacity(capacity);
+        super::pages::advise_huge_pages(room.as_ptr().cast(), capacity * size_of::<Line>());
+        room.append(&mut self.lines);
+        self.lines = room;
+    }
+
+    /// The node's vector (zeros until `set_vector`); the layer must keep vectors.
+    #[inline]
+    pub fn vector(&self, node: u32) -> &[f32] {
+        debug_assert!(self.dim > 0, "the layer keeps no vectors");
+        let start = node as usize * self.stride + self.list_words;
+        let words = &self.words()[start..start + self.dim];
+        // SAFETY: `AtomicU32` and `f32` have the same size and alignment, and vector words are
+        // written only through `&mut self` (`set_vector`, `grow`), so no write races this read.
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<f32>(), self.dim) }
+    }
+
+    /// The inverse norm kept with the node's vector; the layer must keep norms.
+    #[inline]
+    pub fn inverse_norm(&self, node: u32) -> f32 {
+        debug_assert!(self.norms, "the layer keeps no inverse norms");
+        let word = &self.words()[node as usize * self.stride + 1 + self.degree];
+        f32::from_bits(word.load(Ordering::Relaxed))
+    }
+
+    /// Stores the node's vector and, when the layer keeps them, its inverse norm.
+    pub fn set_vector(&mut self, node: u32, vector: &[f32], inverse_norm: f32) {
+        assert_eq!(vector.len(), self.dim, "a vector of the layer's length");
+        assert!(
+            (node as usize) < self.nodes,
+            "node {node} is not in the layer"
+        );
+        let (start, list_words, degree, norms) = (
+            node as usize * self.stride,
+            self.list_words,
+            self.degree,
+            self.norms,
+        );
+        let words = self.words_mut();
+        if norms {
+            *words[start + 1 + degree].get_mut() = inverse_norm.to_bits();
+        }
+        let values = &mut words[start + list_words..start + list_words + vector.len()];
+        for (word, value) in values.iter_mut().zip(vector) {
+            *word.get_mut() = value.to_bits();
+        }
+    }
+
+    /// Asks the CPU to start loading the node's vector and the line of its inverse norm (a
+    /// search is about to measure it).
+    #[inline]
+    pub fn prefetch_vector(&self, node: u32) {
+        let start = node as usize * self.stride;
+        let words = &self.words()[start..start + self.stride];
+        if self.norms {
+            super::measure::prefetch_line(words[1 + self.degree..].as_ptr().cast());
+        }
+        for line in words[self.list_words..self.list_words + self.dim].chunks(LINE_WORDS) {
+            super::measure::prefetch_line(line.as_ptr().cast());
         }
     }
 
@@ -197,6 +304,11 @@ impl Layer {
         block[0].store(list.len() as u32, Ordering::Release);
     }
 
+    /// The kept inverse norms in node order, for serialization.
+    pub fn inverse_norms(&self) -> impl Iterator<Item = f32> + '_ {
+        (0..self.nodes as u32).map(|node| self.inverse_norm(node))
+    }
+
     /// The counts, for serialization.
     pub fn counts(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.nodes as u32).map(|node| self.block(node)[0].load(Ordering::Relaxed))
@@ -240,6 +352,38 @@ mod tests {
     }
 
     #[test]
+    fn a_block_keeps_its_vector_and_norm_beside_its_list() {
+        let mut layer = Layer::with_vectors(60, 20, true);
+        // Count, 60 slots and the norm in 4 lines, then 20 values in 2 lines.
+        assert_eq!((layer.list_words, layer.stride), (64, 96));
+        layer.grow(2);
+        assert_eq!(layer.vector(1), &[0.0; 20]);
+        let vector: Vec<f32> = (0..20).map(|i| i as f32 - 7.5).collect();
+        layer.set_vector(1, &vector, 0.25);
+        {
+            let guard = layer.lock(1);
+            layer.set_neighbours(&guard, 1, &[0]);
+        }
+        assert_eq!(layer.vector(1), vector.as_slice());
+        assert_eq!(layer.inverse_norm(1), 0.25);
+        assert_eq!(
+            layer.vector(1).as_ptr() as usize % 64,
+            0,
+            "vectors start on a line"
+        );
+        // The norm is not a slot: serialization sees the list alone.
+        assert_eq!(layer.all_slots().filter(|&id| id != EMPTY).count(), 1);
+        assert_eq!(layer.inverse_norms().nth(1), Some(0.25));
+        // Growing moves the blocks; the vectors move with them, new ones read zero.
+        layer.grow(1000);
+        assert_eq!(layer.vector(1), vector.as_slice());
+        assert_eq!(layer.vector(999), &[0.0; 20]);
+        let mut out = Vec::new();
+        layer.copy_neighbours(1, &mut out);
+        assert_eq!(out, [0]);
+    }
+
+    #[test]
     fn blocks_start_on_cache_lines_and_round_trip() {
         let layer = Layer::new(60, 3);
         assert_eq!(layer.stride, 64);
@@ -254,7 +398,7 @@ mod tests {
         let slots: Vec<u32> = layer.all_slots().collect();
         assert_eq!(counts, [1, 2, 3]);
         assert_eq!(slots.len(), 3 * 60);
-        let copy = Layer::from_parts(60, &counts, |index| slots[index]);
+        let copy = Layer::from_parts(Layer::new(60, 0), &counts, |index| slots[index]);
         assert_eq!(copy.counts().collect::<Vec<_>>(), counts);
         assert_eq!(copy.all_slots().collect::<Vec<_>>(), slots);
         let mut out = Vec::new();

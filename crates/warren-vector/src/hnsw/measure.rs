@@ -4,7 +4,9 @@
 //!
 //! Under cosine the index keeps each row's inverse norm, so a distance inside the graph is one
 //! inner product (`1 - a·b / (|a| |b|)` with both inverse norms known) instead of three sums.
+//! Both come from the index's own copy of the rows, kept in the lower layer's blocks (`layer`).
 
+use super::layer::Layer;
 use crate::distance::Metric;
 
 /// The inner product the cosine path uses (the process's kernel).
@@ -35,14 +37,12 @@ fn not_nan(distance: f32) -> f32 {
     }
 }
 
-/// The rows of a vector block under a metric, with the cosine inverse norms when kept.
+/// The index's rows under a metric: the vectors (and, under cosine, inverse norms) that the
+/// lower layer keeps, node = row.
 #[derive(Clone, Copy)]
 pub struct Space<'a> {
     pub metric: Metric,
-    pub vectors: &'a [f32],
-    pub dim: usize,
-    /// One per row under cosine; empty otherwise.
-    pub inverse_norms: &'a [f32],
+    pub rows: &'a Layer,
     /// The inner-product kernel (`inner_product_kernel()`).
     pub dot: KernelF32,
 }
@@ -56,7 +56,7 @@ pub struct Query<'a> {
 
 impl<'a> Space<'a> {
     fn uses_norms(&self) -> bool {
-        !self.inverse_norms.is_empty()
+        self.rows.keeps_norms()
     }
 
     pub fn query(&self, vector: &'a [f32]) -> Query<'a> {
@@ -74,10 +74,10 @@ impl<'a> Space<'a> {
     /// The distance of row `row` to `query`.
     #[inline]
     pub fn query_distance(&self, query: &Query<'_>, row: u32) -> f32 {
-        let vector = row_vector(self.vectors, self.dim, row);
+        let vector = self.rows.vector(row);
         if self.uses_norms() {
             let dot = (self.dot)(query.vector, vector);
-            not_nan(1.0 - dot * query.inverse_norm * self.inverse_norms[row as usize])
+            not_nan(1.0 - dot * query.inverse_norm * self.rows.inverse_norm(row))
         } else {
             distance(self.metric, query.vector, vector)
         }
@@ -86,12 +86,9 @@ impl<'a> Space<'a> {
     /// The distance between rows `a` and `b`.
     #[inline]
     pub fn between(&self, a: u32, b: u32) -> f32 {
-        let (left, right) = (
-            row_vector(self.vectors, self.dim, a),
-            row_vector(self.vectors, self.dim, b),
-        );
+        let (left, right) = (self.rows.vector(a), self.rows.vector(b));
         if self.uses_norms() {
-            let scale = self.inverse_norms[a as usize] * self.inverse_norms[b as usize];
+            let scale = self.rows.inverse_norm(a) * self.rows.inverse_norm(b);
             not_nan(1.0 - (self.dot)(left, right) * scale)
         } else {
             distance(self.metric, left, right)
@@ -100,7 +97,7 @@ impl<'a> Space<'a> {
 
     #[inline]
     pub fn prefetch(&self, row: u32) {
-        prefetch_vector(row_vector(self.vectors, self.dim, row));
+        self.rows.prefetch_vector(row);
     }
 }
 
@@ -114,15 +111,6 @@ pub fn distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
         Metric::L2Squared => kernels::squared_distance_f32(a, b),
         Metric::DotProduct => -kernels::inner_product_f32(a, b),
     })
-}
-
-/// Asks the CPU to start loading `vector` into cache (every 64-byte line of it), so that the
-/// distances computed next over a neighbour list do not wait on memory one vector at a time.
-#[inline]
-pub fn prefetch_vector(vector: &[f32]) {
-    for line in vector.chunks(16) {
-        prefetch_line(line.as_ptr().cast());
-    }
 }
 
 /// Asks the CPU to start loading the cache line holding `address` (a no-op off x86-64).
@@ -161,16 +149,22 @@ mod tests {
     #[test]
     fn cosine_through_norms_matches_the_metric() {
         let vectors = [1.0f32, 2.0, 3.0, -1.0, 0.5, 2.0, 0.0, 0.0, 0.0];
-        let norms: Vec<f32> = vectors.chunks(3).map(inverse_norm).collect();
+        let layer = |norms: bool| {
+            let mut layer = Layer::with_vectors(4, 3, norms);
+            layer.grow(3);
+            for (row, vector) in vectors.chunks(3).enumerate() {
+                layer.set_vector(row as u32, vector, inverse_norm(vector));
+            }
+            layer
+        };
+        let (with_norms, without) = (layer(true), layer(false));
         let space = Space {
             metric: Metric::Cosine,
-            vectors: &vectors,
-            dim: 3,
-            inverse_norms: &norms,
+            rows: &with_norms,
             dot: inner_product_kernel(),
         };
         let plain = Space {
-            inverse_norms: &[],
+            rows: &without,
             ..space
         };
         let query = [0.3f32, -0.2, 0.9];

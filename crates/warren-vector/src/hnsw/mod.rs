@@ -3,8 +3,11 @@
 //! `pu`) with degree `mu`, entered at a fixed entry row. A search walks the upper layer to a
 //! good start and then runs a beam of width `efs` in the lower layer.
 //!
-//! The index stores only the graph: vectors stay in the caller's contiguous block (`rows * dim`
-//! `f32`s, a `FLOAT[n]` column), passed to every call. See `docs/VECTORS.md`.
+//! The caller keeps the rows in a contiguous block (`rows * dim` `f32`s, a `FLOAT[n]` column),
+//! passed to every call: rows are appended to it and never change (a changed vector is a new
+//! row). The index copies each row's vector into its lower layer's blocks when the row is added,
+//! beside the row's neighbour list, and measures graph distances on that copy; exact scans read
+//! the caller's block. See `docs/VECTORS.md`.
 
 mod build;
 mod exact;
@@ -13,6 +16,7 @@ mod format;
 mod index;
 mod layer;
 mod measure;
+mod pages;
 mod params;
 mod search;
 mod select;

@@ -1,0 +1,533 @@
+//! Exact top-k cosine over an int8 copy of a `FLOAT[n]` block: the copy filters rows with a
+//! proven bound and only the rows that can still beat the k-th best are scored in FLOAT, so
+//! the answer is exactly the FLOAT scan's ([`plain_cosine_top_k`]), ties included.
+//!
+//! The copy ([`Int8Block`]) stores, per row `x`, its residual from the block's mean `μ` as
+//! int8 codes `c` with a per-row scale `s` (`r = x - μ ≈ s·c`), so a row costs `n` bytes
+//! instead of `4n`. For a query `q` with unit vector `u = q/|q|`:
+//!
+//! ```text
+//! cos(q, x) = u·x / |x| = (u·μ + s·(u·c) + u·e) / |x|,   e = r - s·c,  |u·e| <= |e|
+//! ```
+//!
+//! so `(u·μ + s·(u·c)) / |x|` is within `|e| / |x|` of the true cosine (Cauchy–Schwarz with the
+//! row's stored error norm). A slack [`SLACK`] covers the rounding of the f32 sums here and in
+//! the FLOAT kernel (whose cosine is within about `(2n+8)ε` of the true one). Each thread keeps
+//! the k largest lower bounds; their smallest, `T`, is at most the k-th best FLOAT score, so a
+//! row whose upper bound is below `T` cannot be in the answer. Rows the bound cannot describe
+//! (a NaN or infinite value, a zero vector, a norm that overflows) are always scored in FLOAT;
+//! a query that is zero or not finite is answered by the plain scan.
+//!
+//! The copy is built from a block and answers for that block only: a caller keeps it with the
+//! block's version and rebuilds it when the block changes.
+
+use std::cmp::Ordering;
+
+use crate::distance::cosine_similarity_f32;
+
+/// Added to every bound besides the rounding terms that grow with `n` ([`slack`]): covers the
+/// f32 rounding of the stored factors and of the query's unit vector.
+pub const SLACK: f64 = 1e-4;
+/// Norms outside `[NORM_MIN, NORM_MAX]` are left to the FLOAT kernel (its f32 sums of
+/// squares stay far from overflow and underflow inside).
+const NORM_MIN: f64 = 1e-15;
+const NORM_MAX: f64 = 1e15;
+
+/// The slack of a bound for `n`-element rows: [`SLACK`] plus twice the FLOAT kernel's cosine
+/// rounding (about `(2n+8)ε`, `ε = 2^-24`; see `distance`).
+fn slack(n: usize) -> f64 {
+    SLACK + 2.0 * (2 * n + 8) as f64 * f64::from(f32::EPSILON)
+}
+/// The largest int8 code used (symmetric, so that `-c` is a code whenever `c` is).
+const CODE_MAX: f32 = 127.0;
+
+/// One scored row: its FLOAT cosine and its row number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scored {
+    pub row: u32,
+    pub score: f32,
+}
+
+/// The answer's order: by score descending in IEEE total order (a positive NaN first, as the
+/// engine's `ORDER BY ... DESC`), ties to the smaller row.
+fn rank(a: &Scored, b: &Scored) -> Ordering {
+    b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
+}
+
+/// What one query read and scored, for the benchmark's bytes-per-query figure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanCounts {
+    /// Rows whose bound was computed from the int8 copy.
+    pub filtered: u64,
+    /// Rows scored in FLOAT (candidates the bound kept and rows it cannot describe).
+    pub rescored: u64,
+}
+
+impl ScanCounts {
+    /// Bytes read: the copy's per-row data for every filtered row, `4n` per rescored row.
+    pub fn bytes(&self, dim: usize) -> u64 {
+        self.filtered * (dim as u64 + ROW_META_BYTES) + self.rescored * 4 * dim as u64
+    }
+}
+
+/// Per-row data besides the codes: the three bound factors.
+const ROW_META_BYTES: u64 = 12;
+
+/// The int8 copy of a block of `rows x dim` f32 values; see the module's documentation.
+#[derive(Clone, Debug)]
+pub struct Int8Block {
+    dim: usize,
+    mean: Vec<f32>,
+    codes: Vec<i8>,
+    /// Per row `[s/|x|, 1/|x|, the bound's half-width]`; a row the bound cannot describe has
+    /// NaN factors.
+    factors: Vec<[f32; 3]>,
+}
+
+impl Int8Block {
+    /// The copy of `vectors` (`dim` values per row).
+    pub fn build(vectors: &[f32], dim: usize) -> Self {
+        assert!(
+            dim > 0 && vectors.len().is_multiple_of(dim),
+            "a block of whole rows"
+        );
+        let mean = column_mean(vectors, dim);
+        let rows = vectors.len() / dim;
+        let mut codes = vec![0i8; vectors.len()];
+        let mut factors = Vec::with_capacity(rows);
+        for (row, out) in vectors.chunks_exact(dim).zip(codes.chunks_exact_mut(dim)) {
+            factors.push(quantize_row(row, &mean, out));
+        }
+        Int8Block {
+            dim,
+            mean,
+            codes,
+            factors,
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn rows(&self) -> usize {
+        self.factors.len()
+    }
+
+    /// The copy's size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.codes.len() + self.factors.len() * ROW_META_BYTES as usize + self.mean.len() * 4
+    }
+}
+
+/// The mean of each column, summed in f64.
+fn column_mean(vectors: &[f32], dim: usize) -> Vec<f32> {
+    let rows = vectors.len() / dim;
+    let mut sums = vec![0f64; dim];
+    for row in vectors.chunks_exact(dim) {
+        for (sum, &value) in sums.iter_mut().zip(row) {
+            if value.is_finite() {
+                *sum += f64::from(value);
+            }
+        }
+    }
+    sums.iter()
+        .map(|&sum| (sum / rows.max(1) as f64) as f32)
+        .collect()
+}
+
+/// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
+/// describe the row).
+fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
+    let norm = row
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
+    let finite = row.iter().all(|v| v.is_finite());
+    if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
+        out.fill(0);
+        return [f32::NAN; 3];
+    }
+    let largest = row
+        .iter()
+        .zip(mean)
+        .map(|(&v, &m)| (f64::from(v) - f64::from(m)).abs())
+        .fold(0f64, f64::max);
+    let scale = if largest == 0.0 {
+        1.0
+    } else {
+        largest / f64::from(CODE_MAX)
+    };
+    let (mut error, mut codes_squared) = (0f64, 0f64);
+    for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
+        let residual = f64::from(v) - f64::from(m);
+        let c = (residual / scale)
+            .round()
+            .clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
+        *code = c as i8;
+        error += (residual - scale * c).powi(2);
+        codes_squared += c * c;
+    }
+    // The f32 sum u·c is within 2nε·|c| of the exact one (|u| = 1): scaled like the codes.
+    let dot_rounding = 2.0 * row.len() as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
+    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(row.len());
+    [
+        (scale / norm) as f32,
+        (1.0 / norm) as f32,
+        half_width as f32,
+    ]
+}
+
+/// The exact top-`k` rows by cosine with `query`, best first ([`rank`]'s order), using the
+/// int8 copy to skip rows; `vectors` must be the block `block` was built from. Splits the rows
+/// across `threads` threads.
+pub fn cosine_top_k(
+    block: &Int8Block,
+    vectors: &[f32],
+    query: &[f32],
+    k: usize,
+    threads: usize,
+) -> (Vec<Scored>, ScanCounts) {
+    let dim = block.dim;
+    assert_eq!(query.len(), dim, "query of the wrong length");
+    assert_eq!(
+        vectors.len(),
+        block.rows() * dim,
+        "the block the copy was built from"
+    );
+    assert!(threads > 0);
+    let norm = query
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
+    if k == 0 || !(NORM_MIN..=NORM_MAX).contains(&norm) {
+        let rows = block.rows() as u64;
+        let counts = ScanCounts {
+            filtered: 0,
+            rescored: rows,
+        };
+        return (plain_cosine_top_k(vectors, dim, query, k), counts);
+    }
+    let unit: Vec<f32> = query
+        .iter()
+        .map(|&v| (f64::from(v) / norm) as f32)
+        .collect();
+    let offset = block
+        .mean
+        .iter()
+        .zip(&unit)
+        .map(|(&m, &u)| f64::from(m) * f64::from(u))
+        .sum::<f64>();
+    let rows = block.rows();
+    let chunk = rows.div_ceil(threads).max(1);
+    let parts: Vec<(f64, Vec<(u32, f64)>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..rows)
+            .step_by(chunk)
+            .map(|start| {
+                let end = (start + chunk).min(rows);
+                let unit = &unit;
+                scope.spawn(move || filter_rows(block, unit, offset, start..end, k))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("scan thread panicked"))
+            .collect()
+    });
+    // Every thread's threshold is at most the k-th best score of all rows.
+    let threshold = parts
+        .iter()
+        .map(|(t, _)| *t)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut counts = ScanCounts {
+        filtered: rows as u64,
+        rescored: 0,
+    };
+    let mut top: Vec<Scored> = Vec::new();
+    for (row, upper) in parts.into_iter().flat_map(|(_, kept)| kept) {
+        if upper < threshold {
+            continue;
+        }
+        counts.rescored += 1;
+        let at = row as usize * dim;
+        top.push(Scored {
+            row,
+            score: cosine_similarity_f32(query, &vectors[at..at + dim]),
+        });
+    }
+    top.sort_unstable_by(rank);
+    top.truncate(k);
+    (top, counts)
+}
+
+/// One thread's pass over `rows`: the candidates (row, upper bound; `+inf` for rows the
+/// bound cannot describe) whose bound reached the running threshold, and the final threshold
+/// (the k-th largest lower bound, `-inf` while fewer than `k` rows have one).
+fn filter_rows(
+    block: &Int8Block,
+    unit: &[f32],
+    offset: f64,
+    rows: std::ops::Range<usize>,
+    k: usize,
+) -> (f64, Vec<(u32, f64)>) {
+    let dim = block.dim;
+    let dot = dot_kernel();
+    let mut lowers = LowerBounds::new(k);
+    let mut kept = Vec::new();
+    for row in rows {
+        let [scale, inverse_norm, half_width] = block.factors[row];
+        if scale.is_nan() {
+            kept.push((row as u32, f64::INFINITY));
+            continue;
+        }
+        let codes = &block.codes[row * dim..(row + 1) * dim];
+        let centre =
+            f64::from(scale) * f64::from(dot(unit, codes)) + offset * f64::from(inverse_norm);
+        let upper = centre + f64::from(half_width);
+        if upper < lowers.threshold() {
+            continue;
+        }
+        lowers.offer(centre - f64::from(half_width));
+        kept.push((row as u32, upper));
+    }
+    (lowers.threshold(), kept)
+}
+
+/// `u·c` in f32: the widest kernel the CPU runs.
+fn dot_kernel() -> fn(&[f32], &[i8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return |u, c| {
+                // SAFETY: the CPU has AVX-512F (checked above).
+                unsafe { dot_avx512(u, c) }
+            };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return |u, c| {
+                // SAFETY: the CPU has AVX2 (checked above).
+                unsafe { dot_avx2(u, c) }
+            };
+        }
+    }
+    dot_portable
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn dot_avx512(u: &[f32], c: &[i8]) -> f32 {
+    dot_lanes(u, c)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_avx2(u: &[f32], c: &[i8]) -> f32 {
+    dot_lanes(u, c)
+}
+
+fn dot_portable(u: &[f32], c: &[i8]) -> f32 {
+    dot_lanes(u, c)
+}
+
+/// `u·c` with [`LANES`] independent sums (the compiler maps them onto vector registers in
+/// the `target_feature` wrappers above), the tail summed alone.
+#[inline(always)]
+fn dot_lanes(u: &[f32], c: &[i8]) -> f32 {
+    const LANES: usize = 16;
+    assert_eq!(u.len(), c.len());
+    let mut sums = [0f32; LANES];
+    let (u_body, u_tail) = u.split_at(u.len() - u.len() % LANES);
+    let (c_body, c_tail) = c.split_at(u_body.len());
+    for (u, c) in u_body.chunks_exact(LANES).zip(c_body.chunks_exact(LANES)) {
+        for lane in 0..LANES {
+            sums[lane] += u[lane] * f32::from(c[lane]);
+        }
+    }
+    let tail: f32 = u_tail
+        .iter()
+        .zip(c_tail)
+        .map(|(&u, &c)| u * f32::from(c))
+        .sum();
+    sums.iter().sum::<f32>() + tail
+}
+
+/// The `k` largest lower bounds seen, smallest on top.
+struct LowerBounds {
+    k: usize,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<OrdF64>>,
+}
+
+impl LowerBounds {
+    fn new(k: usize) -> Self {
+        LowerBounds {
+            k,
+            heap: std::collections::BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn threshold(&self) -> f64 {
+        if self.heap.len() < self.k {
+            return f64::NEG_INFINITY;
+        }
+        self.heap.peek().map_or(f64::NEG_INFINITY, |low| low.0 .0)
+    }
+
+    fn offer(&mut self, lower: f64) {
+        if self.heap.len() < self.k {
+            self.heap.push(std::cmp::Reverse(OrdF64(lower)));
+        } else if lower > self.threshold() {
+            self.heap.pop();
+            self.heap.push(std::cmp::Reverse(OrdF64(lower)));
+        }
+    }
+}
+
+/// An f64 ordered by IEEE total order (bounds here are finite).
+#[derive(Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+
+impl Eq for OrdF64 {}
+
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The reference: every row scored in FLOAT, the top `k` in [`rank`]'s order.
+pub fn plain_cosine_top_k(vectors: &[f32], dim: usize, query: &[f32], k: usize) -> Vec<Scored> {
+    let mut all: Vec<Scored> = vectors
+        .chunks_exact(dim)
+        .enumerate()
+        .map(|(row, values)| Scored {
+            row: row as u32,
+            score: cosine_similarity_f32(query, values),
+        })
+        .collect();
+    all.sort_unstable_by(rank);
+    all.truncate(k);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A value from a few regimes: ordinary, large, tiny, zero, and (rarely) NaN or infinite.
+    fn value() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            20 => -2.0f32..2.0,
+            2 => -1e6f32..1e6,
+            2 => -1e-6f32..1e-6,
+            3 => Just(0.0f32),
+            1 => Just(f32::NAN),
+            1 => Just(f32::INFINITY),
+        ]
+    }
+
+    fn block_and_query() -> impl Strategy<Value = (usize, Vec<f32>, Vec<f32>)> {
+        (1usize..40, 1usize..120).prop_flat_map(|(dim, rows)| {
+            (
+                Just(dim),
+                proptest::collection::vec(value(), dim * rows),
+                proptest::collection::vec(value(), dim),
+            )
+        })
+    }
+
+    fn same(found: &[Scored], expected: &[Scored]) -> bool {
+        found.len() == expected.len()
+            && found
+                .iter()
+                .zip(expected)
+                .all(|(a, b)| a.row == b.row && a.score.to_bits() == b.score.to_bits())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// The filtered scan returns exactly the plain FLOAT scan's rows and scores.
+        #[test]
+        fn equals_the_plain_scan((dim, vectors, query) in block_and_query(), k in 0usize..15,
+                                 threads in 1usize..4, zero_rows in 0usize..3) {
+            let mut vectors = vectors;
+            for row in 0..zero_rows.min(vectors.len() / dim) {
+                vectors[row * dim..(row + 1) * dim].fill(0.0);
+            }
+            let block = Int8Block::build(&vectors, dim);
+            let (found, counts) = cosine_top_k(&block, &vectors, &query, k, threads);
+            let expected = plain_cosine_top_k(&vectors, dim, &query, k);
+            prop_assert!(same(&found, &expected), "{found:?} != {expected:?}");
+            prop_assert!(counts.rescored <= (vectors.len() / dim) as u64);
+        }
+
+        /// Near-duplicate rows (scores within the quantization error) still come back exactly.
+        #[test]
+        fn near_ties_come_back_exactly(base in proptest::collection::vec(-1.0f32..1.0, 17),
+                                       noise in proptest::collection::vec(-1e-4f32..1e-4, 17 * 60),
+                                       k in 1usize..12) {
+            let vectors: Vec<f32> = noise
+                .chunks_exact(17)
+                .flat_map(|delta| base.iter().zip(delta).map(|(b, d)| b + d))
+                .collect();
+            let block = Int8Block::build(&vectors, 17);
+            let (found, _) = cosine_top_k(&block, &vectors, &base, k, 2);
+            let expected = plain_cosine_top_k(&vectors, 17, &base, k);
+            prop_assert!(same(&found, &expected), "{found:?} != {expected:?}");
+        }
+    }
+
+    /// On clustered data the bound skips most rows: few are scored in FLOAT.
+    #[test]
+    fn clustered_rows_are_mostly_filtered() {
+        let (vectors, queries) = crate::sample::clustered(20_000, 5, 64, 3);
+        let block = Int8Block::build(&vectors, 64);
+        assert_eq!(block.bytes(), 20_000 * (64 + 12) + 64 * 4);
+        for query in queries.chunks_exact(64) {
+            let (found, counts) = cosine_top_k(&block, &vectors, query, 10, 2);
+            assert!(same(&found, &plain_cosine_top_k(&vectors, 64, query, 10)));
+            assert_eq!(counts.filtered, 20_000);
+            assert!(counts.rescored < 2_000, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn a_zero_or_nan_query_takes_the_plain_scan() {
+        let vectors = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+        let block = Int8Block::build(&vectors, 2);
+        for query in [[0.0, 0.0], [f32::NAN, 1.0]] {
+            let (found, counts) = cosine_top_k(&block, &vectors, &query, 2, 1);
+            assert!(same(&found, &plain_cosine_top_k(&vectors, 2, &query, 2)));
+            assert_eq!(
+                counts,
+                ScanCounts {
+                    filtered: 0,
+                    rescored: 3
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn the_dot_kernel_matches_a_scalar_sum() {
+        let u: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();
+        let c: Vec<i8> = (0..37).map(|i| ((i * 53) % 255 - 127) as i8).collect();
+        let expected: f64 = u
+            .iter()
+            .zip(&c)
+            .map(|(&u, &c)| f64::from(u) * f64::from(c))
+            .sum();
+        assert!((f64::from(dot_kernel()(&u, &c)) - expected).abs() < 1e-3);
+        assert!((f64::from(dot_portable(&u, &c)) - expected).abs() < 1e-3);
+    }
+}
