@@ -469,7 +469,8 @@ impl Hash for Value {
                     v.to_bits().hash(state);
                 }
             }
-            _ if self.rank() == 2 => self.as_i128().hash(state),
+            // The bare i128, as the whole-number floats above: 63 and 63.0 are one key.
+            _ if self.rank() == 2 => self.as_i128().unwrap_or(0).hash(state),
             Value::Date(v) => v.hash(state),
             Value::Timestamp(v)
             | Value::TimestampNs(v)
@@ -561,6 +562,40 @@ mod tests {
         assert_eq!(Value::Int32(3).sql_eq(&Value::Int64(3)), Some(true));
         assert_eq!(Value::Null.sql_eq(&Value::Int64(3)), None);
         assert_eq!(Value::Int64(1), Value::Double(1.0));
+    }
+
+    /// Values that are one group key hash alike, so a hash map finds either from the other.
+    #[test]
+    fn equal_numbers_hash_alike() {
+        use std::collections::hash_map::DefaultHasher;
+        fn hash_of(value: &Value) -> u64 {
+            let mut hasher = DefaultHasher::new();
+            value.hash(&mut hasher);
+            hasher.finish()
+        }
+        let groups = [
+            vec![
+                Value::Int64(63),
+                Value::Double(63.0),
+                Value::Int32(63),
+                Value::Float(63.0),
+            ],
+            vec![Value::Int64(-1), Value::Double(-1.0), Value::Int8(-1)],
+            vec![
+                Value::Int64(0),
+                Value::Double(0.0),
+                Value::Double(-0.0),
+                Value::UInt8(0),
+            ],
+            vec![Value::Double(0.5), Value::Float(0.5)],
+        ];
+        for group in &groups {
+            for value in group {
+                assert_eq!(value, &group[0]);
+                assert_eq!(hash_of(value), hash_of(&group[0]), "{value:?}");
+            }
+        }
+        assert_ne!(hash_of(&Value::Int64(63)), hash_of(&Value::Double(63.5)));
     }
 
     #[test]
