@@ -390,6 +390,14 @@ impl Connection {
                     started.elapsed(),
                 ))
             }
+            BoundStatement::ReorderNodes { table, order } => {
+                let message = self.reorder_nodes(snapshot, &table, order)?;
+                Ok(QueryResult::message(
+                    message,
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
             BoundStatement::DropVectorIndex { table, name } => {
                 let table_id = snapshot.catalog().node_table(&table).map(|t| t.id);
                 let mut editor = Editor::new(snapshot);
@@ -636,6 +644,32 @@ impl Connection {
         Ok(summary)
     }
 
+    /// Runs `CALL reorder_nodes(table, order := ...)` on `snapshot` and commits it (like a
+    /// COPY: new segment files, one log record). Refused inside an explicit transaction, whose
+    /// later statements would read offsets the reorder changed.
+    fn reorder_nodes(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        table: &str,
+        order: warren_storage::reorder::NodeOrder,
+    ) -> Result<String> {
+        if self.transaction.is_some() {
+            return Err(Error::runtime(
+                "reorder_nodes cannot run inside an explicit transaction; COMMIT or ROLLBACK first.",
+            ));
+        }
+        let mut editor = Editor::new(snapshot);
+        let summary = warren_storage::reorder::reorder_nodes(&mut editor, table, order)?;
+        self.commit_editor(editor)?;
+        Ok(format!(
+            "Table {} has been reordered in {} order: {} rows, {} rel tables rewritten.",
+            summary.table,
+            order.name(),
+            summary.rows,
+            summary.rel_pairs
+        ))
+    }
+
     /// The message of a committed COPY, as Kùzu words it.
     /// COPY's answer: how many rows it copied and, when `IGNORE_ERRORS` skipped some, how many
     /// (Kùzu's two rows). The skipped rows become this statement's warnings, as many as
@@ -762,6 +796,7 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::CopyFromQuery { .. }
         | BoundStatement::Copy { .. }
         | BoundStatement::CreateVectorIndex(_)
+        | BoundStatement::ReorderNodes { .. }
         | BoundStatement::DropVectorIndex { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)

@@ -180,6 +180,7 @@ pub(crate) fn statement_kind(statement: &BoundStatement) -> &'static str {
         BoundStatement::ClearWarnings => "CALL clear_warnings()",
         BoundStatement::CreateVectorIndex(_) => "CALL CREATE_VECTOR_INDEX",
         BoundStatement::DropVectorIndex { .. } => "CALL DROP_VECTOR_INDEX",
+        BoundStatement::ReorderNodes { .. } => "CALL reorder_nodes",
         BoundStatement::Explain(_) => "EXPLAIN",
         BoundStatement::Profile(_) => "PROFILE",
         BoundStatement::Transaction(_) => "a transaction command",
