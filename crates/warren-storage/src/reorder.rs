@@ -329,3 +329,136 @@ fn rename_endpoints(
     )
     .map_err(Error::internal)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use warren_common::types::LogicalType;
+    use warren_common::value::Value;
+
+    const TABLE: TableId = 1;
+    const PAIR: TableId = 2;
+
+    /// A node table of keys `10 * row` with the given rows deleted.
+    fn node_table(rows: usize, deleted: &[bool]) -> NodeTable {
+        let keys: Vec<Value> = (0..rows).map(|row| Value::Int64(10 * row as i64)).collect();
+        let column = Column::from_values(LogicalType::Int64, &keys).unwrap();
+        let deleted = deleted.contains(&true).then(|| Bitmap::from_bits(deleted));
+        let index = PrimaryKeyIndex::build(&column, deleted.as_ref()).unwrap();
+        NodeTable::from_parts(vec![column], 0, index, deleted, 0).unwrap()
+    }
+
+    fn self_pair(
+        rows: usize,
+        rels: &[(u32, u32)],
+    ) -> Vec<(TableId, TableId, TableId, Arc<RelTable>)> {
+        let (sources, targets) = rels.iter().copied().unzip();
+        let data = RelTable::build(sources, targets, Vec::new(), None, rows as u64, rows as u64);
+        vec![(PAIR, TABLE, TABLE, Arc::new(data.unwrap()))]
+    }
+
+    #[test]
+    fn orders_have_names() {
+        assert_eq!(NodeOrder::parse("BFS"), Some(NodeOrder::Bfs));
+        assert_eq!(
+            NodeOrder::parse("degree").map(NodeOrder::name),
+            Some("degree")
+        );
+        assert_eq!(NodeOrder::parse("rcm"), None);
+    }
+
+    #[test]
+    fn bfs_starts_at_the_hub_and_takes_components_in_turn() {
+        // A star around row 3 (rels in both directions) and a separate pair 5-6; row 4 alone.
+        let rels = [(0, 3), (3, 1), (2, 3), (5, 6)];
+        let nodes = node_table(7, &[false; 7]);
+        let order = locality_order(NodeOrder::Bfs, TABLE, &nodes, &self_pair(7, &rels));
+        assert_eq!(order, vec![3, 1, 0, 2, 5, 6, 4]);
+        let order = locality_order(NodeOrder::Degree, TABLE, &nodes, &self_pair(7, &rels));
+        assert_eq!(order, vec![3, 0, 1, 2, 5, 6, 4]);
+    }
+
+    #[test]
+    fn permuting_moves_every_column_the_tombstones_and_the_key_index() {
+        let nodes = node_table(4, &[false, true, false, false]);
+        let moved = permute_node_table(&nodes, &[2, 0, 3, 1]).unwrap();
+        let keys: Vec<Value> = (0..4).map(|row| moved.value(row, 0)).collect();
+        assert_eq!(keys, [20, 0, 30, 10].map(Value::Int64));
+        assert!(moved.is_deleted(3) && !moved.is_deleted(1));
+        assert_eq!(moved.lookup(&Value::Int64(30)), Some(2));
+        assert_eq!(
+            moved.lookup(&Value::Int64(10)),
+            None,
+            "a deleted row stays deleted"
+        );
+    }
+
+    fn graphs() -> impl Strategy<Value = (usize, Vec<(u32, u32)>, Vec<bool>)> {
+        (1usize..40).prop_flat_map(|rows| {
+            (
+                Just(rows),
+                proptest::collection::vec((0..rows as u32, 0..rows as u32), 0..80),
+                proptest::collection::vec(proptest::bool::weighted(0.1), rows),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Both orders name every row once, deleted rows last; degree order never rises; in
+        /// BFS order every live row is a search's start (the highest-degree row not yet
+        /// placed) or has a neighbour placed before it; renamed rels join the same keys.
+        #[test]
+        fn orders_are_permutations_with_their_shape((rows, rels, deleted) in graphs()) {
+            // Rels never touch a deleted row (DETACH DELETE removed them).
+            let rels: Vec<(u32, u32)> = rels
+                .into_iter()
+                .filter(|&(a, b)| !deleted[a as usize] && !deleted[b as usize])
+                .collect();
+            let nodes = node_table(rows, &deleted);
+            let pairs = self_pair(rows, &rels);
+            let mut degree = vec![0u64; rows];
+            for &(a, b) in &rels {
+                degree[a as usize] += 1;
+                degree[b as usize] += 1;
+            }
+            let live = deleted.iter().filter(|&&d| !d).count();
+            for order in [NodeOrder::Bfs, NodeOrder::Degree] {
+                let new_to_old = locality_order(order, TABLE, &nodes, &pairs);
+                let mut sorted = new_to_old.clone();
+                sorted.sort_unstable();
+                prop_assert_eq!(sorted, (0..rows as u32).collect::<Vec<_>>());
+                prop_assert!(new_to_old[live..].iter().all(|&row| deleted[row as usize]));
+                let placed = |row: u32, upto: usize| new_to_old[..upto].contains(&row);
+                for (i, &row) in new_to_old[..live].iter().enumerate() {
+                    match order {
+                        NodeOrder::Degree => prop_assert!(
+                            i == 0 || degree[new_to_old[i - 1] as usize] >= degree[row as usize]
+                        ),
+                        NodeOrder::Bfs => {
+                            let reached = rels.iter().any(|&(a, b)| {
+                                (a == row && placed(b, i)) || (b == row && placed(a, i))
+                            });
+                            let highest_left = new_to_old[i..live]
+                                .iter()
+                                .all(|&other| degree[other as usize] <= degree[row as usize]);
+                            prop_assert!(reached || highest_left, "row {} at {}", row, i);
+                        }
+                    }
+                }
+                let old_to_new = invert(&new_to_old);
+                let renamed =
+                    rename_endpoints(&pairs[0].3, &old_to_new, (true, true), (rows as u64, rows as u64))
+                        .unwrap();
+                let moved = permute_node_table(&nodes, &new_to_old).unwrap();
+                for (rel, &(a, b)) in rels.iter().enumerate() {
+                    let (x, y) = renamed.endpoints(rel as u64);
+                    prop_assert_eq!(moved.value(u64::from(x), 0), nodes.value(u64::from(a), 0));
+                    prop_assert_eq!(moved.value(u64::from(y), 0), nodes.value(u64::from(b), 0));
+                }
+            }
+        }
+    }
+}

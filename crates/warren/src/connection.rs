@@ -391,9 +391,15 @@ impl Connection {
                 ))
             }
             BoundStatement::ReorderNodes { table, order } => {
-                let message = self.reorder_nodes(snapshot, &table, order)?;
+                let summary = self.reorder_nodes(snapshot, &table, order)?;
                 Ok(QueryResult::message(
-                    message,
+                    format!(
+                        "Table {} has been reordered in {} order: {} rows, {} rel tables rewritten.",
+                        summary.table,
+                        order.name(),
+                        summary.rows,
+                        summary.rel_pairs
+                    ),
                     self.current_snapshot(),
                     started.elapsed(),
                 ))
@@ -561,9 +567,21 @@ impl Connection {
                     started.elapsed(),
                 ));
             }
+            BoundStatement::ReorderNodes { table, order } => {
+                let summary = self.reorder_nodes(snapshot, &table, order)?;
+                let text = crate::profile::reorder_report(&summary, started.elapsed());
+                return Ok(QueryResult::materialized(
+                    vec!["profile".into()],
+                    vec![warren_common::LogicalType::String],
+                    vec![vec![Value::string(text)]],
+                    self.current_snapshot(),
+                    Duration::ZERO,
+                    started.elapsed(),
+                ));
+            }
             other => {
                 return Err(Error::binder(format!(
-                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...) and COPY FROM files, not {}.",
+                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...), COPY FROM files and reorder_nodes, not {}.",
                     crate::profile::statement_kind(&other)
                 )))
             }
@@ -652,22 +670,17 @@ impl Connection {
         snapshot: Arc<Snapshot>,
         table: &str,
         order: warren_storage::reorder::NodeOrder,
-    ) -> Result<String> {
+    ) -> Result<warren_storage::reorder::ReorderSummary> {
         if self.transaction.is_some() {
             return Err(Error::runtime(
                 "reorder_nodes cannot run inside an explicit transaction; COMMIT or ROLLBACK first.",
             ));
         }
         let mut editor = Editor::new(snapshot);
-        let summary = warren_storage::reorder::reorder_nodes(&mut editor, table, order)?;
-        self.commit_editor(editor)?;
-        Ok(format!(
-            "Table {} has been reordered in {} order: {} rows, {} rel tables rewritten.",
-            summary.table,
-            order.name(),
-            summary.rows,
-            summary.rel_pairs
-        ))
+        let mut summary = warren_storage::reorder::reorder_nodes(&mut editor, table, order)?;
+        let commit = "commit (checksums, segment writes, fdatasync, log record)";
+        summary.phases.time(commit, || self.commit_editor(editor))?;
+        Ok(summary)
     }
 
     /// The message of a committed COPY, as Kùzu words it.
