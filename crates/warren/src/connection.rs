@@ -347,6 +347,9 @@ impl Connection {
             } => {
                 let mut result = self.run_query(query, snapshot, Duration::ZERO)?;
                 let rows = result.collect_rows()?;
+                if options.reorder.is_some() {
+                    self.refuse_reorder_in_transaction("COPY with REORDER")?;
+                }
                 let mut editor = Editor::new(self.current_snapshot());
                 let summary =
                     warren_storage::import::copy_from_rows(&mut editor, &table, &rows, &options)?;
@@ -648,6 +651,9 @@ impl Connection {
         files: &[std::path::PathBuf],
         options: &warren_storage::import::CsvOptions,
     ) -> Result<warren_storage::import::CopySummary> {
+        if options.reorder.is_some() {
+            self.refuse_reorder_in_transaction("COPY with REORDER")?;
+        }
         let mut editor = Editor::new(snapshot);
         let mut progress = CopyBar::new(self.settings.progress_bar, format!("COPY {table}"));
         let mut summary = warren_storage::import::copy_from_files(
@@ -671,16 +677,23 @@ impl Connection {
         table: &str,
         order: warren_storage::reorder::NodeOrder,
     ) -> Result<warren_storage::reorder::ReorderSummary> {
-        if self.transaction.is_some() {
-            return Err(Error::runtime(
-                "reorder_nodes cannot run inside an explicit transaction; COMMIT or ROLLBACK first.",
-            ));
-        }
+        self.refuse_reorder_in_transaction("reorder_nodes")?;
         let mut editor = Editor::new(snapshot);
         let mut summary = warren_storage::reorder::reorder_nodes(&mut editor, table, order)?;
         let commit = "commit (checksums, segment writes, fdatasync, log record)";
         summary.phases.time(commit, || self.commit_editor(editor))?;
         Ok(summary)
+    }
+
+    /// A reorder (`reorder_nodes`, `COPY ... (REORDER=...)`) is refused inside an explicit
+    /// transaction, whose later statements could hold offsets it changed.
+    fn refuse_reorder_in_transaction(&self, what: &str) -> Result<()> {
+        if self.transaction.is_some() {
+            return Err(Error::runtime(format!(
+                "{what} cannot run inside an explicit transaction; COMMIT or ROLLBACK first."
+            )));
+        }
+        Ok(())
     }
 
     /// The message of a committed COPY, as Kùzu words it.

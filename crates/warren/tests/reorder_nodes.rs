@@ -241,3 +241,71 @@ fn errors_name_the_table_the_order_and_the_transaction() {
     let message = answer(&mut conn, "CALL reorder_nodes('N', order := 'DEGREE')");
     assert!(message[0].contains("0 rows"), "{message:?}");
 }
+
+#[test]
+fn copy_with_reorder_loads_the_same_graph_in_locality_order() {
+    // A ring of 12 nodes whose keys are written in a scrambled order, plus chords.
+    let dir = tempfile::tempdir().unwrap();
+    let keys = [5, 11, 0, 7, 3, 9, 1, 10, 6, 2, 8, 4];
+    let nodes: String = keys.iter().map(|k| format!("{k},n{k}\n")).collect();
+    let mut rels: String = (0..12)
+        .map(|k| format!("{k},{},{k}\n", (k + 1) % 12))
+        .collect();
+    rels.push_str("0,6,100\n3,9,101\n");
+    std::fs::write(dir.path().join("nodes.csv"), nodes).unwrap();
+    std::fs::write(dir.path().join("rels.csv"), rels).unwrap();
+    let load = |reorder: &str| {
+        let db = Database::in_memory();
+        let mut conn = db.connect();
+        run(
+            &mut conn,
+            "CREATE NODE TABLE N(id INT64, name STRING, PRIMARY KEY(id))",
+        );
+        run(&mut conn, "CREATE REL TABLE E(FROM N TO N, w INT64)");
+        let path = dir.path().display();
+        run(&mut conn, &format!("COPY N FROM '{path}/nodes.csv'"));
+        run(
+            &mut conn,
+            &format!("COPY E FROM '{path}/rels.csv'{reorder}"),
+        );
+        (db, conn)
+    };
+    let (_plain_db, mut plain) = load("");
+    let (_db, mut reordered) = load(" (REORDER='bfs')");
+    for query in [
+        "MATCH (a:N)-[e:E]->(b:N) RETURN a.name, e.w, b.name",
+        "MATCH (a:N)-[e:E* SHORTEST 1..12]->(b:N) WHERE a.id = 4 RETURN b.id, length(e)",
+        "MATCH (n:N {id: 7}) RETURN n.name",
+    ] {
+        assert_eq!(
+            answer(&mut reordered, query),
+            answer(&mut plain, query),
+            "{query}"
+        );
+    }
+    let gap =
+        "MATCH (a:N)-[e:E]->(b:N) WHERE e.w < 12 RETURN max(abs(offset(id(a)) - offset(id(b))))";
+    let (before, after) = (answer(&mut plain, gap), answer(&mut reordered, gap));
+    assert!(
+        after[0].parse::<i64>().unwrap() < before[0].parse::<i64>().unwrap(),
+        "{before:?} {after:?}"
+    );
+    let error = |conn: &mut Connection, query: &str| conn.query(query).err().unwrap().to_string();
+    let path = dir.path().display();
+    assert!(error(
+        &mut plain,
+        &format!("COPY N FROM '{path}/nodes.csv' (REORDER='bfs')")
+    )
+    .contains("applies to a rel table's COPY"));
+    assert!(error(
+        &mut plain,
+        &format!("COPY E FROM '{path}/rels.csv' (REORDER='rcm')")
+    )
+    .contains("Order rcm is not supported"));
+    run(&mut plain, "BEGIN TRANSACTION");
+    assert!(error(
+        &mut plain,
+        &format!("COPY E FROM '{path}/rels.csv' (REORDER='degree')")
+    )
+    .contains("inside an explicit transaction"));
+}
