@@ -17,6 +17,7 @@ pub mod log_record;
 pub mod node_table;
 pub mod pk_index;
 pub mod rel_table;
+pub mod reorder;
 pub mod section_check;
 pub mod segment;
 pub mod snapshot;

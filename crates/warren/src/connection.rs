@@ -347,6 +347,9 @@ impl Connection {
             } => {
                 let mut result = self.run_query(query, snapshot, Duration::ZERO)?;
                 let rows = result.collect_rows()?;
+                if options.reorder.is_some() {
+                    self.refuse_reorder_in_transaction("COPY with REORDER")?;
+                }
                 let mut editor = Editor::new(self.current_snapshot());
                 let summary =
                     warren_storage::import::copy_from_rows(&mut editor, &table, &rows, &options)?;
@@ -386,6 +389,20 @@ impl Connection {
                 }
                 Ok(QueryResult::message(
                     format!("Index {name} has been created."),
+                    self.current_snapshot(),
+                    started.elapsed(),
+                ))
+            }
+            BoundStatement::ReorderNodes { table, order } => {
+                let summary = self.reorder_nodes(snapshot, &table, order)?;
+                Ok(QueryResult::message(
+                    format!(
+                        "Table {} has been reordered in {} order: {} rows, {} rel tables rewritten.",
+                        summary.table,
+                        order.name(),
+                        summary.rows,
+                        summary.rel_pairs
+                    ),
                     self.current_snapshot(),
                     started.elapsed(),
                 ))
@@ -553,9 +570,21 @@ impl Connection {
                     started.elapsed(),
                 ));
             }
+            BoundStatement::ReorderNodes { table, order } => {
+                let summary = self.reorder_nodes(snapshot, &table, order)?;
+                let text = crate::profile::reorder_report(&summary, started.elapsed());
+                return Ok(QueryResult::materialized(
+                    vec!["profile".into()],
+                    vec![warren_common::LogicalType::String],
+                    vec![vec![Value::string(text)]],
+                    self.current_snapshot(),
+                    Duration::ZERO,
+                    started.elapsed(),
+                ));
+            }
             other => {
                 return Err(Error::binder(format!(
-                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...) and COPY FROM files, not {}.",
+                    "PROFILE runs queries (MATCH, UNWIND, RETURN, CREATE, ...), COPY FROM files and reorder_nodes, not {}.",
                     crate::profile::statement_kind(&other)
                 )))
             }
@@ -622,6 +651,9 @@ impl Connection {
         files: &[std::path::PathBuf],
         options: &warren_storage::import::CsvOptions,
     ) -> Result<warren_storage::import::CopySummary> {
+        if options.reorder.is_some() {
+            self.refuse_reorder_in_transaction("COPY with REORDER")?;
+        }
         let mut editor = Editor::new(snapshot);
         let mut progress = CopyBar::new(self.settings.progress_bar, format!("COPY {table}"));
         let mut summary = warren_storage::import::copy_from_files(
@@ -634,6 +666,34 @@ impl Connection {
         let commit = "commit (checksums, segment writes, fdatasync, log record)";
         summary.phases.time(commit, || self.commit_editor(editor))?;
         Ok(summary)
+    }
+
+    /// Runs `CALL reorder_nodes(table, order := ...)` on `snapshot` and commits it (like a
+    /// COPY: new segment files, one log record). Refused inside an explicit transaction, whose
+    /// later statements would read offsets the reorder changed.
+    fn reorder_nodes(
+        &mut self,
+        snapshot: Arc<Snapshot>,
+        table: &str,
+        order: warren_storage::reorder::NodeOrder,
+    ) -> Result<warren_storage::reorder::ReorderSummary> {
+        self.refuse_reorder_in_transaction("reorder_nodes")?;
+        let mut editor = Editor::new(snapshot);
+        let mut summary = warren_storage::reorder::reorder_nodes(&mut editor, table, order)?;
+        let commit = "commit (checksums, segment writes, fdatasync, log record)";
+        summary.phases.time(commit, || self.commit_editor(editor))?;
+        Ok(summary)
+    }
+
+    /// A reorder (`reorder_nodes`, `COPY ... (REORDER=...)`) is refused inside an explicit
+    /// transaction, whose later statements could hold offsets it changed.
+    fn refuse_reorder_in_transaction(&self, what: &str) -> Result<()> {
+        if self.transaction.is_some() {
+            return Err(Error::runtime(format!(
+                "{what} cannot run inside an explicit transaction; COMMIT or ROLLBACK first."
+            )));
+        }
+        Ok(())
     }
 
     /// The message of a committed COPY, as Kùzu words it.
@@ -762,6 +822,7 @@ fn writes(bound: &BoundStatement) -> bool {
         | BoundStatement::CopyFromQuery { .. }
         | BoundStatement::Copy { .. }
         | BoundStatement::CreateVectorIndex(_)
+        | BoundStatement::ReorderNodes { .. }
         | BoundStatement::DropVectorIndex { .. } => true,
         BoundStatement::Setting { .. }
         | BoundStatement::ProjectedGraph(_)

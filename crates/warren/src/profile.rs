@@ -180,6 +180,7 @@ pub(crate) fn statement_kind(statement: &BoundStatement) -> &'static str {
         BoundStatement::ClearWarnings => "CALL clear_warnings()",
         BoundStatement::CreateVectorIndex(_) => "CALL CREATE_VECTOR_INDEX",
         BoundStatement::DropVectorIndex { .. } => "CALL DROP_VECTOR_INDEX",
+        BoundStatement::ReorderNodes { .. } => "CALL reorder_nodes",
         BoundStatement::Explain(_) => "EXPLAIN",
         BoundStatement::Profile(_) => "PROFILE",
         BoundStatement::Transaction(_) => "a transaction command",
@@ -203,10 +204,32 @@ pub(crate) fn copy_report(
     summary: &warren_storage::import::CopySummary,
     total: Duration,
 ) -> String {
+    let title = format!("COPY {}: {} rows", summary.table, summary.rows);
+    phases_report(&title, &summary.phases, total)
+}
+
+/// `PROFILE CALL reorder_nodes(...)`: the reorder's phases, as COPY's are shown.
+pub(crate) fn reorder_report(
+    summary: &warren_storage::reorder::ReorderSummary,
+    total: Duration,
+) -> String {
+    let title = format!(
+        "reorder_nodes {}: {} rows, {} rel tables",
+        summary.table, summary.rows, summary.rel_pairs
+    );
+    phases_report(&title, &summary.phases, total)
+}
+
+/// A title, then one line per phase (wall and CPU milliseconds), then the whole statement.
+fn phases_report(
+    title: &str,
+    phases: &warren_storage::import::phases::CopyPhases,
+    total: Duration,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "COPY {}: {} rows", summary.table, summary.rows);
+    let _ = writeln!(out, "{title}");
     let _ = writeln!(out, "{:>12} {:>12}  phase", "wall ms", "cpu ms");
-    for (name, cost) in summary.phases.iter() {
+    for (name, cost) in phases.iter() {
         let cpu = cost.cpu.map_or_else(|| "-".to_string(), milliseconds);
         let _ = writeln!(out, "{:>12} {cpu:>12}  {name}", milliseconds(cost.wall));
     }

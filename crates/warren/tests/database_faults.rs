@@ -2,7 +2,7 @@
 //! files, manifest, lock) lives on a simulated file system. A random sequence of transactions
 //! (single-row inserts, updates, deletes and rel creations; DDL followed by rows in the new
 //! tables, ALTER TABLE ADD on a table with rows, DROP TABLE, an explicit transaction mixing
-//! DDL and rows; COPY of small node and rel CSV files, and an append COPY) and CHECKPOINTs (in half of the cases also background checkpoints every few
+//! DDL and rows; COPY of small node and rel CSV files, and an append COPY; a reorder of T's rows by `reorder_nodes`) and CHECKPOINTs (in half of the cases also background checkpoints every few
 //! commits, racing the statements) runs once without faults, recording the database after each
 //! transaction, then again with a crash (keeping a random subset of the unsynced writes, torn
 //! at 512-byte sectors, and a prefix of the unsynced directory changes) or an `EIO` injected at
@@ -54,13 +54,15 @@ enum Step {
     AddColumn,
     DdlTransaction,
     Copy,
+    /// `CALL reorder_nodes('T', ...)`: BFS order when true, degree order when false.
+    Reorder(bool),
     Checkpoint,
 }
 
 /// A random step, with weights: inserts most often, DDL and COPY now and then.
 fn random_step(rng: &mut SeededRng) -> Step {
     // The weights of the kinds below, in their order.
-    const WEIGHTS: [u64; 10] = [6, 2, 1, 3, 1, 1, 1, 1, 1, 2];
+    const WEIGHTS: [u64; 11] = [6, 2, 1, 3, 1, 1, 1, 1, 1, 1, 2];
     let mut pick = rng.range_inclusive(0, WEIGHTS.iter().sum::<u64>() - 1);
     let mut kind = 0;
     while pick >= WEIGHTS[kind] {
@@ -78,6 +80,7 @@ fn random_step(rng: &mut SeededRng) -> Step {
         6 => Step::AddColumn,
         7 => Step::DdlTransaction,
         8 => Step::Copy,
+        9 => Step::Reorder(number() % 2 == 0),
         _ => Step::Checkpoint,
     }
 }
@@ -169,6 +172,10 @@ fn statements(steps: &[Step], csv_dir: &Path) -> Vec<Statement> {
                 push(format!("COPY Q{n} FROM '{rels}'"), true);
                 // An append COPY: onto a table that has rows.
                 push(format!("COPY C{n} FROM '{more_nodes}'"), true);
+            }
+            Step::Reorder(bfs) => {
+                let order = if *bfs { "bfs" } else { "degree" };
+                push(format!("CALL reorder_nodes('T', order := '{order}')"), true);
             }
             Step::Checkpoint => push("CHECKPOINT".into(), false),
             Step::Insert | Step::Update(_) | Step::Delete(_) | Step::Rel(..) | Step::DropTable => {

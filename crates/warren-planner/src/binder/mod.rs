@@ -10,6 +10,7 @@ mod procedure;
 pub mod projected_graph;
 mod projection;
 mod query;
+mod reorder_nodes;
 pub mod scope;
 pub mod session;
 mod table_function;
@@ -106,6 +107,11 @@ pub enum BoundStatement {
     ClearWarnings,
     /// A standalone `CALL CREATE_VECTOR_INDEX(...)`, checked against the catalog.
     CreateVectorIndex(warren_storage::VectorIndexSchema),
+    /// A standalone `CALL reorder_nodes(table, order := ...)` of a node table that exists.
+    ReorderNodes {
+        table: String,
+        order: warren_storage::reorder::NodeOrder,
+    },
     /// A standalone `CALL DROP_VECTOR_INDEX(table, name)` of an index that exists.
     DropVectorIndex {
         table: String,
@@ -194,6 +200,9 @@ impl<'a> Binder<'a> {
                 }
                 Some(call) if vector_index::is_vector_index_ddl(&call.name) => {
                     self.bind_vector_index_ddl(call)?
+                }
+                Some(call) if reorder_nodes::is_reorder_nodes(&call.name) => {
+                    self.bind_reorder_nodes(call)?
                 }
                 Some(call) => self.bind_projected_graph_call(call)?,
                 None => BoundStatement::Query(self.bind_query(query)?),

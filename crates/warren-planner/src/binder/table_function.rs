@@ -109,7 +109,10 @@ pub(crate) fn is_clear_warnings(name: &str) -> bool {
 
 /// Whether only a statement of its own may call function `name`.
 fn is_standalone_function(name: &str) -> bool {
-    is_standalone(name) || is_clear_warnings(name) || super::vector_index::is_vector_index_ddl(name)
+    is_standalone(name)
+        || is_clear_warnings(name)
+        || super::vector_index::is_vector_index_ddl(name)
+        || super::reorder_nodes::is_reorder_nodes(name)
 }
 
 /// The single `CALL` of a statement that is nothing but a call to a standalone function

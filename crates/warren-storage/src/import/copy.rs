@@ -28,6 +28,7 @@ use crate::import::plain_pairs::PlainResolve;
 use crate::node_table::NodeTable;
 use crate::pk_index::duplicate_key_message;
 use crate::rel_table::RelTable;
+use crate::reorder::NodeOrder;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopySummary {
@@ -321,6 +322,11 @@ fn copy_into(
     options: &CsvOptions,
 ) -> Result<CopySummary> {
     if let Some(schema) = editor.catalog().node_table(table) {
+        if options.reorder.is_some() {
+            return Err(Error::binder(
+                "The COPY option REORDER applies to a rel table's COPY, after its rels are loaded.",
+            ));
+        }
         let (id, name) = (schema.id, schema.name.clone());
         editor.fold(id)?;
         let mut warnings = Vec::new();
@@ -364,6 +370,11 @@ fn copy_into(
         };
         let warnings = finish_warnings(warnings, &source);
         editor.replace_rel_table(pair, data);
+        if let Some(order) = options.reorder {
+            phases.time("reorder the endpoint node tables", || {
+                reorder_endpoints(editor, (from, to), order)
+            })?;
+        }
         return Ok(CopySummary {
             table: name,
             rows,
@@ -372,6 +383,29 @@ fn copy_into(
         });
     }
     Err(Error::binder(format!("Table {table} does not exist.")))
+}
+
+/// `COPY rel ... (REORDER=order)`: reorders the pair's FROM node table and, when it is
+/// another, its TO node table, staged in the same editor as the rels.
+fn reorder_endpoints(
+    editor: &mut Editor,
+    (from, to): (TableId, TableId),
+    order: NodeOrder,
+) -> Result<()> {
+    let mut tables = vec![from];
+    if to != from {
+        tables.push(to);
+    }
+    for table in tables {
+        let name = editor
+            .catalog()
+            .node_table_by_id(table)
+            .expect("a rel pair's endpoint is a node table")
+            .name
+            .clone();
+        crate::reorder::reorder_nodes(editor, &name, order)?;
+    }
+    Ok(())
 }
 
 /// Where an input row is: its line in a file, or its number (from 1) among a query's rows.

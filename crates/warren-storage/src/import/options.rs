@@ -30,6 +30,9 @@ pub struct CsvOptions {
     /// NULL primary key, a missing rel endpoint) are skipped with a warning instead of failing
     /// the COPY.
     pub ignore_errors: bool,
+    /// `REORDER='bfs'|'degree'` on a rel COPY: after the rels are loaded, the pair's endpoint
+    /// node tables are reordered for locality in the same commit (`crate::reorder`).
+    pub reorder: Option<crate::reorder::NodeOrder>,
 }
 
 impl Default for CsvOptions {
@@ -45,6 +48,7 @@ impl Default for CsvOptions {
             to_table: None,
             by_column: false,
             ignore_errors: false,
+            reorder: None,
         }
     }
 }
@@ -71,6 +75,18 @@ fn boolean(name: &str, value: &Value) -> Result<bool> {
     })
 }
 
+fn node_order(name: &str, value: &Value) -> Result<crate::reorder::NodeOrder> {
+    let text = value
+        .as_str()
+        .ok_or_else(|| Error::binder(format!("{name} must be a string.")))?;
+    crate::reorder::NodeOrder::parse(text).ok_or_else(|| {
+        Error::binder(format!(
+            "Order {text} is not supported; use one of {}.",
+            crate::reorder::NodeOrder::NAMES
+        ))
+    })
+}
+
 impl CsvOptions {
     /// Reads options given as `(NAME, constant value)` pairs.
     pub fn from_pairs(pairs: &[(String, Value)]) -> Result<Self> {
@@ -90,6 +106,7 @@ impl CsvOptions {
                 "FROM" => options.from_table = value.as_str().map(str::to_string),
                 "TO" => options.to_table = value.as_str().map(str::to_string),
                 "IGNORE_ERRORS" => options.ignore_errors = boolean(name, value)?,
+                "REORDER" => options.reorder = Some(node_order(name, value)?),
                 // Accepted for compatibility; Warren decides parallelism itself.
                 "PARALLEL" | "SAMPLE_SIZE" => {}
                 other => {
