@@ -1,0 +1,351 @@
+//! Bounded polling before an I/O thread parks: halt-polling done in user space.
+//!
+//! This VM's guest halts an idle vCPU at once (`haltpoll`, `guest_halt_poll_ns = 0`), so a
+//! request that arrives while its I/O thread sleeps in `epoll_wait` pays a VM exit and an
+//! interprocessor interrupt before the thread runs (tens of microseconds). For a bounded
+//! `window` after the thread finished answering a request, its runtime's park hook
+//! ([`before_park`], tokio's `on_thread_park`) polls the sockets of the thread's connections
+//! (and the listener, on the accepting thread) with `poll(.., 0)` instead of letting the
+//! thread sleep, and returns at once when one is readable (or closed) or the window ends: a
+//! client's next request on a keep-alive connection finds the thread awake.
+//!
+//! Cost and limits: at most `window` of one CPU per request answered, none once a thread has
+//! been idle longer than the window; no spin while one of the thread's requests is in flight
+//! (its wake-up comes from a query thread or the client's reading, not a readable socket);
+//! at most one I/O thread of a server spins at a time (a 2-core machine keeps a core for
+//! the query threads); every round yields the CPU (`sched_yield`), so a runnable thread on
+//! that vCPU goes first. What the spin cannot see (an answer from a query thread handed to
+//! this thread's runtime, a connection handed over by the accepting thread, a timer) waits at
+//! most until the window ends.
+
+use std::cell::RefCell;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The window unless `--io-spin-us` says otherwise.
+pub const SPIN_US_DEFAULT: u64 = 100;
+/// The largest window accepted: beyond it the spin would cost more CPU than a wake-up saves.
+pub const SPIN_US_MAX: u64 = 1_000;
+
+/// What a server's I/O threads share: the rule that one spins at a time, and counts of how
+/// spins ended.
+#[derive(Debug, Default)]
+pub struct Spinners {
+    spinning: AtomicBool,
+    /// Spins that ended because a watched socket became readable.
+    pub woken: AtomicU64,
+    /// Spins that ran to the end of the window.
+    pub expired: AtomicU64,
+}
+
+/// One I/O thread's spin state, shared with the requests it serves (their guards may be
+/// dropped on another thread, hence the atomics).
+#[derive(Debug)]
+pub struct Spin {
+    window: Duration,
+    epoch: Instant,
+    in_flight: AtomicUsize,
+    /// Nanoseconds from `epoch` to the end of the last request, plus one; 0: none yet.
+    last_done: AtomicU64,
+    spinners: Arc<Spinners>,
+}
+
+impl Spin {
+    pub fn new(window: Duration, spinners: Arc<Spinners>) -> Arc<Self> {
+        assert!(
+            window <= Duration::from_micros(SPIN_US_MAX),
+            "the spin window is bounded"
+        );
+        Arc::new(Spin {
+            window,
+            epoch: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_done: AtomicU64::new(0),
+            spinners,
+        })
+    }
+
+    /// A request of this thread arrived.
+    pub fn request_started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request of this thread was answered (its body dropped) at `now`.
+    pub fn request_done(&self, now: Instant) {
+        let previous = self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        assert!(previous > 0, "a request ends only once it started");
+        let nanos = now.saturating_duration_since(self.epoch).as_nanos();
+        let nanos = u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1;
+        self.last_done.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    /// Until when the thread may poll instead of parking at `now`; `None`: park at once
+    /// (spinning off, a request in flight, none answered yet, or the window is over).
+    pub fn deadline(&self, now: Instant) -> Option<Instant> {
+        if self.window.is_zero() || self.in_flight.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let last_done = self.last_done.load(Ordering::Relaxed);
+        if last_done == 0 {
+            return None;
+        }
+        let deadline = self.epoch + Duration::from_nanos(last_done - 1) + self.window;
+        (now < deadline).then_some(deadline)
+    }
+}
+
+/// The current thread's spin state and the sockets it watches.
+struct ThreadSpin {
+    spin: Arc<Spin>,
+    fds: Vec<RawFd>,
+}
+
+thread_local! {
+    static THREAD: RefCell<Option<ThreadSpin>> = const { RefCell::new(None) };
+}
+
+/// Makes `spin` the current thread's (an I/O thread, once, before it runs its runtime).
+pub fn install(spin: Arc<Spin>) {
+    THREAD.with(|thread| {
+        let mut thread = thread.borrow_mut();
+        assert!(thread.is_none(), "an I/O thread installs its spin once");
+        *thread = Some(ThreadSpin {
+            spin,
+            fds: Vec::new(),
+        });
+    });
+}
+
+/// The current thread's spin state, if it is an I/O thread.
+pub fn current() -> Option<Arc<Spin>> {
+    THREAD.with(|thread| thread.borrow().as_ref().map(|t| t.spin.clone()))
+}
+
+/// A socket watched by the current thread's spin while this lives.
+#[must_use]
+pub struct Watched {
+    fd: Option<RawFd>,
+}
+
+/// Watches `fd` (a connection's socket or the listener) on the current thread; nothing on a
+/// thread without a spin state.
+pub fn watch(fd: RawFd) -> Watched {
+    let installed = THREAD.with(|thread| {
+        thread.borrow_mut().as_mut().map(|t| t.fds.push(fd)).is_some()
+    });
+    Watched {
+        fd: installed.then_some(fd),
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let Some(fd) = self.fd else { return };
+        // `try_with`: a thread's locals may already be gone when its runtime drops a task.
+        let _ = THREAD.try_with(|thread| {
+            if let Some(t) = thread.borrow_mut().as_mut() {
+                if let Some(at) = t.fds.iter().position(|&f| f == fd) {
+                    t.fds.swap_remove(at);
+                }
+            }
+        });
+    }
+}
+
+/// How a spin ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// A watched socket is readable, closed or in error (or `poll` failed).
+    Ready,
+    /// The deadline passed with nothing readable.
+    Expired,
+}
+
+/// The runtime's park hook: polls the current thread's sockets until one is readable or the
+/// spin's deadline passes; returns at once where no spin is due or another thread spins.
+pub fn before_park() {
+    let _ = THREAD.try_with(|thread| {
+        let thread = thread.borrow();
+        let Some(t) = thread.as_ref() else { return };
+        let Some(deadline) = t.spin.deadline(Instant::now()) else {
+            return;
+        };
+        let spinners = &t.spin.spinners;
+        if spinners
+            .spinning
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        let mut fds: Vec<libc::pollfd> = t.fds.iter().map(|&fd| readable(fd)).collect();
+        let ended = poll_until(&mut fds, deadline);
+        spinners.spinning.store(false, Ordering::Release);
+        let counter = match ended {
+            Ended::Ready => &spinners.woken,
+            Ended::Expired => &spinners.expired,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+}
+
+fn readable(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// Polls `fds` without blocking, yielding the CPU between rounds, until one has an event or
+/// `deadline` passes (at least one round).
+pub fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Ended {
+    let count = libc::nfds_t::try_from(fds.len()).expect("a thread's sockets fit poll's count");
+    loop {
+        // SAFETY: `fds` is a valid, exclusively borrowed array of `count` pollfd structures.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), count, 0) };
+        if ready != 0 {
+            return Ended::Ready;
+        }
+        if Instant::now() >= deadline {
+            return Ended::Expired;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    fn spin(window_us: u64) -> Arc<Spin> {
+        Spin::new(
+            Duration::from_micros(window_us),
+            Arc::new(Spinners::default()),
+        )
+    }
+
+    #[test]
+    fn no_spin_before_a_request_was_answered_nor_while_one_is_in_flight() {
+        let spin = spin(100);
+        let now = Instant::now();
+        assert_eq!(spin.deadline(now), None);
+        spin.request_started();
+        spin.request_done(now);
+        assert_eq!(
+            spin.deadline(now),
+            Some(now + Duration::from_micros(100))
+        );
+        spin.request_started();
+        assert_eq!(spin.deadline(now), None, "a request in flight");
+        spin.request_done(now);
+        assert!(spin.deadline(now).is_some());
+    }
+
+    #[test]
+    fn the_window_runs_from_the_last_answer_and_ends() {
+        let spin = spin(100);
+        let done = Instant::now();
+        spin.request_started();
+        spin.request_done(done);
+        let deadline = done + Duration::from_micros(100);
+        assert_eq!(spin.deadline(done + Duration::from_micros(99)), Some(deadline));
+        assert_eq!(spin.deadline(deadline), None);
+        assert_eq!(spin.deadline(done + Duration::from_secs(1)), None);
+        // An earlier answer ending later (guards drop in any order) does not move it back.
+        spin.request_started();
+        spin.request_done(done - Duration::from_micros(50));
+        assert_eq!(spin.deadline(done), Some(deadline));
+    }
+
+    #[test]
+    fn a_zero_window_never_spins() {
+        let spin = spin(0);
+        let now = Instant::now();
+        spin.request_started();
+        spin.request_done(now);
+        assert_eq!(spin.deadline(now), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "bounded")]
+    fn a_window_beyond_the_limit_is_refused() {
+        spin(SPIN_US_MAX + 1);
+    }
+
+    #[test]
+    fn polling_stops_at_once_on_a_readable_socket_and_at_the_deadline_otherwise() {
+        let (mut writer, reader) = UnixStream::pair().unwrap();
+        let (_quiet_writer, quiet) = UnixStream::pair().unwrap();
+        let far = Instant::now() + Duration::from_secs(3600);
+        writer.write_all(b"x").unwrap();
+        let mut fds = [readable(quiet.as_raw_fd()), readable(reader.as_raw_fd())];
+        assert_eq!(poll_until(&mut fds, far), Ended::Ready);
+
+        let mut fds = [readable(quiet.as_raw_fd())];
+        let window = Duration::from_millis(2);
+        let started = Instant::now();
+        assert_eq!(poll_until(&mut fds, started + window), Ended::Expired);
+        assert!(started.elapsed() >= window);
+        // A closed peer is an event too: the connection's task must run.
+        drop(_quiet_writer);
+        assert_eq!(poll_until(&mut fds, far), Ended::Ready);
+    }
+
+    #[test]
+    fn the_park_hook_spins_only_on_an_installed_thread_and_only_after_an_answer() {
+        std::thread::spawn(|| {
+            // Not an I/O thread: nothing happens.
+            before_park();
+            assert!(current().is_none());
+            let spinners = Arc::new(Spinners::default());
+            install(Spin::new(Duration::from_millis(2), spinners.clone()));
+            let (mut writer, reader) = UnixStream::pair().unwrap();
+            let _watched = watch(reader.as_raw_fd());
+            before_park();
+            assert_eq!(spinners.expired.load(Ordering::Relaxed), 0, "nothing answered yet");
+            let spin = current().unwrap();
+            spin.request_started();
+            spin.request_done(Instant::now());
+            before_park();
+            assert_eq!(spinners.expired.load(Ordering::Relaxed), 1);
+            // The window is over: no second spin.
+            before_park();
+            assert_eq!(spinners.expired.load(Ordering::Relaxed), 1);
+            spin.request_started();
+            spin.request_done(Instant::now());
+            writer.write_all(b"x").unwrap();
+            before_park();
+            assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
+            // Another thread spinning: this one parks at once.
+            spinners.spinning.store(true, Ordering::Relaxed);
+            spin.request_started();
+            spin.request_done(Instant::now());
+            before_park();
+            assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
+            assert_eq!(spinners.expired.load(Ordering::Relaxed), 1);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_watched_socket_is_forgotten_when_its_guard_drops() {
+        std::thread::spawn(|| {
+            install(Spin::new(Duration::from_micros(10), Arc::default()));
+            let first = watch(3);
+            let second = watch(4);
+            drop(first);
+            THREAD.with(|t| assert_eq!(t.borrow().as_ref().unwrap().fds, [4]));
+            drop(second);
+            THREAD.with(|t| assert!(t.borrow().as_ref().unwrap().fds.is_empty()));
+        })
+        .join()
+        .unwrap();
+    }
+}
