@@ -662,7 +662,11 @@ fn the_io_spin_window_is_bounded_and_answers_are_the_same_with_or_without_it() {
         let mut first = Client::connect(&url(&fixture), None).unwrap();
         let mut second = Client::connect(&url(&fixture), None).unwrap();
         for round in 0..20 {
-            let client = if round % 3 == 0 { &mut second } else { &mut first };
+            let client = if round % 3 == 0 {
+                &mut second
+            } else {
+                &mut first
+            };
             let (status, _, text) = post(
                 client,
                 &query_body("MATCH (a:Person) WHERE a.ID = 1 RETURN a.name"),
@@ -670,7 +674,10 @@ fn the_io_spin_window_is_bounded_and_answers_are_the_same_with_or_without_it() {
             assert_eq!(status, 200, "{text}");
             assert!(text.contains("\"a\""), "{text}");
         }
-        let (status, _, text) = post(&mut first, &query_body("UNWIND range(1, 5000) AS x RETURN x"));
+        let (status, _, text) = post(
+            &mut first,
+            &query_body("UNWIND range(1, 5000) AS x RETURN x"),
+        );
         assert_eq!(status, 200);
         assert!(text.contains("[5000]"), "{text}");
         drop((first, second));
