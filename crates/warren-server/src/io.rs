@@ -33,6 +33,7 @@ pub fn runtime() -> Result<Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .on_thread_park(spin::before_park)
+        .on_thread_unpark(spin::after_unpark)
         .build()
         .map_err(|e| Error::Io(format!("starting the server's runtime: {e}")))
 }

@@ -87,18 +87,49 @@ impl Spin {
         self.last_done.fetch_max(nanos, Ordering::Relaxed);
     }
 
-    /// Until when the thread may poll instead of parking at `now`; `None`: park at once
-    /// (spinning off, a request in flight, none answered yet, or the window is over).
-    pub fn deadline(&self, now: Instant) -> Option<Instant> {
-        if self.window.is_zero() || self.in_flight.load(Ordering::Relaxed) > 0 {
+    /// Until when the thread may poll instead of parking at `now` with a window of `window`
+    /// (at most the configured one); `None`: park at once (a zero window, a request in
+    /// flight, none answered yet, or the window is over).
+    pub fn deadline(&self, now: Instant, window: Duration) -> Option<Instant> {
+        let window = window.min(self.window);
+        if window.is_zero() || self.in_flight.load(Ordering::Relaxed) > 0 {
             return None;
         }
         let last_done = self.last_done.load(Ordering::Relaxed);
         if last_done == 0 {
             return None;
         }
-        let deadline = self.epoch + Duration::from_nanos(last_done - 1) + self.window;
+        let deadline = self.epoch + Duration::from_nanos(last_done - 1) + window;
         (now < deadline).then_some(deadline)
+    }
+}
+
+/// The smallest window a grown window starts from; a window halved below it becomes 0.
+const WINDOW_START: Duration = Duration::from_micros(10);
+
+/// The next park's window after a park that could have spun (the configured window allowed
+/// it) and was left after `idle` (from the park hook to the runtime's wake-up), as the
+/// kernel's halt-polling adapts its own (`halt_poll_ns`): a wake-up that a spin of at most
+/// `max` would have caught grows the window (doubled, from [`WINDOW_START`]); a spin that
+/// ran out, or gave way to another thread, halves it, down to 0. So a thread whose requests
+/// come further apart than `max`, or whose vCPU is busy, soon stops spending CPU on spins,
+/// and one whose requests come close together soon spins again.
+pub fn adapt(current: Duration, max: Duration, spun: Option<Ended>, idle: Duration) -> Duration {
+    let grow = || (current * 2).max(WINDOW_START).min(max);
+    let shrink = || {
+        let half = current / 2;
+        if half < WINDOW_START {
+            Duration::ZERO
+        } else {
+            half
+        }
+    };
+    match spun {
+        Some(Ended::Contended) => shrink(),
+        Some(Ended::Ready) => grow(),
+        _ if idle <= max => grow(),
+        Some(Ended::Expired) => shrink(),
+        None => current,
     }
 }
 
@@ -106,6 +137,14 @@ impl Spin {
 struct ThreadSpin {
     spin: Arc<Spin>,
     fds: Vec<RawFd>,
+    /// The window of the next spin, adapted at every wake-up ([`adapt`]).
+    window: Duration,
+    /// When the park hook of a park that could have spun began; taken at the wake-up.
+    eligible_since: Option<Instant>,
+    /// How that park's spin ended (`None`: it did not spin).
+    spun: Option<Ended>,
+    /// `poll`'s array, kept between spins.
+    polled: Vec<libc::pollfd>,
 }
 
 thread_local! {
@@ -117,9 +156,14 @@ pub fn install(spin: Arc<Spin>) {
     THREAD.with(|thread| {
         let mut thread = thread.borrow_mut();
         assert!(thread.is_none(), "an I/O thread installs its spin once");
+        let window = spin.window;
         *thread = Some(ThreadSpin {
             spin,
             fds: Vec::new(),
+            window,
+            eligible_since: None,
+            spun: None,
+            polled: Vec::new(),
         });
     });
 }
@@ -175,13 +219,21 @@ pub enum Ended {
     Contended,
 }
 
-/// The runtime's park hook: polls the current thread's sockets until one is readable or the
-/// spin's deadline passes; returns at once where no spin is due or another thread spins.
+/// The runtime's park hook: polls the current thread's sockets until one is readable, the
+/// spin's deadline passes or another thread wants the CPU; returns at once where no spin is
+/// due or another I/O thread spins.
 pub fn before_park() {
     let _ = THREAD.try_with(|thread| {
-        let thread = thread.borrow();
-        let Some(t) = thread.as_ref() else { return };
-        let Some(deadline) = t.spin.deadline(Instant::now()) else {
+        let mut thread = thread.borrow_mut();
+        let Some(t) = thread.as_mut() else { return };
+        let now = Instant::now();
+        t.eligible_since = None;
+        t.spun = None;
+        if t.spin.deadline(now, t.spin.window).is_none() {
+            return;
+        }
+        t.eligible_since = Some(now);
+        let Some(deadline) = t.spin.deadline(now, t.window) else {
             return;
         };
         let spinners = &t.spin.spinners;
@@ -192,8 +244,9 @@ pub fn before_park() {
         {
             return;
         }
-        let mut fds: Vec<libc::pollfd> = t.fds.iter().map(|&fd| readable(fd)).collect();
-        let ended = poll_until(&mut fds, deadline);
+        t.polled.clear();
+        t.polled.extend(t.fds.iter().map(|&fd| readable(fd)));
+        let ended = poll_until(&mut t.polled, deadline);
         spinners.spinning.store(false, Ordering::Release);
         let counter = match ended {
             Ended::Ready => &spinners.woken,
@@ -201,6 +254,20 @@ pub fn before_park() {
             Ended::Contended => &spinners.contended,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        t.spun = Some(ended);
+    });
+}
+
+/// The runtime's wake-up hook: adapts the thread's window to how long the park that could
+/// have spun lasted ([`adapt`]).
+pub fn after_unpark() {
+    let _ = THREAD.try_with(|thread| {
+        let mut thread = thread.borrow_mut();
+        let Some(t) = thread.as_mut() else { return };
+        let Some(since) = t.eligible_since.take() else {
+            return;
+        };
+        t.window = adapt(t.window, t.spin.window, t.spun.take(), since.elapsed());
     });
 }
 
@@ -251,14 +318,17 @@ mod tests {
     fn no_spin_before_a_request_was_answered_nor_while_one_is_in_flight() {
         let spin = spin(100);
         let now = Instant::now();
-        assert_eq!(spin.deadline(now), None);
+        assert_eq!(spin.deadline(now, spin.window), None);
         spin.request_started();
         spin.request_done(now);
-        assert_eq!(spin.deadline(now), Some(now + Duration::from_micros(100)));
+        assert_eq!(
+            spin.deadline(now, spin.window),
+            Some(now + Duration::from_micros(100))
+        );
         spin.request_started();
-        assert_eq!(spin.deadline(now), None, "a request in flight");
+        assert_eq!(spin.deadline(now, spin.window), None, "a request in flight");
         spin.request_done(now);
-        assert!(spin.deadline(now).is_some());
+        assert!(spin.deadline(now, spin.window).is_some());
     }
 
     #[test]
@@ -269,15 +339,18 @@ mod tests {
         spin.request_done(done);
         let deadline = done + Duration::from_micros(100);
         assert_eq!(
-            spin.deadline(done + Duration::from_micros(99)),
+            spin.deadline(done + Duration::from_micros(99), spin.window),
             Some(deadline)
         );
-        assert_eq!(spin.deadline(deadline), None);
-        assert_eq!(spin.deadline(done + Duration::from_secs(1)), None);
+        assert_eq!(spin.deadline(deadline, spin.window), None);
+        assert_eq!(
+            spin.deadline(done + Duration::from_secs(1), spin.window),
+            None
+        );
         // An earlier answer ending later (guards drop in any order) does not move it back.
         spin.request_started();
         spin.request_done(done - Duration::from_micros(50));
-        assert_eq!(spin.deadline(done), Some(deadline));
+        assert_eq!(spin.deadline(done, spin.window), Some(deadline));
     }
 
     #[test]
@@ -286,7 +359,40 @@ mod tests {
         let now = Instant::now();
         spin.request_started();
         spin.request_done(now);
-        assert_eq!(spin.deadline(now), None);
+        assert_eq!(spin.deadline(now, spin.window), None);
+    }
+
+    #[test]
+    fn the_window_grows_when_a_spin_would_catch_the_wake_up_and_shrinks_when_it_ran_out() {
+        let us = Duration::from_micros;
+        let max = us(100);
+        // Woken within the configured window: grow, from the start size, doubling, capped.
+        assert_eq!(adapt(us(0), max, None, us(40)), WINDOW_START);
+        assert_eq!(adapt(us(10), max, Some(Ended::Expired), us(40)), us(20));
+        assert_eq!(adapt(us(80), max, Some(Ended::Ready), us(0)), max);
+        assert_eq!(adapt(max, max, Some(Ended::Ready), us(0)), max);
+        // Ran out and slept past the window, or gave way to another thread: halve, then 0.
+        assert_eq!(adapt(max, max, Some(Ended::Expired), us(5_000)), us(50));
+        assert_eq!(adapt(us(50), max, Some(Ended::Contended), us(1)), us(25));
+        assert_eq!(
+            adapt(us(15), max, Some(Ended::Expired), us(5_000)),
+            Duration::ZERO
+        );
+        // Did not spin and slept long: unchanged.
+        assert_eq!(adapt(us(0), max, None, us(5_000)), Duration::ZERO);
+        assert_eq!(adapt(us(40), max, None, us(5_000)), us(40));
+        // A window adapted to zero never spins; a shorter one ends sooner.
+        let spin = spin(100);
+        let now = Instant::now();
+        spin.request_started();
+        spin.request_done(now);
+        assert_eq!(spin.deadline(now, Duration::ZERO), None);
+        assert_eq!(spin.deadline(now, us(30)), Some(now + us(30)));
+        assert_eq!(
+            spin.deadline(now, us(500)),
+            Some(now + max),
+            "capped at the configured"
+        );
     }
 
     #[test]
@@ -329,7 +435,10 @@ mod tests {
             before_park();
             assert!(current().is_none());
             let spinners = Arc::new(Spinners::default());
-            install(Spin::new(Duration::from_micros(SPIN_US_MAX), spinners.clone()));
+            install(Spin::new(
+                Duration::from_micros(SPIN_US_MAX),
+                spinners.clone(),
+            ));
             let (mut writer, reader) = UnixStream::pair().unwrap();
             let _watched = watch(reader.as_raw_fd());
             before_park();
@@ -339,6 +448,13 @@ mod tests {
             spin.request_done(Instant::now());
             before_park();
             assert_eq!(ended_without_data(&spinners), 1);
+            // The spin saw nothing and the thread slept past the window: the window halves.
+            std::thread::sleep(Duration::from_millis(2));
+            after_unpark();
+            THREAD.with(|t| {
+                let window = t.borrow().as_ref().unwrap().window;
+                assert_eq!(window, Duration::from_micros(SPIN_US_MAX / 2));
+            });
             // The window is over: no second spin.
             std::thread::sleep(Duration::from_millis(3));
             before_park();
