@@ -32,6 +32,9 @@ pub const SPIN_US_MAX: u64 = 1_000;
 /// not idle, so it will not halt, and spinning on would only spend the thread's share of it
 /// (a thread that wakes from sleep is scheduled sooner than one that has been running).
 const YIELD_LOST: Duration = Duration::from_micros(20);
+/// After a spin gave way to another thread, the thread does not spin for this long: each
+/// such yield may hand a whole time slice to another process while a request waits.
+pub const CONTENDED_PAUSE: Duration = Duration::from_secs(1);
 
 /// What a server's I/O threads share: the rule that one spins at a time, and counts of how
 /// spins ended.
@@ -111,9 +114,10 @@ const WINDOW_START: Duration = Duration::from_micros(10);
 /// it) and was left after `idle` (from the park hook to the runtime's wake-up), as the
 /// kernel's halt-polling adapts its own (`halt_poll_ns`): a wake-up that a spin of at most
 /// `max` would have caught grows the window (doubled, from [`WINDOW_START`]); a spin that
-/// ran out, or gave way to another thread, halves it, down to 0. So a thread whose requests
-/// come further apart than `max`, or whose vCPU is busy, soon stops spending CPU on spins,
-/// and one whose requests come close together soon spins again.
+/// ran out halves it, down to 0; one that gave way to another thread sets it to 0 (the
+/// caller also pauses spinning for [`CONTENDED_PAUSE`]). So a thread whose requests come
+/// further apart than `max`, or whose vCPU is busy, soon stops spending CPU on spins, and
+/// one whose requests come close together soon spins again.
 pub fn adapt(current: Duration, max: Duration, spun: Option<Ended>, idle: Duration) -> Duration {
     let grow = || (current * 2).max(WINDOW_START).min(max);
     let shrink = || {
@@ -125,7 +129,7 @@ pub fn adapt(current: Duration, max: Duration, spun: Option<Ended>, idle: Durati
         }
     };
     match spun {
-        Some(Ended::Contended) => shrink(),
+        Some(Ended::Contended) => Duration::ZERO,
         Some(Ended::Ready) => grow(),
         _ if idle <= max => grow(),
         Some(Ended::Expired) => shrink(),
@@ -145,6 +149,8 @@ struct ThreadSpin {
     spun: Option<Ended>,
     /// `poll`'s array, kept between spins.
     polled: Vec<libc::pollfd>,
+    /// No spin before this (set when a spin gave way to another thread).
+    paused_until: Option<Instant>,
 }
 
 thread_local! {
@@ -164,6 +170,7 @@ pub fn install(spin: Arc<Spin>) {
             eligible_since: None,
             spun: None,
             polled: Vec::new(),
+            paused_until: None,
         });
     });
 }
@@ -229,6 +236,9 @@ pub fn before_park() {
         let now = Instant::now();
         t.eligible_since = None;
         t.spun = None;
+        if t.paused_until.is_some_and(|until| now < until) {
+            return;
+        }
         if t.spin.deadline(now, t.spin.window).is_none() {
             return;
         }
@@ -267,7 +277,11 @@ pub fn after_unpark() {
         let Some(since) = t.eligible_since.take() else {
             return;
         };
-        t.window = adapt(t.window, t.spin.window, t.spun.take(), since.elapsed());
+        let spun = t.spun.take();
+        if spun == Some(Ended::Contended) {
+            t.paused_until = Some(Instant::now() + CONTENDED_PAUSE);
+        }
+        t.window = adapt(t.window, t.spin.window, spun, since.elapsed());
     });
 }
 
@@ -373,7 +387,10 @@ mod tests {
         assert_eq!(adapt(max, max, Some(Ended::Ready), us(0)), max);
         // Ran out and slept past the window, or gave way to another thread: halve, then 0.
         assert_eq!(adapt(max, max, Some(Ended::Expired), us(5_000)), us(50));
-        assert_eq!(adapt(us(50), max, Some(Ended::Contended), us(1)), us(25));
+        assert_eq!(
+            adapt(us(50), max, Some(Ended::Contended), us(1)),
+            Duration::ZERO
+        );
         assert_eq!(
             adapt(us(15), max, Some(Ended::Expired), us(5_000)),
             Duration::ZERO
@@ -450,10 +467,19 @@ mod tests {
             assert_eq!(ended_without_data(&spinners), 1);
             // The spin saw nothing and the thread slept past the window: the window halves.
             std::thread::sleep(Duration::from_millis(2));
+            let contended = spinners.contended.load(Ordering::Relaxed) == 1;
             after_unpark();
             THREAD.with(|t| {
-                let window = t.borrow().as_ref().unwrap().window;
-                assert_eq!(window, Duration::from_micros(SPIN_US_MAX / 2));
+                let mut t = t.borrow_mut();
+                let t = t.as_mut().unwrap();
+                if contended {
+                    // Another thread took the CPU (a busy machine): no spin for a while.
+                    assert_eq!(t.window, Duration::ZERO);
+                    assert!(t.paused_until.is_some());
+                    t.window = Duration::from_micros(SPIN_US_MAX / 2);
+                    t.paused_until = None;
+                }
+                assert_eq!(t.window, Duration::from_micros(SPIN_US_MAX / 2));
             });
             // The window is over: no second spin.
             std::thread::sleep(Duration::from_millis(3));
