@@ -294,13 +294,17 @@ fn readable(fd: RawFd) -> libc::pollfd {
 }
 
 /// Polls `fds` without blocking, yielding the CPU between rounds, until one has an event,
-/// `deadline` passes (at least one round) or a yield lets another thread run.
+/// `deadline` passes (at least one round) or a yield lets another thread run and nothing is
+/// readable after it. (The thread the yield let run may be the client, on the same vCPU,
+/// sending the next request: the kernel puts a thread woken by a socket beside its waker.)
 pub fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Ended {
     let count = libc::nfds_t::try_from(fds.len()).expect("a thread's sockets fit poll's count");
-    loop {
+    let mut poll = || {
         // SAFETY: `fds` is a valid, exclusively borrowed array of `count` pollfd structures.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), count, 0) };
-        if ready != 0 {
+        unsafe { libc::poll(fds.as_mut_ptr(), count, 0) != 0 }
+    };
+    loop {
+        if poll() {
             return Ended::Ready;
         }
         let before_yield = Instant::now();
@@ -309,7 +313,11 @@ pub fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Ended {
         }
         std::thread::yield_now();
         if before_yield.elapsed() > YIELD_LOST {
-            return Ended::Contended;
+            return if poll() {
+                Ended::Ready
+            } else {
+                Ended::Contended
+            };
         }
     }
 }
