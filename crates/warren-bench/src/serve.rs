@@ -513,13 +513,14 @@ fn steps_from_json(steps: &serde_json::Value) -> Vec<Step> {
 }
 
 /// How the server's I/O threads' spins before parking have ended so far: [woken, expired,
-/// contended].
-fn spin_counts(spinners: &warren_server::spin::Spinners) -> [u64; 3] {
+/// contended, microseconds spent spinning].
+fn spin_counts(spinners: &warren_server::spin::Spinners) -> [u64; 4] {
     use std::sync::atomic::Ordering::Relaxed;
     [
         spinners.woken.load(Relaxed),
         spinners.expired.load(Relaxed),
         spinners.contended.load(Relaxed),
+        spinners.spun_us.load(Relaxed),
     ]
 }
 
@@ -538,14 +539,17 @@ pub fn text(report: &Report) -> String {
         let spins = |phase: &str, how: &str| answer[phase][how].as_u64().unwrap_or(0);
         text.push_str(&format!(
             "I/O threads' spins before parking (window {} us): overhead round trips {} woken, {} \
-             expired, {} contended; whole run {} woken, {} expired, {} contended\n",
+             expired, {} contended, {} us spinning; whole run {} woken, {} expired, {} \
+             contended, {} us spinning\n",
             answer["io_spin_us"],
             spins("io_spins_overhead", "woken"),
             spins("io_spins_overhead", "expired"),
             spins("io_spins_overhead", "contended"),
+            spins("io_spins_overhead", "spun_us"),
             spins("io_spins_total", "woken"),
             spins("io_spins_total", "expired"),
             spins("io_spins_total", "contended"),
+            spins("io_spins_total", "spun_us"),
         ));
     }
     let embedded = embedded_from_json(&answer["embedded"]);
@@ -859,8 +863,8 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "server_us_p50": served_us,
         "overhead_us_p50": served_us as i64 - embedded_us as i64,
         "io_spin_us": config.io_spin_us,
-        "io_spins_overhead": {"woken": spins_overhead[0], "expired": spins_overhead[1], "contended": spins_overhead[2]},
-        "io_spins_total": {"woken": spins_total[0], "expired": spins_total[1], "contended": spins_total[2]},
+        "io_spins_overhead": {"woken": spins_overhead[0], "expired": spins_overhead[1], "contended": spins_overhead[2], "spun_us": spins_overhead[3]},
+        "io_spins_total": {"woken": spins_total[0], "expired": spins_total[1], "contended": spins_total[2], "spun_us": spins_total[3]},
         "connections": sizes.connections,
         "step_s": sizes.step.as_secs_f64(),
         "steps": steps.iter().map(step_json).collect::<Vec<_>>(),

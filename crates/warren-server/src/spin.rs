@@ -10,13 +10,16 @@
 //! client's next request on a keep-alive connection finds the thread awake.
 //!
 //! Cost and limits: at most `window` of one CPU per request answered, none once a thread has
-//! been idle longer than the window; no spin while one of the thread's requests is in flight
-//! (its wake-up comes from a query thread or the client's reading, not a readable socket);
-//! at most one I/O thread of a server spins at a time (a 2-core machine keeps a core for
-//! the query threads); every round yields the CPU (`sched_yield`), and a yield that let
-//! another thread run ends the spin: that vCPU is busy, so it will not halt. What the spin cannot see (an answer from a query thread handed to
-//! this thread's runtime, a connection handed over by the accepting thread, a timer) waits at
-//! most until the window ends.
+//! been idle longer than the window. The window adapts as the kernel's halt-polling does
+//! ([`adapt`]): it shrinks to 0 on a thread whose requests come further apart. No spin while
+//! one of the thread's requests is in flight (its wake-up comes from a query thread or the
+//! client's reading, not a readable socket); at most one I/O thread of a server spins at a
+//! time (a 2-core machine keeps a core for the query threads); every round yields the CPU
+//! (`sched_yield`), and a yield that let another thread run with nothing readable after it
+//! ends the spin and pauses spinning for [`CONTENDED_PAUSE`]: that vCPU is busy, so it will
+//! not halt. What the spin cannot see (an answer from a query thread handed to this thread's
+//! runtime, a connection handed over by the accepting thread, a timer) waits at most until
+//! the window ends.
 
 use std::cell::RefCell;
 use std::os::fd::RawFd;
@@ -47,6 +50,9 @@ pub struct Spinners {
     pub expired: AtomicU64,
     /// Spins given up because another thread wanted the CPU.
     pub contended: AtomicU64,
+    /// Time spent spinning, all spins together, in microseconds (an upper bound of their CPU
+    /// time: a yield that let another thread run counts too).
+    pub spun_us: AtomicU64,
 }
 
 /// One I/O thread's spin state, shared with the requests it serves (their guards may be
@@ -258,6 +264,8 @@ pub fn before_park() {
         t.polled.extend(t.fds.iter().map(|&fd| readable(fd)));
         let ended = poll_until(&mut t.polled, deadline);
         spinners.spinning.store(false, Ordering::Release);
+        let spun_us = u64::try_from(now.elapsed().as_micros()).unwrap_or(u64::MAX);
+        spinners.spun_us.fetch_add(spun_us, Ordering::Relaxed);
         let counter = match ended {
             Ended::Ready => &spinners.woken,
             Ended::Expired => &spinners.expired,
