@@ -190,6 +190,12 @@ fn read_after_cursor(
     recovered(path, header, &scan, cursor.offset, &start)
 }
 
+/// A log file opened for reading, with its header.
+struct OpenedLog {
+    file: Box<dyn FileHandle>,
+    header: Header,
+}
+
 /// The log a reading process keeps open between refreshes ([`Wal::read_after_held`]).
 #[derive(Debug)]
 pub struct HeldLog {
@@ -560,7 +566,7 @@ impl Wal {
             }
         }
         *held = None;
-        let Some((recovered, (file, header))) =
+        let Some((recovered, OpenedLog { file, header })) =
             Self::open_and_read_after(fs, path, database_id, cursor)?
         else {
             return Ok(None);
@@ -577,7 +583,7 @@ impl Wal {
         path: &Path,
         database_id: DatabaseId,
         cursor: &LogCursor,
-    ) -> Result<Option<(Recovered, (Box<dyn FileHandle>, Header))>> {
+    ) -> Result<Option<(Recovered, OpenedLog)>> {
         let file = match fs.open(path, OpenMode::Read) {
             Ok(file) => file,
             Err(_) if !fs.exists(path)? => return Ok(None),
@@ -590,7 +596,7 @@ impl Wal {
             return Ok(None);
         }
         let recovered = read_after_cursor(file.as_ref(), path, &header, cursor)?;
-        Ok(Some((recovered, (file, header))))
+        Ok(Some((recovered, OpenedLog { file, header })))
     }
 
     fn from_state(
