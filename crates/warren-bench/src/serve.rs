@@ -512,6 +512,18 @@ fn steps_from_json(steps: &serde_json::Value) -> Vec<Step> {
         .collect()
 }
 
+/// How the server's I/O threads' spins before parking have ended so far: [woken, expired,
+/// contended, microseconds spent spinning].
+fn spin_counts(spinners: &warren_server::spin::Spinners) -> [u64; 4] {
+    use std::sync::atomic::Ordering::Relaxed;
+    [
+        spinners.woken.load(Relaxed),
+        spinners.expired.load(Relaxed),
+        spinners.contended.load(Relaxed),
+        spinners.spun_us.load(Relaxed),
+    ]
+}
+
 /// The table, the overhead line and the overload run (when there was one), from a report's
 /// answer.
 pub fn text(report: &Report) -> String {
@@ -523,6 +535,23 @@ pub fn text(report: &Report) -> String {
         answer["embedded_us_p50"],
         answer["overhead_us_p50"]
     );
+    if answer["io_spin_us"].is_u64() {
+        let spins = |phase: &str, how: &str| answer[phase][how].as_u64().unwrap_or(0);
+        text.push_str(&format!(
+            "I/O threads' spins before parking (window {} us): overhead round trips {} woken, {} \
+             expired, {} contended, {} us spinning; whole run {} woken, {} expired, {} \
+             contended, {} us spinning\n",
+            answer["io_spin_us"],
+            spins("io_spins_overhead", "woken"),
+            spins("io_spins_overhead", "expired"),
+            spins("io_spins_overhead", "contended"),
+            spins("io_spins_overhead", "spun_us"),
+            spins("io_spins_total", "woken"),
+            spins("io_spins_total", "expired"),
+            spins("io_spins_total", "contended"),
+            spins("io_spins_total", "spun_us"),
+        ));
+    }
     let embedded = embedded_from_json(&answer["embedded"]);
     if !embedded.is_empty() {
         text.push_str(&embedded_table(&embedded));
@@ -592,6 +621,7 @@ fn overload_config(measured: &warren_server::Config) -> warren_server::Config {
         listen: measured.listen,
         threads: measured.threads,
         heavy_threads: measured.heavy_threads,
+        io_spin_us: measured.io_spin_us,
         queue: OVERLOAD_QUEUE,
         ..warren_server::Config::default()
     }
@@ -742,12 +772,16 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
             .unwrap_or(warren_server::config::HEAVY_THREADS_DEFAULT),
         queue: 4_096,
         connections_max: 1_024,
+        io_spin_us: options
+            .io_spin_us
+            .unwrap_or(warren_server::spin::SPIN_US_DEFAULT),
         ..warren_server::Config::default()
     };
     let server = warren_server::Server::start(&config, &db)?;
     let url = format!("http://{}", server.addr());
     let nodes = info.nodes.max(1);
     let (embedded_us, served_us) = overhead(&db, &url, nodes, sizes.overhead_samples)?;
+    let spins_overhead = spin_counts(server.spins());
     let rates: Vec<f64> = if options.sweep {
         SWEEP_RATES.to_vec()
     } else {
@@ -780,6 +814,7 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
             }
         }
     }
+    let spins_total = spin_counts(server.spins());
     drop(server);
     let overload = if options.overload {
         let knee = match (options.rate, mix_knee(&steps)) {
@@ -827,6 +862,9 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "embedded_us_p50": embedded_us,
         "server_us_p50": served_us,
         "overhead_us_p50": served_us as i64 - embedded_us as i64,
+        "io_spin_us": config.io_spin_us,
+        "io_spins_overhead": {"woken": spins_overhead[0], "expired": spins_overhead[1], "contended": spins_overhead[2], "spun_us": spins_overhead[3]},
+        "io_spins_total": {"woken": spins_total[0], "expired": spins_total[1], "contended": spins_total[2], "spun_us": spins_total[3]},
         "connections": sizes.connections,
         "step_s": sizes.step.as_secs_f64(),
         "steps": steps.iter().map(step_json).collect::<Vec<_>>(),

@@ -160,6 +160,8 @@ pub struct BenchOptions {
     /// serve: the server's heavy-lane threads (`warren serve --heavy-threads`; its default
     /// when `None`).
     pub heavy_threads: Option<usize>,
+    /// serve: the server's `io_spin_us` (its default when `None`).
+    pub io_spin_us: Option<u64>,
     /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
     pub vectors: crate::vectors::VectorOptions,
 }
@@ -186,6 +188,7 @@ impl BenchOptions {
             overload: false,
             scenarios: Vec::new(),
             heavy_threads: None,
+            io_spin_us: None,
             vectors: crate::vectors::VectorOptions::default(),
         }
     }

@@ -67,6 +67,10 @@ pub struct BenchArgs {
     /// serve: the server's heavy-lane threads (`warren serve --heavy-threads`; 0: one lane).
     #[arg(long = "heavy-threads")]
     pub heavy_threads: Option<usize>,
+    /// serve: the server's I/O threads' polling window after an answer (`warren serve
+    /// --io-spin-us`; 0: none).
+    #[arg(long = "io-spin-us")]
+    pub io_spin_us: Option<u64>,
     /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
     #[arg(long)]
     pub sweep: bool,
@@ -165,6 +169,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.overload = args.overload;
     options.scenarios = args.scenarios.unwrap_or_default();
     options.heavy_threads = args.heavy_threads;
+    options.io_spin_us = args.io_spin_us;
     let mut vectors = if args.quick {
         warren_bench::vectors::VectorOptions::quick()
     } else {

@@ -141,6 +141,11 @@ struct ServeArgs {
     /// The largest request body, in bytes (413 beyond).
     #[arg(long, default_value_t = warren_server::config::BODY_BYTES_MAX_DEFAULT)]
     max_body: usize,
+    /// Microseconds an I/O thread keeps polling its connections after an answer before it
+    /// sleeps, so that the next request finds it awake (at most 1000; 0: sleep at once). Costs
+    /// at most this much CPU per answer, none when idle. See docs/SERVER.md.
+    #[arg(long, default_value_t = warren_server::spin::SPIN_US_DEFAULT)]
+    io_spin_us: u64,
 }
 
 fn main() -> ExitCode {
@@ -307,6 +312,7 @@ fn serve(args: ServeArgs) -> warren::Result<()> {
         queue: args.queue,
         timeout_ms: args.timeout_ms,
         body_bytes_max: args.max_body,
+        io_spin_us: args.io_spin_us,
         ..warren_server::Config::default()
     };
     if let Some(threads) = args.threads {

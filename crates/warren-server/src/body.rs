@@ -14,21 +14,29 @@ use tokio::sync::mpsc;
 
 use crate::metrics::Metrics;
 use crate::pool::Piece;
+use crate::spin::Spin;
 
 /// Counts a request in flight from its arrival until its body is dropped.
 #[derive(Debug)]
 pub struct RequestGuard {
     started: Instant,
     metrics: Arc<Metrics>,
+    /// The serving I/O thread's spin state: no spin before parking while this lives.
+    spin: Option<Arc<Spin>>,
     pub status: u16,
 }
 
 impl RequestGuard {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        let spin = crate::spin::current();
+        if let Some(spin) = &spin {
+            spin.request_started();
+        }
         Self {
             started: Instant::now(),
             metrics,
+            spin,
             status: 0,
         }
     }
@@ -36,6 +44,9 @@ impl RequestGuard {
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
+        if let Some(spin) = &self.spin {
+            spin.request_done(Instant::now());
+        }
         self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
         self.metrics
             .request_done(self.status, self.started.elapsed());

@@ -35,6 +35,9 @@ pub struct Config {
     pub queue: usize,
     pub timeout_ms: u64,
     pub body_bytes_max: usize,
+    /// Microseconds an I/O thread polls its sockets after answering a request before it
+    /// sleeps (`crate::spin`); 0: it sleeps at once.
+    pub io_spin_us: u64,
 }
 
 impl Default for Config {
@@ -50,6 +53,7 @@ impl Default for Config {
             queue: QUEUE_DEFAULT,
             timeout_ms: TIMEOUT_MS_DEFAULT,
             body_bytes_max: BODY_BYTES_MAX_DEFAULT,
+            io_spin_us: crate::spin::SPIN_US_DEFAULT,
         }
     }
 }
@@ -72,6 +76,13 @@ impl Config {
             return Err(Error::Runtime(
                 "--threads and --max-connections must be at least 1".into(),
             ));
+        }
+        if self.io_spin_us > crate::spin::SPIN_US_MAX {
+            return Err(Error::Runtime(format!(
+                "--io-spin-us must be at most {} (got {})",
+                crate::spin::SPIN_US_MAX,
+                self.io_spin_us
+            )));
         }
         match &self.files {
             None => Ok(None),

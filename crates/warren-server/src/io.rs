@@ -10,6 +10,7 @@
 //! listens to. On stop the acceptor ends, which closes the hand-over channels; each thread
 //! then lets its connections finish their requests in flight and returns.
 
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -25,11 +26,14 @@ use tokio::task::JoinSet;
 use warren::Error;
 
 use crate::http;
+use crate::spin;
 
 /// One I/O thread's runtime: single-threaded, with I/O, timers and signals.
 pub fn runtime() -> Result<Runtime, Error> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(spin::before_park)
+        .on_thread_unpark(spin::after_unpark)
         .build()
         .map_err(|e| Error::Io(format!("starting the server's runtime: {e}")))
 }
@@ -50,12 +54,14 @@ struct Accepted {
     served: Served,
 }
 
-/// Starts one thread per runtime (the first also accepts from `acceptor`); the threads return
-/// once a stop was requested and every connection they served has closed.
+/// Starts one thread per runtime (the first also accepts from `acceptor`), each polling its
+/// sockets for up to `spin`'s window after an answer before it parks (`crate::spin`); the
+/// threads return once a stop was requested and every connection they served has closed.
 pub fn start(
     runtimes: Vec<Runtime>,
     acceptor: Acceptor,
     state: Arc<http::State>,
+    spin: (Duration, Arc<spin::Spinners>),
 ) -> Result<Vec<JoinHandle<()>>, Error> {
     assert!(!runtimes.is_empty(), "the server needs an I/O thread");
     let mut senders = Vec::with_capacity(runtimes.len());
@@ -74,9 +80,11 @@ pub fn start(
         let state = state.clone();
         let counts = counts.clone();
         let stopped = stopped.clone();
+        let (window, spinners) = (spin.0, spin.1.clone());
         let thread = std::thread::Builder::new()
             .name(format!("warren-io-{index}"))
             .spawn(move || {
+                spin::install(spin::Spin::new(window, spinners));
                 let served = serve(incoming, state, stopped);
                 match accepting {
                     Some((acceptor, senders)) => {
@@ -121,6 +129,7 @@ async fn connection(
         slot,
         served: _served,
     } = accepted;
+    let _watched = spin::watch(stream.as_raw_fd());
     let Ok(stream) = TcpStream::from_std(stream) else {
         return;
     };
@@ -168,6 +177,7 @@ async fn accept(
         mut stopped,
         connections_max,
     } = acceptor;
+    let _watched = spin::watch(listener.as_raw_fd());
     let slots = Arc::new(Semaphore::new(connections_max));
     let refusals = Arc::new(Semaphore::new(crate::REFUSED_CONNECTIONS_MAX));
     let mut next = 0;

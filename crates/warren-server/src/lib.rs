@@ -21,6 +21,7 @@ pub mod lane;
 pub mod metrics;
 pub mod pool;
 pub mod request;
+pub mod spin;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -85,6 +86,7 @@ pub struct Server {
     /// The runtime of the first I/O thread (which also accepts): where the signal watch runs.
     runtime: tokio::runtime::Handle,
     metrics: Arc<Metrics>,
+    spinners: Arc<spin::Spinners>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -139,7 +141,14 @@ impl Server {
             stopped,
             connections_max: config.connections_max,
         };
-        let threads = io::start(runtimes, acceptor, state.clone())?;
+        let spinners = Arc::new(spin::Spinners::default());
+        let spin_window = Duration::from_micros(config.io_spin_us);
+        let threads = io::start(
+            runtimes,
+            acceptor,
+            state.clone(),
+            (spin_window, spinners.clone()),
+        )?;
         let thread = std::thread::Builder::new()
             .name("warren-server".into())
             .spawn(move || {
@@ -155,6 +164,7 @@ impl Server {
             stop: Arc::new(stop),
             runtime: handle,
             metrics,
+            spinners,
             thread: Some(thread),
         })
     }
@@ -165,6 +175,11 @@ impl Server {
 
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
+    }
+
+    /// How the I/O threads' spins before parking ended (`spin`).
+    pub fn spins(&self) -> &spin::Spinners {
+        &self.spinners
     }
 
     /// Stops accepting, lets the requests in flight finish, and returns once all is done.

@@ -646,3 +646,46 @@ fn a_script_of_several_statements_is_never_tried_on_the_io_thread() {
     }
     assert_eq!(inline_counts(&mut client), (0, 0));
 }
+
+#[test]
+fn the_io_spin_window_is_bounded_and_answers_are_the_same_with_or_without_it() {
+    let config = Config {
+        io_spin_us: warren_server::spin::SPIN_US_MAX + 1,
+        ..Config::default()
+    };
+    let error = config.validate().unwrap_err();
+    assert!(error.to_string().contains("--io-spin-us"), "{error}");
+    for window in [0, warren_server::spin::SPIN_US_MAX] {
+        let fixture = start(|config| config.io_spin_us = window);
+        // Keep-alive round trips (answered inline and by the query threads), a second
+        // connection, and a streamed answer: each finds its thread spinning or parked.
+        let mut first = Client::connect(&url(&fixture), None).unwrap();
+        let mut second = Client::connect(&url(&fixture), None).unwrap();
+        for round in 0..20 {
+            let client = if round % 3 == 0 {
+                &mut second
+            } else {
+                &mut first
+            };
+            let (status, _, text) = post(
+                client,
+                &query_body("MATCH (a:Person) WHERE a.ID = 1 RETURN a.name"),
+            );
+            assert_eq!(status, 200, "{text}");
+            assert!(text.contains("\"a\""), "{text}");
+        }
+        let (status, _, text) = post(
+            &mut first,
+            &query_body("UNWIND range(1, 5000) AS x RETURN x"),
+        );
+        assert_eq!(status, 200);
+        assert!(text.contains("[5000]"), "{text}");
+        drop((first, second));
+        let spins = fixture.server.spins();
+        let counted = spins.woken.load(std::sync::atomic::Ordering::Relaxed)
+            + spins.expired.load(std::sync::atomic::Ordering::Relaxed);
+        if window == 0 {
+            assert_eq!(counted, 0, "a zero window never spins");
+        }
+    }
+}

@@ -18,7 +18,7 @@ use warren_storage::database_dir::{OpenMode, WAL};
 use warren_storage::editor::Changes;
 use warren_storage::io::{FileSystem, RealFileSystem};
 use warren_storage::log_record::{fold_replaced, CatalogChange, LogRecord};
-use warren_storage::wal::{LogCursor, RecoveredFrame, Wal};
+use warren_storage::wal::{HeldLog, LogCursor, RecoveredFrame, Wal};
 use warren_storage::{DatabaseDir, Snapshot};
 
 use crate::connection::Connection;
@@ -112,6 +112,10 @@ pub(crate) struct Inner {
     /// no log), so that a refresh reads only the frames appended since. `None` here for a
     /// database this process writes (or in memory).
     reader_cursor: Option<Mutex<Option<LogCursor>>>,
+    /// The log that reading process keeps open between refreshes (`Wal::read_after_held`:
+    /// while it is still the file at the log's path, a refresh is a `stat` and a `pread`);
+    /// taken under `reader_cursor`'s lock.
+    reader_log: Mutex<Option<HeldLog>>,
     /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
     vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
     /// Idle one-source search states that queries reuse (bounded; see
@@ -327,6 +331,7 @@ impl Database {
             checkpoint_lock: Mutex::new(()),
             next_transaction: AtomicU64::new(1),
             reader_cursor: reader_cursor.map(Mutex::new),
+            reader_log: Mutex::new(None),
             vector_indexes,
             search_states: Arc::default(),
             spread_states: Arc::default(),
@@ -604,11 +609,14 @@ impl Database {
             let published = self.inner.published.read().expect("published snapshot");
             (published.snapshot.clone(), published.lsn)
         };
+        let mut held = self.inner.reader_log.lock().expect("reader log");
         let appended = match &*cursor {
-            Some(at) => match Wal::read_after(fs.as_ref(), &log, dir.database_id(), at) {
-                Ok(appended) => appended,
-                Err(_) => return,
-            },
+            Some(at) => {
+                match Wal::read_after_held(fs.as_ref(), &log, dir.database_id(), at, &mut held) {
+                    Ok(appended) => appended,
+                    Err(_) => return,
+                }
+            }
             // There was no log: there is nothing new unless one appeared.
             None if !matches!(fs.exists(&log), Ok(true)) => return,
             None => None,

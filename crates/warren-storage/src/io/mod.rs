@@ -76,6 +76,20 @@ pub trait FileSystem: Send + Sync + Debug {
     /// Takes the exclusive writer lock `path` (creating the lock file) without waiting:
     /// `None` when another holder has it. The lock lasts as long as the returned guard.
     fn try_lock(&self, path: &Path) -> Result<Option<FileLock>>;
+    /// The identity of the file at `path` (one `stat`); `None` when no file is there or this
+    /// file system cannot tell (then callers cannot skip opening the file).
+    fn file_id(&self, path: &Path) -> Result<Option<FileId>> {
+        let _ = path;
+        Ok(None)
+    }
+}
+
+/// A file's identity: its device and inode. A file kept open keeps its inode, so no other
+/// file can take the number while it is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileId {
+    pub device: u64,
+    pub inode: u64,
 }
 
 /// A held lock (see [`FileSystem::try_lock`]), released on drop.
@@ -108,6 +122,10 @@ pub trait FileHandle: Send + Sync + Debug {
     fn sync_data(&self) -> Result<()>;
     /// Truncates or extends (with zeros) the file to `len` bytes. Durable after a sync.
     fn set_len(&self, len: u64) -> Result<()>;
+    /// The open file's identity (see [`FileSystem::file_id`]); `None` when unknown.
+    fn file_id(&self) -> Result<Option<FileId>> {
+        Ok(None)
+    }
 }
 
 /// Writes all of `bytes` at `offset`, looping over short writes.

@@ -3,14 +3,14 @@
 //! lock).
 
 use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memmap2::Mmap;
 use warren_common::Result;
 
-use super::{io_error, FileHandle, FileLock, FileMap, FileSystem, OpenMode};
+use super::{io_error, FileHandle, FileId, FileLock, FileMap, FileSystem, OpenMode};
 
 /// The operating system's file system.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,6 +32,14 @@ impl FileSystem for RealFileSystem {
 
     fn exists(&self, path: &Path) -> Result<bool> {
         path.try_exists().map_err(|e| io_error(path, e))
+    }
+
+    fn file_id(&self, path: &Path) -> Result<Option<FileId>> {
+        match fs::metadata(path) {
+            Ok(metadata) => Ok(Some(id_of(&metadata))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(path, e)),
+        }
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
@@ -105,6 +113,13 @@ fn flock_exclusive(file: &File) -> std::io::Result<()> {
     }
 }
 
+fn id_of(metadata: &fs::Metadata) -> FileId {
+    FileId {
+        device: metadata.dev(),
+        inode: metadata.ino(),
+    }
+}
+
 /// An open operating-system file.
 #[derive(Debug)]
 struct RealFile {
@@ -120,6 +135,11 @@ impl FileHandle for RealFile {
     fn len(&self) -> Result<u64> {
         let metadata = self.file.metadata().map_err(|e| io_error(&self.path, e))?;
         Ok(metadata.len())
+    }
+
+    fn file_id(&self) -> Result<Option<FileId>> {
+        let metadata = self.file.metadata().map_err(|e| io_error(&self.path, e))?;
+        Ok(Some(id_of(&metadata)))
     }
 
     fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<usize> {

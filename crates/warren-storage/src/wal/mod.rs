@@ -32,7 +32,9 @@ use std::sync::{Arc, MutexGuard};
 
 use warren_common::{Error, Result};
 
-use crate::io::{parent_dir, read_all, read_range, write_all_at, FileHandle, FileSystem, OpenMode};
+use crate::io::{
+    parent_dir, read_all, read_range, write_all_at, FileHandle, FileId, FileSystem, OpenMode,
+};
 pub use commit_queue::WalStats;
 use commit_queue::{CommitQueue, QueueState};
 use format::peek_frame;
@@ -170,6 +172,38 @@ fn read_log(file: &dyn FileHandle, database_id: &DatabaseId) -> Result<(Header, 
 
 /// The recovered frames of a scan, or an error when committed frames are damaged. The scanned
 /// bytes start at byte `bytes_at` of the file; `start` is where the scan began.
+/// The committed frames of `file` (the log whose header is `header`) after `cursor`.
+fn read_after_cursor(
+    file: &dyn FileHandle,
+    path: &Path,
+    header: &Header,
+    cursor: &LogCursor,
+) -> Result<Recovered> {
+    let start = Start {
+        offset: 0,
+        base_lsn: header.base_lsn,
+        expected_lsn: cursor.next_lsn,
+        previous_batch_first: cursor.batch_first_lsn,
+    };
+    let bytes = read_frames_settled(file, cursor.offset, start, header.checksums)?;
+    let scan = scan_from(&bytes, start, header.checksums);
+    recovered(path, header, &scan, cursor.offset, &start)
+}
+
+/// A log file opened for reading, with its header.
+struct OpenedLog {
+    file: Box<dyn FileHandle>,
+    header: Header,
+}
+
+/// The log a reading process keeps open between refreshes ([`Wal::read_after_held`]).
+#[derive(Debug)]
+pub struct HeldLog {
+    file: Box<dyn FileHandle>,
+    header: Header,
+    id: FileId,
+}
+
 fn recovered(
     path: &Path,
     header: &Header,
@@ -491,6 +525,65 @@ impl Wal {
         database_id: DatabaseId,
         cursor: &LogCursor,
     ) -> Result<Option<Recovered>> {
+        Ok(Self::open_and_read_after(fs, path, database_id, cursor)?
+            .map(|(recovered, _)| recovered))
+    }
+
+    /// [`Wal::read_after`] keeping the log open in `held` between calls. While the file at
+    /// `path` is the one held (same device and inode: a checkpoint renames a new log over
+    /// the path, never rewrites a log's header in place, and the held descriptor keeps the
+    /// old inode's number from being reused), a call costs one `stat` of the path and the
+    /// read of the bytes after the cursor (a `pread`), instead of opening, stating, reading
+    /// the header and closing as well. Otherwise it opens the path as `read_after` does and
+    /// holds that file when it is the cursor's log; `held` is emptied when the answer is
+    /// `None` (the caller reads the database afresh) or an error.
+    pub fn read_after_held(
+        fs: &dyn FileSystem,
+        path: &Path,
+        database_id: DatabaseId,
+        cursor: &LogCursor,
+        held: &mut Option<HeldLog>,
+    ) -> Result<Option<Recovered>> {
+        let answer = Self::read_after_held_inner(fs, path, database_id, cursor, held);
+        if !matches!(answer, Ok(Some(_))) {
+            *held = None;
+        }
+        answer
+    }
+
+    fn read_after_held_inner(
+        fs: &dyn FileSystem,
+        path: &Path,
+        database_id: DatabaseId,
+        cursor: &LogCursor,
+        held: &mut Option<HeldLog>,
+    ) -> Result<Option<Recovered>> {
+        if let Some(log) = held.as_ref() {
+            let same_log =
+                log.header.base_lsn == cursor.base_lsn && log.header.checksums == cursor.checksums;
+            if same_log && fs.file_id(path)? == Some(log.id) {
+                return read_after_cursor(log.file.as_ref(), path, &log.header, cursor).map(Some);
+            }
+        }
+        *held = None;
+        let Some((recovered, OpenedLog { file, header })) =
+            Self::open_and_read_after(fs, path, database_id, cursor)?
+        else {
+            return Ok(None);
+        };
+        if let Some(id) = file.file_id()? {
+            *held = Some(HeldLog { file, header, id });
+        }
+        Ok(Some(recovered))
+    }
+
+    /// [`Wal::read_after`], with the file it opened and its header.
+    fn open_and_read_after(
+        fs: &dyn FileSystem,
+        path: &Path,
+        database_id: DatabaseId,
+        cursor: &LogCursor,
+    ) -> Result<Option<(Recovered, OpenedLog)>> {
         let file = match fs.open(path, OpenMode::Read) {
             Ok(file) => file,
             Err(_) if !fs.exists(path)? => return Ok(None),
@@ -502,15 +595,8 @@ impl Wal {
         if !same_log || length < cursor.offset || cursor.offset < HEADER_BYTES as u64 {
             return Ok(None);
         }
-        let start = Start {
-            offset: 0,
-            base_lsn: header.base_lsn,
-            expected_lsn: cursor.next_lsn,
-            previous_batch_first: cursor.batch_first_lsn,
-        };
-        let bytes = read_frames_settled(file.as_ref(), cursor.offset, start, header.checksums)?;
-        let scan = scan_from(&bytes, start, header.checksums);
-        recovered(path, &header, &scan, cursor.offset, &start).map(Some)
+        let recovered = read_after_cursor(file.as_ref(), path, &header, cursor)?;
+        Ok(Some((recovered, OpenedLog { file, header })))
     }
 
     fn from_state(

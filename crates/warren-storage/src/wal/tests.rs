@@ -767,6 +767,58 @@ fn an_empty_log_changes_its_checksum_mode_and_a_full_one_does_not() {
     assert_eq!(recovered.frames[0].payload, b"b");
 }
 
+/// `read_after_held` answers as `read_after` does, round after round, with the log held open
+/// between calls while it stays the file at the path, and lets go of it when a checkpoint
+/// replaces the log; on a file system that cannot tell a file's identity it holds nothing.
+#[test]
+fn reading_after_a_cursor_with_the_log_held_answers_as_reading_it_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let real: Arc<dyn FileSystem> = Arc::new(RealFileSystem);
+    let real_path = dir.path().join("warren.wal");
+    let (_, simulated) = simulated();
+    for (fs, path, identities) in [
+        (real, real_path.as_path(), true),
+        (simulated, path(), false),
+    ] {
+        let wal = Wal::create(Arc::clone(&fs), path, DB, 1).unwrap();
+        for index in 0..3 {
+            wal.commit(index as u64, &payload(index)).unwrap();
+        }
+        let mut cursor = Wal::read(fs.as_ref(), path, DB).unwrap().cursor;
+        let mut held = None;
+        let mut next = 3;
+        for (round, appended) in [0, 1, 4, 0, 2].into_iter().enumerate() {
+            if round == 3 {
+                // A checkpoint's reset renames a new log over the path.
+                wal.reset(next as u64 + 1, &[]).unwrap();
+                assert!(
+                    Wal::read_after_held(fs.as_ref(), path, DB, &cursor, &mut held)
+                        .unwrap()
+                        .is_none()
+                );
+                assert!(held.is_none(), "the replaced log is let go");
+                cursor = Wal::read(fs.as_ref(), path, DB).unwrap().cursor;
+            }
+            for _ in 0..appended {
+                wal.commit(next as u64, &payload(next)).unwrap();
+                next += 1;
+            }
+            let afresh = Wal::read_after(fs.as_ref(), path, DB, &cursor)
+                .unwrap()
+                .unwrap();
+            let from_held = Wal::read_after_held(fs.as_ref(), path, DB, &cursor, &mut held)
+                .unwrap()
+                .unwrap();
+            assert_eq!(from_held, afresh, "round {round}");
+            assert_eq!(from_held.frames.len(), appended);
+            assert_eq!(held.is_some(), identities);
+            cursor = from_held.cursor;
+        }
+        // Another database's id: the header check refuses the log.
+        assert!(Wal::read_after_held(fs.as_ref(), path, OTHER_DB, &cursor, &mut None).is_err());
+    }
+}
+
 #[test]
 fn reading_after_a_cursor_returns_only_the_appended_frames() {
     let (_, fs) = simulated();
