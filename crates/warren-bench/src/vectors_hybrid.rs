@@ -365,7 +365,10 @@ mod tests {
         let brute = cypher_brute_force(&vectors, &queries, 16, 2, 2).unwrap();
         assert_eq!(brute.times_s.len(), 5);
         assert_eq!(brute.first_query_runs_s.len(), 2);
-        assert_eq!(brute.copies_built, 1, "built on the second run of the first query");
+        assert_eq!(
+            brute.copies_built, 1,
+            "built on the second run of the first query"
+        );
         assert_eq!(brute.scans_through_copy, 9);
         for (query, ids) in queries.chunks_exact(16).zip(&brute.answers) {
             let exact = warren_vector::hnsw::exact_top_k(

@@ -179,21 +179,15 @@ fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
 /// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
 /// describe the row).
 fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
-    let norm = row
-        .iter()
-        .map(|&v| f64::from(v) * f64::from(v))
-        .sum::<f64>()
-        .sqrt();
+    let n = row.len();
+    let norm = lane_sum(n, |i| f64::from(row[i]) * f64::from(row[i])).sqrt();
     let finite = row.iter().all(|v| v.is_finite());
     if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
         out.fill(0);
         return [f32::NAN; 3];
     }
-    let largest = row
-        .iter()
-        .zip(mean)
-        .map(|(&v, &m)| (f64::from(v) - f64::from(m)).abs())
-        .fold(0f64, f64::max);
+    let residual = |i: usize| f64::from(row[i]) - f64::from(mean[i]);
+    let largest = lane_max(n, |i| residual(i).abs());
     let scale = if largest == 0.0 {
         1.0
     } else {
@@ -203,23 +197,59 @@ fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
     // bound tight. Rounded half away from zero by truncation, which vectorizes (`f64::round`
     // is a library call per element).
     let inverse_scale = 1.0 / scale;
-    let (mut error, mut codes_squared) = (0f64, 0f64);
-    for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
-        let residual = f64::from(v) - f64::from(m);
-        let scaled = (residual * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
-        let c = f64::from((scaled + 0.5f64.copysign(scaled)) as i32);
-        *code = c as i8;
-        error += (residual - scale * c) * (residual - scale * c);
-        codes_squared += c * c;
+    for (i, code) in out.iter_mut().enumerate() {
+        let scaled = (residual(i) * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
+        *code = (scaled + 0.5f64.copysign(scaled)) as i32 as i8;
     }
+    let error = lane_sum(n, |i| {
+        let e = residual(i) - scale * f64::from(out[i]);
+        e * e
+    });
+    let codes_squared = lane_sum(n, |i| f64::from(out[i]) * f64::from(out[i]));
     // The f32 sum u·c is within 2nε·|c| of the exact one (|u| = 1): scaled like the codes.
-    let dot_rounding = 2.0 * row.len() as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
-    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(row.len());
+    let dot_rounding = 2.0 * n as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
+    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(n);
     [
         (scale / norm) as f32,
         (1.0 / norm) as f32,
         half_width as f32,
     ]
+}
+
+/// Independent partial results of the build's per-row sums, so that their adds pipeline
+/// instead of waiting on one another.
+const BUILD_LANES: usize = 8;
+
+/// `Σ term(i)` over `0..n`, in [`BUILD_LANES`] partial sums.
+#[inline(always)]
+fn lane_sum(n: usize, term: impl Fn(usize) -> f64) -> f64 {
+    let mut sums = [0f64; BUILD_LANES];
+    let body = n - n % BUILD_LANES;
+    for start in (0..body).step_by(BUILD_LANES) {
+        for (lane, sum) in sums.iter_mut().enumerate() {
+            *sum += term(start + lane);
+        }
+    }
+    for i in body..n {
+        sums[0] += term(i);
+    }
+    sums.iter().sum()
+}
+
+/// `max(0, term(i))` over `0..n`, in [`BUILD_LANES`] partial maxima.
+#[inline(always)]
+fn lane_max(n: usize, term: impl Fn(usize) -> f64) -> f64 {
+    let mut maxima = [0f64; BUILD_LANES];
+    let body = n - n % BUILD_LANES;
+    for start in (0..body).step_by(BUILD_LANES) {
+        for (lane, max) in maxima.iter_mut().enumerate() {
+            *max = max.max(term(start + lane));
+        }
+    }
+    for i in body..n {
+        maxima[0] = maxima[0].max(term(i));
+    }
+    maxima.iter().copied().fold(0f64, f64::max)
 }
 
 /// The exact top-`k` rows by cosine with `query`, best first ([`rank`]'s order), using the
@@ -278,7 +308,10 @@ where
         "the block the copy was built from"
     );
     assert!(threads > 0);
-    assert!(block.rows() <= u32::MAX as usize, "rows are numbered in u32");
+    assert!(
+        block.rows() <= u32::MAX as usize,
+        "rows are numbered in u32"
+    );
     if k == 0 || !describes_query(query) {
         let top = plain_cosine_top_k_where(vectors, dim, query, k, &wanted);
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
@@ -653,8 +686,7 @@ mod tests {
     fn a_stopped_scan_gives_nothing() {
         let (vectors, queries) = crate::sample::clustered(40_000, 3, 8, 1);
         let block = Int8Block::build_parallel(&vectors, 8, 3);
-        let stopped =
-            cosine_top_k_where(&block, &vectors, &queries[..8], 10, 2, |_| true, || true);
+        let stopped = cosine_top_k_where(&block, &vectors, &queries[..8], 10, 2, |_| true, || true);
         assert!(stopped.is_none());
     }
 
