@@ -110,12 +110,7 @@ impl Int8Block {
                 .zip(factors.chunks_mut(chunk_rows));
             for ((values, codes), factors) in parts {
                 let mean = &mean;
-                scope.spawn(move || {
-                    let rows = values.chunks_exact(dim).zip(codes.chunks_exact_mut(dim));
-                    for ((row, out), factor) in rows.zip(factors) {
-                        *factor = quantize_row(row, mean, out);
-                    }
-                });
+                scope.spawn(move || quantize_rows(values, mean, codes, factors));
             }
         });
         Int8Block {
@@ -176,18 +171,57 @@ fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Quantizes whole rows (`mean.len()` values each) into `codes` and `factors`, compiled for
+/// the widest vector unit the CPU has (the same operations in the same order at every width,
+/// so the copy does not depend on it).
+fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked above).
+            return unsafe { quantize_rows_avx512(values, mean, codes, factors) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked above).
+            return unsafe { quantize_rows_avx2(values, mean, codes, factors) };
+        }
+    }
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn quantize_rows_avx512(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn quantize_rows_avx2(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[inline(always)]
+fn quantize_rows_with(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    let dim = mean.len();
+    let rows = values.chunks_exact(dim).zip(codes.chunks_exact_mut(dim));
+    for ((row, out), factor) in rows.zip(factors) {
+        *factor = quantize_row(row, mean, out);
+    }
+}
+
 /// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
 /// describe the row).
+#[inline(always)]
 fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
     let n = row.len();
-    let norm = lane_sum(n, |i| f64::from(row[i]) * f64::from(row[i])).sqrt();
+    let norm = lane_fold(row, mean, out, add, |v, _, _| v * v).sqrt();
     let finite = row.iter().all(|v| v.is_finite());
     if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
         out.fill(0);
         return [f32::NAN; 3];
     }
-    let residual = |i: usize| f64::from(row[i]) - f64::from(mean[i]);
-    let largest = lane_max(n, |i| residual(i).abs());
+    let largest = lane_fold(row, mean, out, f64::max, |v, m, _| (v - m).abs());
     let scale = if largest == 0.0 {
         1.0
     } else {
@@ -197,15 +231,16 @@ fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
     // bound tight. Rounded half away from zero by truncation, which vectorizes (`f64::round`
     // is a library call per element).
     let inverse_scale = 1.0 / scale;
-    for (i, code) in out.iter_mut().enumerate() {
-        let scaled = (residual(i) * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
+    for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
+        let residual = f64::from(v) - f64::from(m);
+        let scaled = (residual * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
         *code = (scaled + 0.5f64.copysign(scaled)) as i32 as i8;
     }
-    let error = lane_sum(n, |i| {
-        let e = residual(i) - scale * f64::from(out[i]);
+    let error = lane_fold(row, mean, out, add, |v, m, c| {
+        let e = (v - m) - scale * c;
         e * e
     });
-    let codes_squared = lane_sum(n, |i| f64::from(out[i]) * f64::from(out[i]));
+    let codes_squared = lane_fold(row, mean, out, add, |_, _, c| c * c);
     // The f32 sum u·c is within 2nε·|c| of the exact one (|u| = 1): scaled like the codes.
     let dot_rounding = 2.0 * n as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
     let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(n);
@@ -216,40 +251,46 @@ fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
     ]
 }
 
-/// Independent partial results of the build's per-row sums, so that their adds pipeline
-/// instead of waiting on one another.
+/// Independent partial results of the build's per-row sums and maxima, so that their
+/// operations pipeline (and vectorize) instead of waiting on one another.
 const BUILD_LANES: usize = 8;
 
-/// `Σ term(i)` over `0..n`, in [`BUILD_LANES`] partial sums.
+/// `combine` over `term(value, mean, code)` (as f64) of every element of a row, its mean and
+/// its codes, in [`BUILD_LANES`] partial results started at `identity` (0 for a sum and for a
+/// maximum of non-negative terms), then combined in lane order.
 #[inline(always)]
-fn lane_sum(n: usize, term: impl Fn(usize) -> f64) -> f64 {
-    let mut sums = [0f64; BUILD_LANES];
-    let body = n - n % BUILD_LANES;
-    for start in (0..body).step_by(BUILD_LANES) {
-        for (lane, sum) in sums.iter_mut().enumerate() {
-            *sum += term(start + lane);
+fn lane_fold(
+    row: &[f32],
+    mean: &[f32],
+    codes: &[i8],
+    combine: impl Fn(f64, f64) -> f64,
+    term: impl Fn(f64, f64, f64) -> f64,
+) -> f64 {
+    let mut lanes = [0f64; BUILD_LANES];
+    let (rows, means, codes_body) = (
+        row.chunks_exact(BUILD_LANES),
+        mean.chunks_exact(BUILD_LANES),
+        codes.chunks_exact(BUILD_LANES),
+    );
+    let tail = rows
+        .remainder()
+        .iter()
+        .zip(means.remainder())
+        .zip(codes_body.remainder());
+    for ((v, m), c) in rows.zip(means).zip(codes_body) {
+        for (lane, acc) in lanes.iter_mut().enumerate() {
+            let t = term(f64::from(v[lane]), f64::from(m[lane]), f64::from(c[lane]));
+            *acc = combine(*acc, t);
         }
     }
-    for i in body..n {
-        sums[0] += term(i);
+    for ((&v, &m), &c) in tail {
+        lanes[0] = combine(lanes[0], term(f64::from(v), f64::from(m), f64::from(c)));
     }
-    sums.iter().sum()
+    lanes.iter().copied().fold(0.0, combine)
 }
 
-/// `max(0, term(i))` over `0..n`, in [`BUILD_LANES`] partial maxima.
-#[inline(always)]
-fn lane_max(n: usize, term: impl Fn(usize) -> f64) -> f64 {
-    let mut maxima = [0f64; BUILD_LANES];
-    let body = n - n % BUILD_LANES;
-    for start in (0..body).step_by(BUILD_LANES) {
-        for (lane, max) in maxima.iter_mut().enumerate() {
-            *max = max.max(term(start + lane));
-        }
-    }
-    for i in body..n {
-        maxima[0] = maxima[0].max(term(i));
-    }
-    maxima.iter().copied().fold(0f64, f64::max)
+fn add(a: f64, b: f64) -> f64 {
+    a + b
 }
 
 /// The exact top-`k` rows by cosine with `query`, best first ([`rank`]'s order), using the
