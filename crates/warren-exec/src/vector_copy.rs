@@ -32,7 +32,8 @@ pub struct VectorCopyStats {
     pub built: u64,
     /// Scans answered through a copy.
     pub used: u64,
-    /// Copies held now, and their bytes.
+    /// Copies of live blocks held now, and the bytes of every copy held (a copy of a dropped
+    /// block is released at the next lookup).
     pub copies: usize,
     pub bytes: usize,
     /// Wall time of the last build, in microseconds.
@@ -40,9 +41,17 @@ pub struct VectorCopyStats {
 }
 
 /// The int8 copies of one database's stored vector blocks.
-#[derive(Debug)]
 pub struct VectorCopyCache {
     state: Mutex<State>,
+}
+
+impl std::fmt::Debug for VectorCopyCache {
+    /// The figures only (a copy is megabytes of codes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorCopyCache")
+            .field("stats", &self.stats())
+            .finish()
+    }
 }
 
 impl Default for VectorCopyCache {
@@ -51,7 +60,6 @@ impl Default for VectorCopyCache {
     }
 }
 
-#[derive(Debug)]
 struct State {
     limit_bytes: usize,
     entries: Vec<Entry>,
@@ -63,7 +71,6 @@ struct State {
 }
 
 /// A block seen by a scan, with its copy once built.
-#[derive(Debug)]
 struct Entry {
     block: WeakBytes,
     copy: Option<Arc<Int8Block>>,
@@ -97,7 +104,11 @@ impl VectorCopyCache {
         VectorCopyStats {
             built: state.built,
             used: state.used,
-            copies: state.entries.iter().filter(|e| e.copy.is_some()).count(),
+            copies: state
+                .entries
+                .iter()
+                .filter(|e| e.copy.is_some() && e.block.is_alive())
+                .count(),
             bytes: state.held_bytes(),
             last_build_us: state.last_build_us,
         }
