@@ -273,9 +273,10 @@ fn cypher_brute_run(
     repeat: usize,
     exact: &[Vec<u32>],
 ) -> BenchResult<Run> {
-    let (times_s, answers) =
-        crate::vectors_hybrid::cypher_brute_force(vectors, queries, dim, threads, repeat)?;
-    let answers: Vec<Vec<u32>> = answers
+    let brute = crate::vectors_hybrid::cypher_brute_force(vectors, queries, dim, threads, repeat)?;
+    let times_s = brute.times_s;
+    let answers: Vec<Vec<u32>> = brute
+        .answers
         .iter()
         .map(|ids| ids.iter().map(|&id| id as u32).collect())
         .collect();
@@ -286,6 +287,11 @@ fn cypher_brute_run(
         serde_json::json!({
             "queries": times_s.len(), "best_of": repeat.max(1),
             "recall_at_10": recall(&answers, &exact[..answers.len()]),
+            "first_query_runs_s": brute.first_query_runs_s,
+            "int8_copies_built": brute.copies_built,
+            "scans_through_int8_copy": brute.scans_through_copy,
+            "int8_copy_build_s": brute.copy_build_s,
+            "int8_copy_bytes": brute.copy_bytes,
         }),
         Figures {
             gb_per_s: Some(Summary::of(&gb)),
@@ -676,11 +682,24 @@ pub fn table(report: &Report) -> String {
                 run.answer["queries"]
             ),
             "brute force top-10 (Cypher)" => format!(
-                "brute force top-10 (Cypher){:>9.3} ms/query  {:>7.2} GB/s  recall@10 {:.4} (best of {})",
+                "brute force top-10 (Cypher){:>9.3} ms/query  {:>7.2} GB/s  recall@10 {:.4} (best of {}; \
+                 {} of {} scans through the int8 copy, built in {:.1} ms; first query's runs {} ms)",
                 median(&figures.time_s) * 1e3,
                 median(&figures.gb_per_s),
                 run.answer["recall_at_10"].as_f64().unwrap_or(f64::NAN),
-                run.answer["best_of"]
+                run.answer["best_of"],
+                run.answer["scans_through_int8_copy"],
+                run.answer["queries"].as_u64().unwrap_or(0)
+                    * run.answer["best_of"].as_u64().unwrap_or(0),
+                run.answer["int8_copy_build_s"].as_f64().unwrap_or(f64::NAN) * 1e3,
+                run.answer["first_query_runs_s"]
+                    .as_array()
+                    .map(|runs| runs
+                        .iter()
+                        .map(|s| format!("{:.1}", s.as_f64().unwrap_or(f64::NAN) * 1e3))
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
             ),
             "index build" => format!(
                 "index build                {:>9.2} s  {:>9.0} rows/s  (mu {} ml {} pu {} efc {})",

@@ -155,21 +155,43 @@ fn overlap(found: &[i64], exact: &[i64], n: usize) -> (usize, usize) {
     )
 }
 
-/// The Cypher brute force of every query on a database holding only the vectors: per query
-/// the best of `repeat` runs' seconds, and the ids it returned.
+/// The Cypher brute force of every query on a database holding only the vectors.
+pub struct CypherBruteForce {
+    /// Per query the best of `repeat` runs' seconds.
+    pub times_s: Vec<f64>,
+    /// Per query the ids it returned.
+    pub answers: Vec<Vec<i64>>,
+    /// Every run's seconds of the first query: the first reads the FLOAT block, the second
+    /// builds the block's int8 copy and reads it (`warren_exec::vector_copy`).
+    pub first_query_runs_s: Vec<f64>,
+    /// The int8 copies the database built, the scans answered through one, the last build's
+    /// seconds and the bytes held at the end.
+    pub copies_built: u64,
+    pub scans_through_copy: u64,
+    pub copy_build_s: f64,
+    pub copy_bytes: usize,
+}
+
+/// Runs [`CypherBruteForce`].
 pub fn cypher_brute_force(
     vectors: &[f32],
     queries: &[f32],
     dim: usize,
     threads: usize,
     repeat: usize,
-) -> BenchResult<(Vec<f64>, Vec<Vec<i64>>)> {
+) -> BenchResult<CypherBruteForce> {
     let dir = tempfile::tempdir().map_err(|e| io_error(Path::new("(temp dir)"), e))?;
     write_vectors(dir.path(), vectors, dim)?;
     let db = Database::in_memory();
     let mut conn = db.connect();
     load_docs(&mut conn, dir.path(), dim, threads, false)?;
-    scan_times(&mut conn, queries, dim, repeat)
+    let mut brute = scan_times(&mut conn, queries, dim, repeat)?;
+    let copies = db.vector_copy_stats();
+    brute.copies_built = copies.built;
+    brute.scans_through_copy = copies.used;
+    brute.copy_build_s = copies.last_build_us as f64 / 1e6;
+    brute.copy_bytes = copies.bytes;
+    Ok(brute)
 }
 
 /// Creates `Doc` (and `Link` when `links`) in a fresh database and copies the files that
@@ -205,19 +227,20 @@ fn load_docs(
 }
 
 /// The Cypher brute force of every query: per query the best of `repeat` runs' seconds, and
-/// the ids it returned.
+/// the ids it returned; and every run's seconds of the first query (the copy's figures are
+/// left at zero).
 fn scan_times(
     conn: &mut Connection,
     queries: &[f32],
     dim: usize,
     repeat: usize,
-) -> BenchResult<(Vec<f64>, Vec<Vec<i64>>)> {
+) -> BenchResult<CypherBruteForce> {
     let text = format!(
         "MATCH (d:Doc) RETURN d.id, array_cosine_similarity(d.emb, $q) AS s \
          ORDER BY s DESC LIMIT {SEEDS}"
     );
-    let (mut times, mut answers) = (Vec::new(), Vec::new());
-    for query in queries.chunks_exact(dim) {
+    let (mut times, mut answers, mut first_runs) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, query) in queries.chunks_exact(dim).enumerate() {
         let parameters = query_parameters(query);
         let mut best = f64::INFINITY;
         let mut ids = Vec::new();
@@ -225,11 +248,22 @@ fn scan_times(
             let (found, seconds) = ranked(conn, &text, &parameters)?;
             best = best.min(seconds);
             ids = found;
+            if index == 0 {
+                first_runs.push(seconds);
+            }
         }
         times.push(best);
         answers.push(ids);
     }
-    Ok((times, answers))
+    Ok(CypherBruteForce {
+        times_s: times,
+        answers,
+        first_query_runs_s: first_runs,
+        copies_built: 0,
+        scans_through_copy: 0,
+        copy_build_s: 0.0,
+        copy_bytes: 0,
+    })
 }
 
 /// `$q`: the query vector as a list of FLOATs.
@@ -333,9 +367,15 @@ mod tests {
         let (vectors, queries) = warren_vector::sample::clustered(2_000, 5, 16, 7);
         let result = measure(&vectors, &queries, 16, 2, 200, 7).unwrap();
         assert_eq!(result.scale, 10);
-        let (times, answers) = cypher_brute_force(&vectors, &queries, 16, 2, 2).unwrap();
-        assert_eq!(times.len(), 5);
-        for (query, ids) in queries.chunks_exact(16).zip(&answers) {
+        let brute = cypher_brute_force(&vectors, &queries, 16, 2, 2).unwrap();
+        assert_eq!(brute.times_s.len(), 5);
+        assert_eq!(brute.first_query_runs_s.len(), 2);
+        assert_eq!(
+            brute.copies_built, 1,
+            "built on the second run of the first query"
+        );
+        assert_eq!(brute.scans_through_copy, 9);
+        for (query, ids) in queries.chunks_exact(16).zip(&brute.answers) {
             let exact = warren_vector::hnsw::exact_top_k(
                 &vectors,
                 16,

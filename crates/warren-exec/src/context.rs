@@ -167,6 +167,9 @@ pub struct ExecContext {
     pub warnings: Option<crate::warnings::WarningSink>,
     /// The database's built vector index graphs (a private, empty cache outside a database).
     pub vector_indexes: Arc<crate::vector_index::VectorIndexCache>,
+    /// The database's int8 copies of stored vector blocks (a private cache outside a
+    /// database).
+    pub vector_copies: Arc<crate::vector_copy::VectorCopyCache>,
     /// Idle one-source search states, reused across queries (a private pool outside a
     /// database).
     pub search_states: Arc<crate::recursive::state_pool::SearchStatePool>,
@@ -189,9 +192,17 @@ impl ExecContext {
             regex_cache: crate::eval::RegexCache::default(),
             warnings: None,
             vector_indexes: Arc::default(),
+            vector_copies: Arc::default(),
             search_states: Arc::default(),
             spread_states: Arc::default(),
         }
+    }
+
+    /// The context, using the database's int8 copies of vector blocks.
+    #[must_use]
+    pub fn with_vector_copies(mut self, cache: Arc<crate::vector_copy::VectorCopyCache>) -> Self {
+        self.vector_copies = cache;
+        self
     }
 
     /// The context, using the database's vector index graphs.

@@ -8,6 +8,7 @@ pub mod eval;
 pub mod operators;
 pub mod procedures;
 pub mod recursive;
+pub mod vector_copy;
 pub mod vector_index;
 pub mod vector_index_file;
 pub mod warnings;

@@ -2,7 +2,7 @@
 //! 8-byte aligned, so typed views (`&[u32]`, `&[i64]`, ...) are plain casts, never copies.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use bytemuck::Pod;
 
@@ -81,7 +81,77 @@ enum Inner {
     },
 }
 
+/// A weak handle on the memory behind a [`Bytes`]: it never keeps that memory alive, and
+/// while it can be upgraded it names exactly the same bytes (the memory of a [`Bytes`] is
+/// never written after it is made). Caches of things derived from a buffer key them by it.
+#[derive(Clone, Debug)]
+pub struct WeakBytes {
+    inner: WeakInner,
+}
+
+#[derive(Clone, Debug)]
+enum WeakInner {
+    Owned {
+        words: Weak<Vec<u64>>,
+        len: usize,
+    },
+    Mapped {
+        map: Weak<FileMap>,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl WeakBytes {
+    /// Whether the memory is still held by some [`Bytes`].
+    pub fn is_alive(&self) -> bool {
+        match &self.inner {
+            WeakInner::Owned { words, .. } => words.strong_count() > 0,
+            WeakInner::Mapped { map, .. } => map.strong_count() > 0,
+        }
+    }
+
+    /// Whether `bytes` is the buffer this handle was taken from (the same memory, offset and
+    /// length), and that memory is alive.
+    pub fn is_of(&self, bytes: &Bytes) -> bool {
+        // `bytes` holds a strong reference, so equal pointers name live memory.
+        match (&self.inner, &bytes.inner) {
+            (WeakInner::Owned { words, len }, Inner::Owned { words: w, len: l }) => {
+                std::ptr::eq(words.as_ptr(), Arc::as_ptr(w)) && len == l
+            }
+            (
+                WeakInner::Mapped { map, offset, len },
+                Inner::Mapped {
+                    map: m,
+                    offset: o,
+                    len: l,
+                    ..
+                },
+            ) => std::ptr::eq(map.as_ptr(), Arc::as_ptr(m)) && offset == o && len == l,
+            _ => false,
+        }
+    }
+}
+
 impl Bytes {
+    /// A weak handle on this buffer's memory (see [`WeakBytes`]).
+    pub fn downgrade(&self) -> WeakBytes {
+        let inner = match &self.inner {
+            Inner::Owned { words, len } => WeakInner::Owned {
+                words: Arc::downgrade(words),
+                len: *len,
+            },
+            Inner::Mapped {
+                map, offset, len, ..
+            } => WeakInner::Mapped {
+                map: Arc::downgrade(map),
+                offset: *offset,
+                len: *len,
+            },
+        };
+        WeakBytes { inner }
+    }
+
     pub fn empty() -> Self {
         Self::from_words(Vec::new(), 0)
     }

@@ -414,6 +414,23 @@ impl Column {
         }
     }
 
+    /// A weak handle on the contiguous block of a vector column: it names this block (and no
+    /// later one) for as long as the block is alive. Caches of copies of the block key on it.
+    pub fn vector_block_handle(&self) -> Option<crate::buffer::WeakBytes> {
+        match &self.storage {
+            Storage::Vector { values, .. } => Some(values.downgrade()),
+            _ => None,
+        }
+    }
+
+    /// Whether `handle` names this column's vector block.
+    pub fn has_vector_block(&self, handle: &crate::buffer::WeakBytes) -> bool {
+        match &self.storage {
+            Storage::Vector { values, .. } => handle.is_of(values),
+            _ => false,
+        }
+    }
+
     /// The contiguous block of a `DOUBLE[n]` column with `n` (NULL rows and elements hold 0).
     pub fn vector_f64(&self) -> Option<(&[f64], usize)> {
         match &self.storage {

@@ -87,17 +87,32 @@ pub struct Int8Block {
 impl Int8Block {
     /// The copy of `vectors` (`dim` values per row).
     pub fn build(vectors: &[f32], dim: usize) -> Self {
+        Self::build_parallel(vectors, dim, 1)
+    }
+
+    /// [`Int8Block::build`] on up to `threads` threads (each pass split into contiguous
+    /// ranges of rows; the mean is summed per range and the ranges added in order, so the copy
+    /// depends on `threads` only through that rounding, never its answers).
+    pub fn build_parallel(vectors: &[f32], dim: usize, threads: usize) -> Self {
         assert!(
             dim > 0 && vectors.len().is_multiple_of(dim),
             "a block of whole rows"
         );
-        let mean = column_mean(vectors, dim);
         let rows = vectors.len() / dim;
+        let chunk_rows = rows.div_ceil(threads.max(1)).max(1);
+        let mean = column_mean(vectors, dim, chunk_rows);
         let mut codes = vec![0i8; vectors.len()];
-        let mut factors = Vec::with_capacity(rows);
-        for (row, out) in vectors.chunks_exact(dim).zip(codes.chunks_exact_mut(dim)) {
-            factors.push(quantize_row(row, &mean, out));
-        }
+        let mut factors = vec![[0f32; 3]; rows];
+        std::thread::scope(|scope| {
+            let parts = vectors
+                .chunks(chunk_rows * dim)
+                .zip(codes.chunks_mut(chunk_rows * dim))
+                .zip(factors.chunks_mut(chunk_rows));
+            for ((values, codes), factors) in parts {
+                let mean = &mean;
+                scope.spawn(move || quantize_rows(values, mean, codes, factors));
+            }
+        });
         Int8Block {
             dim,
             mean,
@@ -120,15 +135,35 @@ impl Int8Block {
     }
 }
 
-/// The mean of each column, summed in f64.
-fn column_mean(vectors: &[f32], dim: usize) -> Vec<f32> {
+/// The mean of each column, summed in f64 (ranges of `chunk_rows` rows summed in parallel,
+/// then added in order).
+fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
     let rows = vectors.len() / dim;
-    let mut sums = vec![0f64; dim];
-    for row in vectors.chunks_exact(dim) {
-        for (sum, &value) in sums.iter_mut().zip(row) {
-            if value.is_finite() {
-                *sum += f64::from(value);
+    let partial = |values: &[f32]| {
+        let mut sums = vec![0f64; dim];
+        for row in values.chunks_exact(dim) {
+            for (sum, &value) in sums.iter_mut().zip(row) {
+                if value.is_finite() {
+                    *sum += f64::from(value);
+                }
             }
+        }
+        sums
+    };
+    let parts: Vec<Vec<f64>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = vectors
+            .chunks(chunk_rows * dim)
+            .map(|values| scope.spawn(move || partial(values)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("mean thread panicked"))
+            .collect()
+    });
+    let mut sums = vec![0f64; dim];
+    for part in parts {
+        for (sum, value) in sums.iter_mut().zip(part) {
+            *sum += value;
         }
     }
     sums.iter()
@@ -136,47 +171,126 @@ fn column_mean(vectors: &[f32], dim: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Quantizes whole rows (`mean.len()` values each) into `codes` and `factors`, compiled for
+/// the widest vector unit the CPU has (the same operations in the same order at every width,
+/// so the copy does not depend on it).
+fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked above).
+            return unsafe { quantize_rows_avx512(values, mean, codes, factors) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked above).
+            return unsafe { quantize_rows_avx2(values, mean, codes, factors) };
+        }
+    }
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn quantize_rows_avx512(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn quantize_rows_avx2(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    quantize_rows_with(values, mean, codes, factors);
+}
+
+#[inline(always)]
+fn quantize_rows_with(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+    let dim = mean.len();
+    let rows = values.chunks_exact(dim).zip(codes.chunks_exact_mut(dim));
+    for ((row, out), factor) in rows.zip(factors) {
+        *factor = quantize_row(row, mean, out);
+    }
+}
+
 /// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
 /// describe the row).
+#[inline(always)]
 fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
-    let norm = row
-        .iter()
-        .map(|&v| f64::from(v) * f64::from(v))
-        .sum::<f64>()
-        .sqrt();
+    let n = row.len();
+    let norm = lane_fold(row, mean, out, add, |v, _, _| v * v).sqrt();
     let finite = row.iter().all(|v| v.is_finite());
     if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
         out.fill(0);
         return [f32::NAN; 3];
     }
-    let largest = row
-        .iter()
-        .zip(mean)
-        .map(|(&v, &m)| (f64::from(v) - f64::from(m)).abs())
-        .fold(0f64, f64::max);
+    let largest = lane_fold(row, mean, out, f64::max, |v, m, _| (v - m).abs());
     let scale = if largest == 0.0 {
         1.0
     } else {
         largest / f64::from(CODE_MAX)
     };
-    let (mut error, mut codes_squared) = (0f64, 0f64);
+    // Any code is sound (the bound uses the error the codes leave); the nearest one keeps the
+    // bound tight. Rounded half away from zero by truncation, which vectorizes (`f64::round`
+    // is a library call per element).
+    let inverse_scale = 1.0 / scale;
     for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
         let residual = f64::from(v) - f64::from(m);
-        let c = (residual / scale)
-            .round()
-            .clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
-        *code = c as i8;
-        error += (residual - scale * c).powi(2);
-        codes_squared += c * c;
+        let scaled = (residual * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
+        *code = (scaled + 0.5f64.copysign(scaled)) as i32 as i8;
     }
+    let error = lane_fold(row, mean, out, add, |v, m, c| {
+        let e = (v - m) - scale * c;
+        e * e
+    });
+    let codes_squared = lane_fold(row, mean, out, add, |_, _, c| c * c);
     // The f32 sum u·c is within 2nε·|c| of the exact one (|u| = 1): scaled like the codes.
-    let dot_rounding = 2.0 * row.len() as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
-    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(row.len());
+    let dot_rounding = 2.0 * n as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
+    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(n);
     [
         (scale / norm) as f32,
         (1.0 / norm) as f32,
         half_width as f32,
     ]
+}
+
+/// Independent partial results of the build's per-row sums and maxima, so that their
+/// operations pipeline (and vectorize) instead of waiting on one another.
+const BUILD_LANES: usize = 8;
+
+/// `combine` over `term(value, mean, code)` (as f64) of every element of a row, its mean and
+/// its codes, in [`BUILD_LANES`] partial results started at `identity` (0 for a sum and for a
+/// maximum of non-negative terms), then combined in lane order.
+#[inline(always)]
+fn lane_fold(
+    row: &[f32],
+    mean: &[f32],
+    codes: &[i8],
+    combine: impl Fn(f64, f64) -> f64,
+    term: impl Fn(f64, f64, f64) -> f64,
+) -> f64 {
+    let mut lanes = [0f64; BUILD_LANES];
+    let (rows, means, codes_body) = (
+        row.chunks_exact(BUILD_LANES),
+        mean.chunks_exact(BUILD_LANES),
+        codes.chunks_exact(BUILD_LANES),
+    );
+    let tail = rows
+        .remainder()
+        .iter()
+        .zip(means.remainder())
+        .zip(codes_body.remainder());
+    for ((v, m), c) in rows.zip(means).zip(codes_body) {
+        for (lane, acc) in lanes.iter_mut().enumerate() {
+            let t = term(f64::from(v[lane]), f64::from(m[lane]), f64::from(c[lane]));
+            *acc = combine(*acc, t);
+        }
+    }
+    for ((&v, &m), &c) in tail {
+        lanes[0] = combine(lanes[0], term(f64::from(v), f64::from(m), f64::from(c)));
+    }
+    lanes.iter().copied().fold(0.0, combine)
+}
+
+fn add(a: f64, b: f64) -> f64 {
+    a + b
 }
 
 /// The exact top-`k` rows by cosine with `query`, best first ([`rank`]'s order), using the
@@ -189,6 +303,44 @@ pub fn cosine_top_k(
     k: usize,
     threads: usize,
 ) -> (Vec<Scored>, ScanCounts) {
+    cosine_top_k_where(block, vectors, query, k, threads, |_| true, || false)
+        .expect("a scan that is never stopped finishes")
+}
+
+/// Rows polled between two calls of a scan's `stop`.
+const STOP_POLL_ROWS: usize = 16_384;
+
+/// Whether the bound describes `query` (finite, with a norm in range): for any other query the
+/// filtered scan is the plain scan.
+pub fn describes_query(query: &[f32]) -> bool {
+    let norm = query_norm(query);
+    (NORM_MIN..=NORM_MAX).contains(&norm)
+}
+
+fn query_norm(query: &[f32]) -> f64 {
+    query
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// [`cosine_top_k`] over the rows `wanted` accepts (the others are neither scored nor
+/// returned). `stop` is polled every few thousand rows on each thread; when it returns true
+/// the scan ends early and the result is `None`.
+pub fn cosine_top_k_where<W, S>(
+    block: &Int8Block,
+    vectors: &[f32],
+    query: &[f32],
+    k: usize,
+    threads: usize,
+    wanted: W,
+    stop: S,
+) -> Option<(Vec<Scored>, ScanCounts)>
+where
+    W: Fn(usize) -> bool + Sync,
+    S: Fn() -> bool + Sync,
+{
     let dim = block.dim;
     assert_eq!(query.len(), dim, "query of the wrong length");
     assert_eq!(
@@ -197,19 +349,20 @@ pub fn cosine_top_k(
         "the block the copy was built from"
     );
     assert!(threads > 0);
-    let norm = query
-        .iter()
-        .map(|&v| f64::from(v) * f64::from(v))
-        .sum::<f64>()
-        .sqrt();
-    if k == 0 || !(NORM_MIN..=NORM_MAX).contains(&norm) {
-        let rows = block.rows() as u64;
+    assert!(
+        block.rows() <= u32::MAX as usize,
+        "rows are numbered in u32"
+    );
+    if k == 0 || !describes_query(query) {
+        let top = plain_cosine_top_k_where(vectors, dim, query, k, &wanted);
+        let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
         let counts = ScanCounts {
             filtered: 0,
-            rescored: rows,
+            rescored: if k == 0 { 0 } else { rows },
         };
-        return (plain_cosine_top_k(vectors, dim, query, k), counts);
+        return Some((top, counts));
     }
+    let norm = query_norm(query);
     let unit: Vec<f32> = query
         .iter()
         .map(|&v| (f64::from(v) / norm) as f32)
@@ -222,13 +375,21 @@ pub fn cosine_top_k(
         .sum::<f64>();
     let rows = block.rows();
     let chunk = rows.div_ceil(threads).max(1);
-    let parts: Vec<(f64, Vec<(u32, f64)>)> = std::thread::scope(|scope| {
+    let pass = FilterPass {
+        block,
+        unit: &unit,
+        offset,
+        k,
+        wanted: &wanted,
+        stop: &stop,
+    };
+    let parts: Vec<Option<Filtered>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..rows)
             .step_by(chunk)
             .map(|start| {
                 let end = (start + chunk).min(rows);
-                let unit = &unit;
-                scope.spawn(move || filter_rows(block, unit, offset, start..end, k))
+                let pass = &pass;
+                scope.spawn(move || pass.run(start..end))
             })
             .collect();
         workers
@@ -236,17 +397,18 @@ pub fn cosine_top_k(
             .map(|worker| worker.join().expect("scan thread panicked"))
             .collect()
     });
-    // Every thread's threshold is at most the k-th best score of all rows.
+    let parts: Vec<Filtered> = parts.into_iter().collect::<Option<_>>()?;
+    // Every thread's threshold is at most the k-th best score of all wanted rows.
     let threshold = parts
         .iter()
-        .map(|(t, _)| *t)
+        .map(|part| part.threshold)
         .fold(f64::NEG_INFINITY, f64::max);
     let mut counts = ScanCounts {
-        filtered: rows as u64,
+        filtered: parts.iter().map(|part| part.filtered).sum(),
         rescored: 0,
     };
     let mut top: Vec<Scored> = Vec::new();
-    for (row, upper) in parts.into_iter().flat_map(|(_, kept)| kept) {
+    for (row, upper) in parts.into_iter().flat_map(|part| part.kept) {
         if upper < threshold {
             continue;
         }
@@ -259,40 +421,67 @@ pub fn cosine_top_k(
     }
     top.sort_unstable_by(rank);
     top.truncate(k);
-    (top, counts)
+    Some((top, counts))
 }
 
-/// One thread's pass over `rows`: the candidates (row, upper bound; `+inf` for rows the
-/// bound cannot describe) whose bound reached the running threshold, and the final threshold
-/// (the k-th largest lower bound, `-inf` while fewer than `k` rows have one).
-fn filter_rows(
-    block: &Int8Block,
-    unit: &[f32],
+/// One thread's result: the candidates (row, upper bound; `+inf` for rows the bound cannot
+/// describe) whose bound reached the running threshold, the final threshold (the k-th largest
+/// lower bound, `-inf` while fewer than `k` rows have one), and the rows bounded.
+struct Filtered {
+    threshold: f64,
+    kept: Vec<(u32, f64)>,
+    filtered: u64,
+}
+
+/// What the filtering threads share.
+struct FilterPass<'a, W, S> {
+    block: &'a Int8Block,
+    unit: &'a [f32],
+    /// `u·μ`.
     offset: f64,
-    rows: std::ops::Range<usize>,
     k: usize,
-) -> (f64, Vec<(u32, f64)>) {
-    let dim = block.dim;
-    let dot = dot_kernel();
-    let mut lowers = LowerBounds::new(k);
-    let mut kept = Vec::new();
-    for row in rows {
-        let [scale, inverse_norm, half_width] = block.factors[row];
-        if scale.is_nan() {
-            kept.push((row as u32, f64::INFINITY));
-            continue;
+    wanted: &'a W,
+    stop: &'a S,
+}
+
+impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
+    /// The pass over `rows`, `None` when `stop` asked to end.
+    fn run(&self, rows: std::ops::Range<usize>) -> Option<Filtered> {
+        let block = self.block;
+        let dim = block.dim;
+        let dot = dot_kernel();
+        let mut lowers = LowerBounds::new(self.k);
+        let mut kept = Vec::new();
+        let mut filtered = 0u64;
+        for row in rows {
+            if row % STOP_POLL_ROWS == 0 && (self.stop)() {
+                return None;
+            }
+            if !(self.wanted)(row) {
+                continue;
+            }
+            filtered += 1;
+            let [scale, inverse_norm, half_width] = block.factors[row];
+            if scale.is_nan() {
+                kept.push((row as u32, f64::INFINITY));
+                continue;
+            }
+            let codes = &block.codes[row * dim..(row + 1) * dim];
+            let centre = f64::from(scale) * f64::from(dot(self.unit, codes))
+                + self.offset * f64::from(inverse_norm);
+            let upper = centre + f64::from(half_width);
+            if upper < lowers.threshold() {
+                continue;
+            }
+            lowers.offer(centre - f64::from(half_width));
+            kept.push((row as u32, upper));
         }
-        let codes = &block.codes[row * dim..(row + 1) * dim];
-        let centre =
-            f64::from(scale) * f64::from(dot(unit, codes)) + offset * f64::from(inverse_norm);
-        let upper = centre + f64::from(half_width);
-        if upper < lowers.threshold() {
-            continue;
-        }
-        lowers.offer(centre - f64::from(half_width));
-        kept.push((row as u32, upper));
+        Some(Filtered {
+            threshold: lowers.threshold(),
+            kept,
+            filtered,
+        })
     }
-    (lowers.threshold(), kept)
 }
 
 /// `u·c` in f32: the widest kernel the CPU runs.
@@ -404,9 +593,24 @@ impl Ord for OrdF64 {
 
 /// The reference: every row scored in FLOAT, the top `k` in [`rank`]'s order.
 pub fn plain_cosine_top_k(vectors: &[f32], dim: usize, query: &[f32], k: usize) -> Vec<Scored> {
+    plain_cosine_top_k_where(vectors, dim, query, k, |_| true)
+}
+
+/// [`plain_cosine_top_k`] over the rows `wanted` accepts.
+pub fn plain_cosine_top_k_where(
+    vectors: &[f32],
+    dim: usize,
+    query: &[f32],
+    k: usize,
+    wanted: impl Fn(usize) -> bool,
+) -> Vec<Scored> {
+    if k == 0 {
+        return Vec::new();
+    }
     let mut all: Vec<Scored> = vectors
         .chunks_exact(dim)
         .enumerate()
+        .filter(|&(row, _)| wanted(row))
         .map(|(row, values)| Scored {
             row: row as u32,
             score: cosine_similarity_f32(query, values),
@@ -471,6 +675,24 @@ mod tests {
             prop_assert!(counts.rescored <= (vectors.len() / dim) as u64);
         }
 
+        /// Over the rows a mask accepts, with a copy built on several threads, the filtered
+        /// scan still returns exactly the plain scan's rows and scores.
+        #[test]
+        fn a_masked_scan_equals_the_plain_masked_scan(
+            (dim, vectors, query) in block_and_query(), k in 0usize..15, threads in 1usize..4,
+            build_threads in 1usize..5, mask in proptest::collection::vec(any::<bool>(), 120)) {
+            let block = Int8Block::build_parallel(&vectors, dim, build_threads);
+            let wanted = |row: usize| mask[row];
+            let (found, counts) =
+                cosine_top_k_where(&block, &vectors, &query, k, threads, wanted, || false)
+                    .expect("not stopped");
+            let expected = plain_cosine_top_k_where(&vectors, dim, &query, k, wanted);
+            prop_assert!(same(&found, &expected), "{found:?} != {expected:?}");
+            prop_assert!(found.iter().all(|hit| mask[hit.row as usize]));
+            let rows = vectors.len() / dim;
+            prop_assert!(counts.filtered <= mask[..rows].iter().filter(|&&m| m).count() as u64);
+        }
+
         /// Near-duplicate rows (scores within the quantization error) still come back exactly.
         #[test]
         fn near_ties_come_back_exactly(base in proptest::collection::vec(-1.0f32..1.0, 17),
@@ -499,6 +721,14 @@ mod tests {
             assert_eq!(counts.filtered, 20_000);
             assert!(counts.rescored < 2_000, "{counts:?}");
         }
+    }
+
+    #[test]
+    fn a_stopped_scan_gives_nothing() {
+        let (vectors, queries) = crate::sample::clustered(40_000, 3, 8, 1);
+        let block = Int8Block::build_parallel(&vectors, 8, 3);
+        let stopped = cosine_top_k_where(&block, &vectors, &queries[..8], 10, 2, |_| true, || true);
+        assert!(stopped.is_none());
     }
 
     #[test]

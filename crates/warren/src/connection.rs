@@ -203,6 +203,7 @@ impl Connection {
         )
         .with_warnings(self.warning_sink())
         .with_vector_indexes(self.db.vector_indexes())
+        .with_vector_copies(self.db.vector_copies())
         .with_search_states(self.db.search_states())
         .with_spread_states(self.db.spread_states())
     }

@@ -118,6 +118,8 @@ pub(crate) struct Inner {
     reader_log: Mutex<Option<HeldLog>>,
     /// The vector index graphs built from the tables (see `warren_exec::vector_index`).
     vector_indexes: Arc<warren_exec::vector_index::VectorIndexCache>,
+    /// The int8 copies of stored vector blocks (see `warren_exec::vector_copy`).
+    vector_copies: Arc<warren_exec::vector_copy::VectorCopyCache>,
     /// Idle one-source search states that queries reuse (bounded; see
     /// `warren_exec::recursive::state_pool`).
     search_states: Arc<warren_exec::recursive::state_pool::SearchStatePool>,
@@ -333,6 +335,7 @@ impl Database {
             reader_cursor: reader_cursor.map(Mutex::new),
             reader_log: Mutex::new(None),
             vector_indexes,
+            vector_copies: Arc::default(),
             search_states: Arc::default(),
             spread_states: Arc::default(),
         });
@@ -368,6 +371,11 @@ impl Database {
         self.inner.vector_indexes.clone()
     }
 
+    /// The int8 copies of vector blocks queries of this database share.
+    pub(crate) fn vector_copies(&self) -> Arc<warren_exec::vector_copy::VectorCopyCache> {
+        self.inner.vector_copies.clone()
+    }
+
     /// The one-source search states queries of this database share.
     pub(crate) fn search_states(&self) -> Arc<warren_exec::recursive::state_pool::SearchStatePool> {
         self.inner.search_states.clone()
@@ -382,6 +390,19 @@ impl Database {
     /// their column, read from their file, brought up to date, and which files were unusable.
     pub fn vector_index_stats(&self) -> warren_exec::vector_index::VectorIndexStats {
         self.inner.vector_indexes.stats_snapshot()
+    }
+
+    /// What the int8 copies of vector blocks cost since the database opened (copies built,
+    /// scans answered through one, bytes held).
+    pub fn vector_copy_stats(&self) -> warren_exec::vector_copy::VectorCopyStats {
+        self.inner.vector_copies.stats()
+    }
+
+    /// Bounds the bytes of the int8 copies of vector blocks (default
+    /// `warren_exec::vector_copy::DEFAULT_LIMIT_BYTES`; 0 builds none, so every top-k cosine
+    /// scan reads the FLOAT block).
+    pub fn set_vector_copy_limit(&self, bytes: usize) {
+        self.inner.vector_copies.set_limit(bytes);
     }
 
     pub fn is_read_only(&self) -> bool {

@@ -245,3 +245,271 @@ proptest! {
         prop_assert_eq!(ids(&mut conn, &query, &HashMap::new()), expected);
     }
 }
+
+// ---- Through the int8 copy --------------------------------------------------------------
+//
+// `ORDER BY array_cosine_similarity(...) DESC LIMIT k` reads the int8 copy of the stored
+// FLOAT block from the second query of that block on (`warren_exec::vector_copy`). Its answers
+// (rows and score bits) must be exactly the FLOAT scan's: a database with the copies turned
+// off (`set_vector_copy_limit(0)`) gets the same statements and is the reference.
+
+/// A FLOAT value from a few regimes: ordinary, few distinct (ties), large, tiny, zero, NaN.
+fn random_element(rng: &mut TestRng) -> f32 {
+    match rng.random_range(0..40) {
+        0 => f32::NAN,
+        1..=3 => 0.0,
+        4..=5 => rng.random_range(-1000..1000) as f32 * 1e3,
+        6..=7 => rng.random_range(-1000..1000) as f32 * 1e-7,
+        8..=15 => rng.random_range(-2..3) as f32 * 0.5,
+        _ => rng.random_range(-10_000..10_000) as f32 / 7919.0,
+    }
+}
+
+/// A row's vector: NULL, a zero vector, a copy of an earlier row (a tie), or random values.
+fn random_row(rng: &mut TestRng, dim: usize, earlier: &[Option<Vec<f32>>]) -> Option<Vec<f32>> {
+    match rng.random_range(0..30) {
+        0 => None,
+        1 => Some(vec![0.0; dim]),
+        2..=4 if !earlier.is_empty() => {
+            earlier[rng.random_range(0..earlier.len() as i64) as usize].clone()
+        }
+        _ => Some((0..dim).map(|_| random_element(rng)).collect()),
+    }
+}
+
+fn float_list(values: &[f32]) -> Value {
+    Value::List(values.iter().map(|&x| Value::Float(x)).collect())
+}
+
+fn query_vector(rng: &mut TestRng, dim: usize, rows: &[Option<Vec<f32>>]) -> Value {
+    let values: Vec<f32> = match rng.random_range(0..12) {
+        0 => vec![0.0; dim],
+        1 => (0..dim)
+            .map(|i| if i == 0 { f32::NAN } else { 1.0 })
+            .collect(),
+        2..=4 if rows.iter().any(Option::is_some) => loop {
+            if let Some(row) = &rows[rng.random_range(0..rows.len() as i64) as usize] {
+                break row.clone();
+            }
+        },
+        _ => (0..dim)
+            .map(|_| rng.random_range(-10_000..10_000) as f32 / 3571.0)
+            .collect(),
+    };
+    // As the Python package passes it: a list of DOUBLE.
+    Value::List(
+        values
+            .iter()
+            .map(|&x| Value::Double(f64::from(x)))
+            .collect(),
+    )
+}
+
+/// The same table in two databases: `copies` with the int8 copies, `plain` without.
+struct Pair {
+    copies: Connection,
+    plain: Connection,
+}
+
+impl Pair {
+    fn run(&mut self, statement: &str, parameters: &HashMap<String, Value>) {
+        for conn in [&mut self.copies, &mut self.plain] {
+            conn.query_with(statement, parameters)
+                .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        }
+    }
+
+    /// Both databases' rows for `query`, as text that keeps a float's bits.
+    fn answers(&mut self, query: &str, parameters: &HashMap<String, Value>) -> [Vec<String>; 2] {
+        [&mut self.copies, &mut self.plain].map(|conn| {
+            conn.query_with(query, parameters)
+                .and_then(|mut result| result.collect_rows())
+                .unwrap_or_else(|e| panic!("{query}: {e}"))
+                .into_iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|value| match value {
+                            Value::Float(x) => format!("f{:08x}", x.to_bits()),
+                            Value::Double(x) => format!("d{:016x}", x.to_bits()),
+                            other => format!("{other:?}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        })
+    }
+}
+
+/// The query shapes of one check, with `k` rows kept.
+fn int8_queries(k: usize, grp: i64) -> Vec<String> {
+    let skip = k / 3;
+    vec![
+        format!(
+            "MATCH (n:T) RETURN n.id, array_cosine_similarity(n.e, $q) AS s ORDER BY s DESC LIMIT {k}"
+        ),
+        format!(
+            "MATCH (n:T) WHERE n.grp = {grp} RETURN n.id, array_cosine_similarity($q, n.e) AS s \
+             ORDER BY s DESC LIMIT {k}"
+        ),
+        format!(
+            "MATCH (n:T) WHERE n.grp <> {grp} RETURN n.id ORDER BY array_cosine_similarity(n.e, $q) \
+             DESC SKIP {skip} LIMIT {k}"
+        ),
+    ]
+}
+
+fn check_int8_against_plain(
+    pair: &mut Pair,
+    rng: &mut TestRng,
+    dim: usize,
+    rows: &[Option<Vec<f32>>],
+) {
+    for _ in 0..4 {
+        let parameters = HashMap::from([("q".to_string(), query_vector(rng, dim, rows))]);
+        let k = rng.random_range(0..rows.len() as i64 + 4) as usize;
+        for query in int8_queries(k, rng.random_range(0..3)) {
+            let [copies, plain] = pair.answers(&query, &parameters);
+            assert_eq!(copies, plain, "{query} with {parameters:?}");
+        }
+    }
+}
+
+#[test]
+fn the_int8_copy_answers_exactly_as_the_float_scan() {
+    let mut rng = TestRng::new();
+    let mut cases_through_the_copy = 0;
+    for case in 0..14 {
+        let dim = 1 + rng.random_range(0..40) as usize;
+        let stored = if case == 0 {
+            0
+        } else {
+            rng.random_range(1..400) as usize
+        };
+        let mut rows: Vec<Option<Vec<f32>>> = Vec::new();
+        for _ in 0..stored {
+            let row = random_row(&mut rng, dim, &rows);
+            rows.push(row);
+        }
+        let (with_copies, plain) = (Database::in_memory(), Database::in_memory());
+        plain.set_vector_copy_limit(0);
+        let mut pair = Pair {
+            copies: with_copies.connect(),
+            plain: plain.connect(),
+        };
+        pair.run(
+            &format!("CREATE NODE TABLE T(id INT64, grp INT64, e FLOAT[{dim}], PRIMARY KEY(id))"),
+            &HashMap::new(),
+        );
+        // COPY from a table parameter: the rows become the stored, contiguous FLOAT block.
+        let column = |values: Vec<Value>| Value::List(values.into());
+        let frame = Value::Struct(std::sync::Arc::new(warren_common::value::StructValue {
+            fields: vec![
+                (
+                    "id".into(),
+                    column((0..stored as i64).map(Value::Int64).collect()),
+                ),
+                (
+                    "grp".into(),
+                    column(
+                        (0..stored)
+                            .map(|_| Value::Int64(rng.random_range(0..3)))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "e".into(),
+                    column(
+                        rows.iter()
+                            .map(|r| r.as_deref().map_or(Value::Null, float_list))
+                            .collect(),
+                    ),
+                ),
+            ],
+        }));
+        if stored > 0 {
+            pair.run(
+                "COPY T FROM $df",
+                &HashMap::from([("df".to_string(), frame)]),
+            );
+        }
+        pair.run(&format!("CALL THREADS={}", 1 + case % 3), &HashMap::new());
+        check_int8_against_plain(&mut pair, &mut rng, dim, &rows);
+
+        // The delta: appended rows, deleted rows, updated and NULLed vectors.
+        for id in stored..stored + 20 {
+            let row = random_row(&mut rng, dim, &rows);
+            let vector = row.as_deref().map_or(Value::Null, float_list);
+            let parameters = HashMap::from([("v".to_string(), vector)]);
+            pair.run(
+                &format!("CREATE (:T {{id: {id}, grp: {}, e: $v}})", id % 3),
+                &parameters,
+            );
+            rows.push(row);
+        }
+        let modulus = 2 + rng.random_range(0..9);
+        pair.run(
+            &format!("MATCH (n:T) WHERE n.id % {modulus} = 1 DELETE n"),
+            &HashMap::new(),
+        );
+        for _ in 0..5 {
+            let id = rng.random_range(0..rows.len() as i64);
+            let row = random_row(&mut rng, dim, &rows);
+            let vector = row.as_deref().map_or(Value::Null, float_list);
+            let parameters = HashMap::from([("v".to_string(), vector)]);
+            pair.run(
+                &format!("MATCH (n:T) WHERE n.id = {id} SET n.e = $v"),
+                &parameters,
+            );
+        }
+        check_int8_against_plain(&mut pair, &mut rng, dim, &rows);
+
+        assert_eq!(plain.vector_copy_stats().used, 0);
+        if with_copies.vector_copy_stats().used > 0 {
+            cases_through_the_copy += 1;
+        }
+    }
+    // Every case with stored rows and a describable query went through the copy at least once.
+    assert!(
+        cases_through_the_copy >= 10,
+        "{cases_through_the_copy} of 14"
+    );
+}
+
+#[test]
+fn the_copy_is_built_on_the_second_query_and_follows_the_stored_block() {
+    let mut rng = TestRng::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path().join("db")).unwrap();
+    let mut conn = load(&db, &mut rng);
+    let parameters = HashMap::from([(
+        "q".to_string(),
+        Value::List(vec![Value::Double(0.5); 7].into()),
+    )]);
+    // (NULL vectors come first in a descending order: the filter leaves them out.)
+    let query = "MATCH (n:T) WHERE n.e IS NOT NULL RETURN n.id \
+                 ORDER BY array_cosine_similarity(n.e, $q) DESC LIMIT 5";
+    let first = ids(&mut conn, query, &parameters);
+    assert_eq!(
+        db.vector_copy_stats().built,
+        0,
+        "a one-off query builds nothing"
+    );
+    assert_eq!(ids(&mut conn, query, &parameters), first);
+    let stats = db.vector_copy_stats();
+    assert_eq!((stats.built, stats.used, stats.copies), (1, 1, 1));
+    assert_eq!(stats.bytes, ROWS * (7 + 12) + 7 * 4);
+    // A write goes to the delta: the stored block and its copy stay.
+    conn.query("MATCH (n:T) WHERE n.id = 3 SET n.e = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]")
+        .unwrap();
+    assert!(ids(&mut conn, query, &parameters).contains(&Value::Int64(3)));
+    assert_eq!(db.vector_copy_stats().built, 1);
+    // A checkpoint writes a new block: the old copy goes with the old block, a new one is
+    // built on the new block's second query.
+    conn.query("CHECKPOINT").unwrap();
+    let after = ids(&mut conn, query, &parameters);
+    assert!(after.contains(&Value::Int64(3)));
+    assert_eq!(ids(&mut conn, query, &parameters), after);
+    let stats = db.vector_copy_stats();
+    assert_eq!((stats.built, stats.copies), (2, 1), "{stats:?}");
+}

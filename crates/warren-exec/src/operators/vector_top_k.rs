@@ -17,6 +17,7 @@ use warren_common::{InternalId, Result};
 use warren_planner::functions::ScalarFunction;
 use warren_planner::plan::VectorTopK;
 use warren_storage::NodeTable;
+use warren_vector::quantized::{self, Int8Block};
 use warren_vector::topk::TopK;
 
 use super::{BoxedOperator, Operator, Row};
@@ -284,7 +285,6 @@ impl VectorTopKScan {
             column_nulls: column.has_nulls().then_some(column),
             passes,
             skipped: &skipped,
-            function: self.plan.function,
             descending: self.plan.descending,
             rows: table.num_stored_rows() as usize,
             k: top.k(),
@@ -294,11 +294,20 @@ impl VectorTopKScan {
         let merged = match query {
             Query::F32(q) => {
                 let (block, dim) = column.vector_f32().expect("checked contiguous");
-                scan.run(threads, dim, block, q.as_deref(), apply_f32_wide)?
+                if let Some(q) = q.as_deref().filter(|q| self.filters_with_a_copy(q)) {
+                    if let Some(copy) = ctx.vector_copies.copy_for(column, block, dim, threads) {
+                        top.merge(scan.run_int8(threads, &copy, block, q)?);
+                        return Ok(());
+                    }
+                }
+                let kernel = f32_kernel(self.plan.function);
+                let score = move |row: &[f32], q: &[f32]| f64::from(kernel(row, q));
+                scan.run(threads, dim, block, q.as_deref(), score)?
             }
             Query::F64(q) => {
                 let (block, dim) = column.vector_f64().expect("checked contiguous");
-                scan.run(threads, dim, block, q.as_deref(), apply_f64)?
+                let kernel = f64_kernel(self.plan.function);
+                scan.run(threads, dim, block, q.as_deref(), kernel)?
             }
         };
         top.merge(merged);
@@ -306,8 +315,39 @@ impl VectorTopKScan {
     }
 }
 
-fn apply_f32_wide(function: ScalarFunction, a: &[f32], b: &[f32]) -> f64 {
-    f64::from(apply_f32(function, a, b))
+impl VectorTopKScan {
+    /// Whether the int8 copy can answer this scan exactly: the largest cosine similarities
+    /// first, against a query the copy's bound describes (`warren_vector::quantized`).
+    fn filters_with_a_copy(&self, query: &[f32]) -> bool {
+        self.plan.function == ScalarFunction::ArrayCosineSimilarity
+            && self.plan.descending
+            && quantized::describes_query(query)
+    }
+}
+
+/// The process's kernel for `function` over FLOAT vectors, chosen once per scan (the same
+/// kernels `apply_f32` calls row by row, so the scores are the same).
+fn f32_kernel(function: ScalarFunction) -> fn(&[f32], &[f32]) -> f32 {
+    let kernels = warren_vector::distance::kernels();
+    match function {
+        ScalarFunction::ArrayCosineSimilarity => kernels.cosine_similarity_f32,
+        ScalarFunction::ArrayInnerProduct => kernels.inner_product_f32,
+        ScalarFunction::ArraySquaredDistance => kernels.squared_distance_f32,
+        ScalarFunction::ArrayDistance => |a, b| apply_f32(ScalarFunction::ArrayDistance, a, b),
+        other => unreachable!("{other:?} is not an array distance function"),
+    }
+}
+
+/// [`f32_kernel`] over DOUBLE vectors.
+fn f64_kernel(function: ScalarFunction) -> fn(&[f64], &[f64]) -> f64 {
+    let kernels = warren_vector::distance::kernels();
+    match function {
+        ScalarFunction::ArrayCosineSimilarity => kernels.cosine_similarity_f64,
+        ScalarFunction::ArrayInnerProduct => kernels.inner_product_f64,
+        ScalarFunction::ArraySquaredDistance => kernels.squared_distance_f64,
+        ScalarFunction::ArrayDistance => |a, b| apply_f64(ScalarFunction::ArrayDistance, a, b),
+        other => unreachable!("{other:?} is not an array distance function"),
+    }
 }
 
 /// What the scoring threads share.
@@ -318,7 +358,6 @@ struct StoredScan<'a> {
     passes: Option<&'a [bool]>,
     /// Stored rows scored from their values instead.
     skipped: &'a HashSet<u64>,
-    function: ScalarFunction,
     descending: bool,
     rows: usize,
     k: usize,
@@ -328,7 +367,7 @@ struct StoredScan<'a> {
 impl StoredScan<'_> {
     /// Scores rows `0..rows` of `block` (`dim` elements a row) on up to `threads` threads,
     /// morsel by morsel, and merges the threads' heaps.
-    fn run<T: Copy + Sync, F: Fn(ScalarFunction, &[T], &[T]) -> f64 + Sync>(
+    fn run<T: Copy + Sync, F: Fn(&[T], &[T]) -> f64 + Sync>(
         &self,
         threads: usize,
         dim: usize,
@@ -343,6 +382,7 @@ impl StoredScan<'_> {
         let next_morsel = AtomicUsize::new(0);
         let morsels = self.rows.div_ceil(MORSEL_ROWS);
         let threads = threads.clamp(1, morsels.max(1));
+        let every_row = self.every_row_wanted();
         let work = || -> Result<TopK<Rank>> {
             let mut top = TopK::new(self.k);
             loop {
@@ -353,19 +393,33 @@ impl StoredScan<'_> {
                 self.interrupt.check()?;
                 let start = morsel * MORSEL_ROWS;
                 let end = (start + MORSEL_ROWS).min(self.rows);
-                for row in start..end {
-                    if !self.wanted(row) {
-                        continue;
-                    }
-                    let value = match query {
-                        Some(q) if !self.is_null(row) => {
-                            Some(score(self.function, &block[row * dim..(row + 1) * dim], q))
+                match query {
+                    // Nothing to skip: the rows one after the other, no per-row checks.
+                    Some(q) if every_row => {
+                        let rows = block[start * dim..end * dim].chunks_exact(dim);
+                        for (row, values) in (start..end).zip(rows) {
+                            let rank = Rank::new(Some(score(values, q)), self.descending);
+                            if top.admits(&rank, row as u64) {
+                                top.push(rank, row as u64);
+                            }
                         }
-                        _ => None,
-                    };
-                    let rank = Rank::new(value, self.descending);
-                    if top.admits(&rank, row as u64) {
-                        top.push(rank, row as u64);
+                    }
+                    _ => {
+                        for row in start..end {
+                            if !self.wanted(row) {
+                                continue;
+                            }
+                            let value = match query {
+                                Some(q) if !self.is_null(row) => {
+                                    Some(score(&block[row * dim..(row + 1) * dim], q))
+                                }
+                                _ => None,
+                            };
+                            let rank = Rank::new(value, self.descending);
+                            if top.admits(&rank, row as u64) {
+                                top.push(rank, row as u64);
+                            }
+                        }
                     }
                 }
             }
@@ -386,6 +440,54 @@ impl StoredScan<'_> {
             merged.merge(result?);
         }
         Ok(merged)
+    }
+
+    /// The scan of a `FLOAT[n]` block through its int8 copy (`copy`, built from `block`) for
+    /// the largest cosine similarities: the same heap as [`StoredScan::run`] with a non-NULL
+    /// query. NULL rows rank first (`ORDER BY ... DESC` puts NULL first); they are pushed here,
+    /// and the copy scores the others.
+    fn run_int8(
+        &self,
+        threads: usize,
+        copy: &Int8Block,
+        block: &[f32],
+        query: &[f32],
+    ) -> Result<TopK<Rank>> {
+        assert!(self.descending, "the copy finds the largest similarities");
+        assert!(copy.rows() >= self.rows, "a copy of the whole stored block");
+        let mut top = TopK::new(self.k);
+        if self.column_nulls.is_some() {
+            for row in 0..self.rows {
+                if self.wanted(row) && self.is_null(row) {
+                    top.push(Rank::new(None, true), row as u64);
+                }
+            }
+        }
+        let wanted = |row: usize| row < self.rows && self.wanted(row) && !self.is_null(row);
+        let stop = || self.interrupt.check().is_err();
+        let Some((found, _)) =
+            quantized::cosine_top_k_where(copy, block, query, self.k, threads, wanted, stop)
+        else {
+            self.interrupt.check()?;
+            unreachable!("a scan stops only when the query is interrupted")
+        };
+        for hit in found {
+            top.push(
+                Rank::new(Some(f64::from(hit.score)), true),
+                u64::from(hit.row),
+            );
+        }
+        Ok(top)
+    }
+
+    /// Whether every stored row is scored: none deleted, filtered out, read from values or
+    /// NULL.
+    fn every_row_wanted(&self) -> bool {
+        self.table.deleted().is_none()
+            && self.table.delta().deleted.is_empty()
+            && self.passes.is_none()
+            && self.skipped.is_empty()
+            && self.column_nulls.is_none()
     }
 
     #[inline]
