@@ -545,6 +545,19 @@ impl Connection {
         ))
     }
 
+    /// A `PROFILE` report of a statement that is not a query plan (COPY, reorder_nodes): one
+    /// `profile` column holding the report's text.
+    fn profile_report(&self, text: String, started: Instant) -> QueryResult {
+        QueryResult::materialized(
+            vec!["profile".into()],
+            vec![warren_common::LogicalType::String],
+            vec![vec![Value::string(text)]],
+            self.current_snapshot(),
+            Duration::ZERO,
+            started.elapsed(),
+        )
+    }
+
     /// `PROFILE`: runs the query with every operator wrapped in a profiler and hardware
     /// counters around it (committing its edits, if it writes), and returns the report.
     fn profile(
@@ -562,26 +575,12 @@ impl Connection {
             } => {
                 let summary = self.copy_files(snapshot, &table, &files, &options)?;
                 let text = crate::profile::copy_report(&summary, started.elapsed());
-                return Ok(QueryResult::materialized(
-                    vec!["profile".into()],
-                    vec![warren_common::LogicalType::String],
-                    vec![vec![Value::string(text)]],
-                    self.current_snapshot(),
-                    Duration::ZERO,
-                    started.elapsed(),
-                ));
+                return Ok(self.profile_report(text, started));
             }
             BoundStatement::ReorderNodes { table, order } => {
                 let summary = self.reorder_nodes(snapshot, &table, order)?;
                 let text = crate::profile::reorder_report(&summary, started.elapsed());
-                return Ok(QueryResult::materialized(
-                    vec!["profile".into()],
-                    vec![warren_common::LogicalType::String],
-                    vec![vec![Value::string(text)]],
-                    self.current_snapshot(),
-                    Duration::ZERO,
-                    started.elapsed(),
-                ));
+                return Ok(self.profile_report(text, started));
             }
             other => {
                 return Err(Error::binder(format!(

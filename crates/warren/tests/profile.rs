@@ -4,14 +4,20 @@
 use warren::hardware::CounterGroup;
 use warren::{Connection, Database, Value};
 
-/// Persons 0..=5 and Knows 0->1, 1->2, 2->3, 3->1, 0->4, 4->5, 5->0.
-fn graph() -> (Database, Connection) {
+/// An in-memory database with the empty tables Person(ID) and Knows(Person -> Person).
+fn schema() -> (Database, Connection) {
     let db = Database::in_memory();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE Person(ID INT64, PRIMARY KEY(ID))")
         .expect("node table");
     conn.query("CREATE REL TABLE Knows(FROM Person TO Person)")
         .expect("rel table");
+    (db, conn)
+}
+
+/// Persons 0..=5 and Knows 0->1, 1->2, 2->3, 3->1, 0->4, 4->5, 5->0.
+fn graph() -> (Database, Connection) {
+    let (db, mut conn) = schema();
     conn.query("UNWIND range(0, 5) AS i CREATE (:Person {ID: i})")
         .expect("nodes");
     conn.query(
@@ -281,12 +287,7 @@ fn profile_copy_copies_and_reports_each_phase() {
     let (nodes, edges) = (dir.path().join("nodes.csv"), dir.path().join("edges.csv"));
     std::fs::write(&nodes, "0\n1\n2\n").expect("nodes file");
     std::fs::write(&edges, "0,1\n1,2\n2,0\n0,2\n").expect("edges file");
-    let db = Database::in_memory();
-    let mut conn = db.connect();
-    conn.query("CREATE NODE TABLE Person(ID INT64, PRIMARY KEY(ID))")
-        .expect("node table");
-    conn.query("CREATE REL TABLE Knows(FROM Person TO Person)")
-        .expect("rel table");
+    let (_db, mut conn) = schema();
     let copy =
         |file: &std::path::Path, table: &str| format!("COPY {table} FROM '{}'", file.display());
     let node_report = profile_text(&mut conn, &copy(&nodes, "Person"));
