@@ -189,7 +189,7 @@ fn acknowledged_writes_survive_every_kill() {
         // One kill in four counts its delay from the start (it may land while the process opens
         // and recovers the database); the others from the first acknowledged row, so that the
         // rounds commit rows however slowly a busy machine starts the process.
-        if next_random(&mut random) % 4 != 0 {
+        if !next_random(&mut random).is_multiple_of(4) {
             first_ack.recv().unwrap_or(());
             rounds_after_an_ack += 1;
         }
