@@ -283,7 +283,9 @@ fn a_query_past_its_timeout_is_interrupted() {
     let (status, _, text) = post(&mut client, &query_body(SLOW));
     assert_eq!(status, 408, "{text}");
     assert!(text.starts_with("Error: Interrupted"), "{text}");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(text.contains("exceeded its timeout"), "{text}");
+    // Far sooner than the query (10^10 rows) would end; room for a busy machine.
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[test]
