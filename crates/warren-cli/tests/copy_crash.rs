@@ -118,10 +118,21 @@ fn killed_copies_leave_the_old_or_the_new_database() {
 
     let mut random = 7u64;
     let mut states = [0u64; 3];
-    for _ in 0..KILLS {
-        let delay = Duration::from_micros(
-            next_random(&mut random) % (run_time.as_micros() as u64 * 5 / 4 + 1),
-        );
+    // Delays up to 5/4 of the measured run. A machine whose speed changes after the measure can
+    // leave a phase unvisited after KILLS kills: then more kills follow (at most KILLS more),
+    // each bound doubled (up to 64 runs) while no run completed, or halved while none was cut short.
+    let measured = run_time.as_micros() as u64 + 1;
+    let mut delay_max = measured * 5 / 4;
+    for kill in 0..2 * KILLS {
+        let phases_missing = [states[2] == 0, states[0] + states[1] == 0];
+        if kill >= KILLS {
+            match phases_missing {
+                [false, false] => break,
+                [true, _] => delay_max = (delay_max * 2).min(measured * 64),
+                [false, true] => delay_max = delay_max / 2 + 1,
+            }
+        }
+        let delay = Duration::from_micros(next_random(&mut random) % delay_max);
         let mut child = warren().arg("run").arg(&db).arg(&script).spawn().unwrap();
         std::thread::sleep(delay);
         let _ = child.kill();
@@ -146,8 +157,11 @@ fn killed_copies_leave_the_old_or_the_new_database() {
         assert_no_leftovers(&db);
     }
     eprintln!(
-        "{KILLS} kills: {} left no Knows table, {} an empty one, {} the full one",
-        states[0], states[1], states[2]
+        "{} kills: {} left no Knows table, {} an empty one, {} the full one",
+        states.iter().sum::<u64>(),
+        states[0],
+        states[1],
+        states[2]
     );
     assert!(
         states[2] > 0 && states[0] + states[1] > 0,

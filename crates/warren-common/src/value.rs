@@ -369,10 +369,7 @@ impl Value {
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             _ if rank_a == 2 => match (self.as_i128(), other.as_i128()) {
                 (Some(a), Some(b)) => a.cmp(&b),
-                _ => self
-                    .as_f64()
-                    .unwrap_or(0.0)
-                    .total_cmp(&other.as_f64().unwrap_or(0.0)),
+                _ => compare_doubles(self.as_f64().unwrap_or(0.0), other.as_f64().unwrap_or(0.0)),
             },
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
             (Value::Timestamp(a), Value::Timestamp(b))
@@ -454,6 +451,36 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
+/// Two numbers as doubles, as `total_cmp` orders them: by value, so that -0.0 equals 0 (as
+/// `==` has it; `f64::total_cmp` puts -0.0 first); a NaN, which has no value order, by
+/// `f64::total_cmp` (after every number, or before for a negative NaN).
+fn compare_doubles(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or_else(|| a.total_cmp(&b))
+}
+
+/// Hashes a number through the double it compares as, so that numbers equal to each other
+/// hash alike: a whole double as the bare i128 (63.0 as 63), -0.0 as 0, others by their bits.
+fn hash_double<H: Hasher>(v: f64, state: &mut H) {
+    if v.fract() == 0.0 && v.abs() < 1e30 {
+        (v as i128).hash(state);
+    } else {
+        v.to_bits().hash(state);
+    }
+}
+
+/// Hashes an integer as the double it compares as against a float (`hash_double`). Up to 2^53
+/// that double is the integer itself, hashed as the bare i128 without the conversion; above,
+/// integers that one double rounds to hash alike (an integer equals that double, though not
+/// the other integers: hashing can only merge them).
+fn hash_integer<H: Hasher>(v: i128, state: &mut H) {
+    const EXACT_IN_A_DOUBLE: u128 = 1 << 53;
+    if v.unsigned_abs() <= EXACT_IN_A_DOUBLE {
+        v.hash(state);
+    } else {
+        hash_double(v as f64, state);
+    }
+}
+
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.rank().hash(state);
@@ -461,16 +488,10 @@ impl Hash for Value {
             Value::Null => {}
             Value::Bool(b) => b.hash(state),
             Value::Float(_) | Value::Double(_) | Value::Decimal(_) => {
-                let v = self.as_f64().unwrap_or(0.0);
-                if v.fract() == 0.0 && v.abs() < 1e30 {
-                    (v as i128).hash(state);
-                } else {
-                    let v = if v == 0.0 { 0.0 } else { v };
-                    v.to_bits().hash(state);
-                }
+                hash_double(self.as_f64().unwrap_or(0.0), state);
             }
             // The bare i128, as the whole-number floats above: 63 and 63.0 are one key.
-            _ if self.rank() == 2 => self.as_i128().unwrap_or(0).hash(state),
+            _ if self.rank() == 2 => hash_integer(self.as_i128().unwrap_or(0), state),
             Value::Date(v) => v.hash(state),
             Value::Timestamp(v)
             | Value::TimestampNs(v)
@@ -592,6 +613,91 @@ mod tests {
             }
         }
         assert_ne!(hash_of(&Value::Int64(63)), hash_of(&Value::Double(63.5)));
+        // Above 2^53 an integer equals the double it rounds to, and hashes as it does.
+        let big = (1i64 << 53) + 1;
+        assert_eq!(Value::Int64(big), Value::Double((1u64 << 53) as f64));
+        assert_eq!(
+            hash_of(&Value::Int64(big)),
+            hash_of(&Value::Double((1u64 << 53) as f64))
+        );
+        let huge = 1i128 << 100;
+        assert_eq!(Value::Int128(huge), Value::Double(huge as f64));
+        assert_eq!(
+            hash_of(&Value::Int128(huge)),
+            hash_of(&Value::Double(huge as f64))
+        );
+    }
+
+    /// The hash of `value` by std's hasher started from `keys` (as a seeded hasher would).
+    fn hash_with(value: &Value, keys: (u64, u64)) -> u64 {
+        use std::hash::Hasher as _;
+        let mut hasher = std::hash::DefaultHasher::new();
+        hasher.write_u64(keys.0);
+        hasher.write_u64(keys.1);
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Two numbers of any numeric types near one magnitude (so that many pairs are equal),
+    /// drawn where equality across types is delicate: zeros of both signs, halves, NaN,
+    /// infinities, and integers around 2^53, 2^63 and 1e30 (where a whole double stops
+    /// hashing as an integer).
+    fn two_close_numbers() -> impl proptest::strategy::Strategy<Value = (Value, Value)> {
+        use proptest::prelude::*;
+        let magnitude = prop_oneof![
+            Just(0.0f64),
+            -4.0f64..4.0,
+            (0u32..4).prop_map(|k| f64::from(k) * 0.5),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(2f64.powi(53)),
+            Just(2f64.powi(62)),
+            Just(1e30),
+            Just(2f64.powi(100)),
+        ];
+        let near = |m: f64, negative: bool, kind: u8, offset: i8| {
+            let m = if negative { -m } else { m };
+            let whole = m as i128 + i128::from(offset);
+            match kind {
+                0 => Value::Double(m + f64::from(offset)),
+                1 => Value::Float(m as f32),
+                2 => Value::Int64(i64::try_from(whole).unwrap_or(i64::MAX)),
+                3 => Value::Int128(whole),
+                4 => Value::Int32(m as i32),
+                _ => Value::UInt64(u64::try_from(whole).unwrap_or(0)),
+            }
+        };
+        (
+            magnitude,
+            any::<bool>(),
+            (0u8..6, -2i8..3),
+            (0u8..6, -2i8..3),
+        )
+            .prop_map(
+                move |(m, negative, (kind_a, offset_a), (kind_b, offset_b))| {
+                    (
+                        near(m, negative, kind_a, offset_a),
+                        near(m, negative, kind_b, offset_b),
+                    )
+                },
+            )
+    }
+
+    proptest::proptest! {
+        /// Equal numbers hash alike (whatever their types), and equality agrees with the order:
+        /// a hash map of values finds every key that equals one it holds.
+        #[test]
+        fn equal_numbers_hash_alike_everywhere(
+            (a, b) in two_close_numbers(),
+            keys in (proptest::prelude::any::<u64>(), proptest::prelude::any::<u64>()),
+        ) {
+            let equal = a == b;
+            proptest::prop_assert_eq!(equal, a.total_cmp(&b) == Ordering::Equal);
+            proptest::prop_assert_eq!(equal, b == a);
+            if equal {
+                proptest::prop_assert_eq!(hash_with(&a, keys), hash_with(&b, keys));
+            }
+        }
     }
 
     #[test]

@@ -314,8 +314,10 @@ fn cancel_soon(fixture: &Fixture, id: u64, after: Duration) -> std::thread::Join
     std::thread::spawn(move || {
         std::thread::sleep(after);
         let mut client = Client::connect(&url, None).unwrap();
-        // The query may not be registered yet on a slow machine: a few tries.
-        for _ in 0..50 {
+        // The query may not be registered yet on a slow machine: tries for up to 20 s (the
+        // server's own timeout, 30 s, would end it otherwise).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
             if client.cancel(id).unwrap() {
                 return true;
             }
@@ -344,8 +346,9 @@ fn a_running_query_stops_promptly_when_cancelled_by_id() {
         text.trim_end(),
         "Error: Interrupted: the query was interrupted"
     );
-    // Cancelled after 0.5 s; the server's own timeout is 30 s.
-    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    // The message says cancelled, not timed out (the server's own timeout, 30 s, says "exceeded
+    // its timeout"); the bound leaves a busy machine room.
+    assert!(elapsed < Duration::from_secs(25), "took {elapsed:?}");
     // The id is free again, and the query thread serves the next query.
     let mut again = self::request("RETURN 1");
     again.query_id = request.query_id;
@@ -370,10 +373,12 @@ fn a_cancel_between_statements_stops_the_rest() {
     let error = stream.next_chunk().unwrap_err();
     assert!(canceller.join().unwrap());
     assert!(
-        matches!(&error, ClientError::Query { kind, .. } if kind == "Interrupted"),
+        matches!(&error, ClientError::Query { kind, message } if kind == "Interrupted"
+            && message.contains("the query was interrupted")),
         "{error:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Cancelled, not timed out (the server's timeout is 30 s); room for a busy machine.
+    assert!(started.elapsed() < Duration::from_secs(25));
 }
 
 #[test]
@@ -397,10 +402,13 @@ fn a_results_message_round_trips() {
 #[test]
 fn light_queries_pass_heavy_ones_in_their_own_lane() {
     // One thread per lane: two heavy queries hold the heavy lane (one running, one queued)
-    // while light ones keep being answered on the light lane.
+    // while light ones keep being answered on the light lane. The heavy ones are cancelled at
+    // the end; their timeout (120 s) is far beyond the light queries' bound (60 s), which is far
+    // beyond what a busy machine takes for them.
     let fixture = start_with(|config| {
         config.threads = 1;
         config.heavy_threads = 1;
+        config.timeout_ms = 120_000;
     });
     let heavy = |id: u64| {
         let url = format!("http://{}", fixture.server.addr());
@@ -432,7 +440,7 @@ fn light_queries_pass_heavy_ones_in_their_own_lane() {
     }
     let elapsed = started.elapsed();
     assert!(
-        elapsed < Duration::from_secs(5),
+        elapsed < Duration::from_secs(60),
         "light queries took {elapsed:?}"
     );
     for id in [0x1a0e_0001, 0x1a0e_0002] {

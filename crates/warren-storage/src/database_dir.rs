@@ -207,10 +207,19 @@ fn id_from_hex(text: &str) -> Option<[u8; 16]> {
 /// briefly held. A lock held by another process for longer still fails.
 /// `None` when the lock stayed held.
 fn lock_with_grace(fs: &dyn FileSystem, path: &Path) -> Result<Option<FileLock>> {
+    lock_within(fs, path, LOCK_GRACE)
+}
+
+/// Takes the lock, retrying every 5 ms for `grace`; `None` when it stayed held that long.
+fn lock_within(
+    fs: &dyn FileSystem,
+    path: &Path,
+    grace: std::time::Duration,
+) -> Result<Option<FileLock>> {
     let started = std::time::Instant::now();
     loop {
         match fs.try_lock(path)? {
-            None if started.elapsed() < LOCK_GRACE => {
+            None if started.elapsed() < grace => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             result => return Ok(result),
@@ -834,16 +843,22 @@ mod tests {
         DatabaseDir::open(&path, false).unwrap();
     }
 
+    /// The waiting itself, with a grace far longer than the release takes on a busy machine
+    /// (with `LOCK_GRACE`, a releasing thread scheduled late would make this test fail).
     #[test]
     fn a_lock_released_within_the_grace_period_is_taken() {
         let temp = tempfile::tempdir().unwrap();
-        let path = temp.path().join("db");
-        let (first, _) = DatabaseDir::open(&path, false).unwrap();
+        let path = temp.path().join("lock");
+        let held = RealFileSystem
+            .try_lock(&path)
+            .unwrap()
+            .expect("a free lock");
         let release = std::thread::spawn(move || {
             std::thread::sleep(LOCK_GRACE / 5);
-            drop(first);
+            drop(held);
         });
-        DatabaseDir::open(&path, false).unwrap();
+        let taken = lock_within(&RealFileSystem, &path, std::time::Duration::from_secs(60));
+        assert!(taken.unwrap().is_some(), "the released lock was not taken");
         release.join().unwrap();
     }
 }

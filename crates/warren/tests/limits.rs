@@ -88,8 +88,13 @@ fn the_timeout_interrupts_long_queries() {
             while r.next_row()?.is_some() {}
             Ok(())
         });
-    assert!(matches!(result, Err(Error::Interrupted(_))), "{result:?}");
-    assert!(started.elapsed().as_secs() < 5);
+    assert!(
+        matches!(&result, Err(Error::Interrupted(m)) if m.contains("exceeded its timeout")),
+        "{result:?}"
+    );
+    // Interrupted promptly: far sooner than the enumeration (billions of paths) would end; the
+    // bound leaves a busy machine room.
+    assert!(started.elapsed().as_secs() < 60);
 }
 
 #[test]

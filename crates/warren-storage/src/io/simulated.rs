@@ -11,7 +11,7 @@
 //! a chosen operation, and read faults: `EIO` on a read, short reads, and a bit flipped in the
 //! bytes a read returns. All state lives in the value (no globals), so tests run in parallel.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -52,7 +52,9 @@ pub struct SimulatedFileSystem {
 
 #[derive(Clone, Debug)]
 struct Disk {
-    inodes: HashMap<u64, Inode>,
+    /// Ordered by number: a crash tears the files' pending writes in this order, drawing from
+    /// `rng`, so one seed gives one outcome (a std `HashMap` visited them in a random order).
+    inodes: BTreeMap<u64, Inode>,
     next_inode: u64,
     /// The names a process sees now.
     names: BTreeMap<PathBuf, u64>,
@@ -445,7 +447,7 @@ impl SimulatedFileSystem {
     pub fn new(plan: FaultPlan) -> Self {
         let rng = SeededRng::new(plan.seed);
         let disk = Disk {
-            inodes: HashMap::new(),
+            inodes: BTreeMap::new(),
             next_inode: 1,
             names: BTreeMap::new(),
             durable_names: BTreeMap::new(),
