@@ -461,6 +461,11 @@ mod tests {
         spinners.expired.load(Ordering::Relaxed) + spinners.contended.load(Ordering::Relaxed)
     }
 
+    /// How far ahead the park hook test stamps its answers, so that a test thread scheduled
+    /// late on a busy machine still finds the window open when it calls the hook (the window
+    /// runs from the answer's stamp, not from the call).
+    const STAMP_AHEAD: Duration = Duration::from_millis(200);
+
     #[test]
     fn the_park_hook_spins_only_on_an_installed_thread_and_only_after_an_answer() {
         std::thread::spawn(|| {
@@ -478,7 +483,7 @@ mod tests {
             assert_eq!(ended_without_data(&spinners), 0, "nothing answered yet");
             let spin = current().unwrap();
             spin.request_started();
-            spin.request_done(Instant::now());
+            spin.request_done(Instant::now() + STAMP_AHEAD);
             before_park();
             assert_eq!(ended_without_data(&spinners), 1);
             // The spin saw nothing and the thread slept past the window: the window halves.
@@ -498,18 +503,18 @@ mod tests {
                 assert_eq!(t.window, Duration::from_micros(SPIN_US_MAX / 2));
             });
             // The window is over: no second spin.
-            std::thread::sleep(Duration::from_millis(3));
+            std::thread::sleep(STAMP_AHEAD + Duration::from_millis(3));
             before_park();
             assert_eq!(ended_without_data(&spinners), 1);
             spin.request_started();
-            spin.request_done(Instant::now());
+            spin.request_done(Instant::now() + STAMP_AHEAD);
             writer.write_all(b"x").unwrap();
             before_park();
             assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
             // Another thread spinning: this one parks at once.
             spinners.spinning.store(true, Ordering::Relaxed);
             spin.request_started();
-            spin.request_done(Instant::now());
+            spin.request_done(Instant::now() + STAMP_AHEAD);
             before_park();
             assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
             assert_eq!(ended_without_data(&spinners), 1);
