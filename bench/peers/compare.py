@@ -419,13 +419,16 @@ def machine() -> dict[str, Any]:
 
 
 def git_revision() -> str:
-    found = subprocess.run(
-        ["git", "-C", ROOT, "describe", "--always", "--dirty"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return found.stdout.strip()
+    try:
+        found = subprocess.run(
+            ["git", "-C", ROOT, "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:  # a machine without git (a lent benchmark machine)
+        return os.environ.get("WARREN_REVISION", "unknown")
+    return found.stdout.strip() or os.environ.get("WARREN_REVISION", "unknown")
 
 
 def write_outputs(

@@ -20,6 +20,7 @@ use warren_common::{Error, Result};
 
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_bits::{FrontierBits, NextWords};
+use super::frontier_morsels::{self, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::{Adjacency, Graph};
@@ -87,6 +88,9 @@ struct LevelState {
     /// levels do).
     bits_next: bool,
     morsels: usize,
+    /// A top-down level's morsels of one step: runs of frontier nodes of about equal
+    /// out-edges, a hub in slices outside `Parents` mode (`frontier_morsels`).
+    top_down: Vec<FrontierMorsel>,
     /// Nodes reached at distance >= 1, in discovery order (a deterministic order in `Parents`
     /// mode).
     reached: Vec<u32>,
@@ -436,8 +440,16 @@ impl<'a> BfsSearch<'a> {
         state.morsels = if state.bottom_up {
             (self.graph.num_nodes() as usize).div_ceil(bottom_up_morsel_nodes(morsel))
         } else {
-            let per_step = state.frontier.len().div_ceil(morsel);
-            per_step * self.top_down_steps().len()
+            // The merged forward adjacency's degrees also balance `Parents` mode's steps.
+            let forward = self.graph.forward.view();
+            let LevelState {
+                frontier, top_down, ..
+            } = state;
+            let degree = |i: usize| forward.degree(frontier[i]);
+            let split_nodes = self.bfs.config.mode != BfsMode::Parents;
+            let budget = MorselBudget::for_morsel_size(morsel, split_nodes);
+            frontier_morsels::plan(frontier.len(), degree, budget, top_down);
+            top_down.len() * self.top_down_steps().len()
         };
         state.started = Some(Instant::now());
         state.morsels
@@ -454,11 +466,8 @@ impl<'a> BfsSearch<'a> {
     }
 
     fn expand_top_down(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
-        let morsel_size = self.bfs.config.morsel_size.max(1);
-        let per_step = state.frontier.len().div_ceil(morsel_size);
-        let (step, chunk) = (morsel / per_step, morsel % per_step);
-        let start = chunk * morsel_size;
-        let end = (start + morsel_size).min(state.frontier.len());
+        let per_step = state.top_down.len();
+        let (step, work) = (morsel / per_step, &state.top_down[morsel % per_step]);
         let adjacency = &self.top_down_steps()[step];
         let scan = TopDownScan {
             adjacency: adjacency.view(),
@@ -469,9 +478,10 @@ impl<'a> BfsSearch<'a> {
         match self.bfs.config.mode {
             BfsMode::Parents => {
                 let key_base = (step as u64) << 32;
+                assert!(work.edges.is_none(), "Parents mode scans each node whole");
                 scan.claim_parents(
                     &state.frontier,
-                    start..end,
+                    work.nodes.clone(),
                     &self.bfs.dist,
                     &self.bfs.claim,
                     key_base,
@@ -481,7 +491,8 @@ impl<'a> BfsSearch<'a> {
             BfsMode::Lengths | BfsMode::PathCounts => {
                 let paths =
                     (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
-                if scan.claim_nodes(&state.frontier[start..end], &self.bfs.dist, paths, piece) {
+                let frontier = (&state.frontier[work.nodes.clone()], work);
+                if scan.claim_nodes(frontier, &self.bfs.dist, paths, piece) {
                     self.bfs.overflow.store(true, Ordering::Relaxed);
                 }
             }
@@ -715,7 +726,7 @@ impl TopDownScan<'_> {
     /// counts when `paths` is given. Returns whether a path count overflowed.
     fn claim_nodes(
         &self,
-        frontier: &[u32],
+        frontier: (&[u32], &FrontierMorsel),
         dist: &[AtomicU32],
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
@@ -736,7 +747,7 @@ impl TopDownScan<'_> {
     #[inline(always)]
     fn claim_nodes_reading<'r>(
         &self,
-        frontier: &[u32],
+        (frontier, work): (&[u32], &FrontierMorsel),
         dist: &[AtomicU32],
         paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
@@ -752,6 +763,7 @@ impl TopDownScan<'_> {
                 continue;
             }
             let (targets, edges) = read(u);
+            let (targets, edges) = work.slice(targets, edges);
             piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
             for (i, &target) in targets.iter().enumerate() {

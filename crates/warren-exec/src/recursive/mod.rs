@@ -7,6 +7,7 @@ pub mod bfs;
 pub mod counters;
 pub mod counting;
 pub mod frontier_bits;
+pub mod frontier_morsels;
 pub mod graph;
 pub mod idle_pool;
 pub mod lane_counter;

@@ -19,13 +19,14 @@ use warren_common::Result;
 
 use super::bfs::{entries, CountOutput};
 use super::counters::{LevelCounters, TraversalRecorder};
+use super::frontier_morsels::{self, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 
 use super::graph::Graph;
 use super::lane_counter::LaneCounter;
 use super::lanes::{full_word, state_bytes_per_node, words, LaneWord, WordArray};
 use super::masks::Masks;
-use super::prefetch::prefetch_adjacency;
+use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 
@@ -79,6 +80,9 @@ struct SweepState {
     frontier_out_edges: u64,
     unsettled_in_edges: u64,
     morsels: usize,
+    /// A top-down level's morsels: runs of frontier nodes of about equal out-edges, a hub in
+    /// slices (`frontier_morsels`).
+    top_down: Vec<FrontierMorsel>,
     totals: Vec<PathStats>,
     by_destination: Vec<Vec<(u32, PathStats)>>,
     started: Option<Instant>,
@@ -183,7 +187,14 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 if state.bottom_up {
                     (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
                 } else {
-                    state.frontier.len().div_ceil(morsel)
+                    let forward = self.graph.forward.view();
+                    let SweepState {
+                        frontier, top_down, ..
+                    } = state;
+                    let degree = |i: usize| forward.degree(frontier[i]);
+                    let budget = MorselBudget::for_morsel_size(morsel, true);
+                    frontier_morsels::plan(frontier.len(), degree, budget, top_down);
+                    top_down.len()
                 }
             }
             Phase::Commit => {
@@ -208,9 +219,8 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     fn expand(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
         let current = &self.buffers[state.active][..];
         let next = &self.buffers[1 - state.active][..];
-        let size = self.config.morsel_size.max(1);
         if state.bottom_up {
-            let size = size * BOTTOM_UP_MORSEL_FACTOR;
+            let size = self.config.morsel_size.max(1) * BOTTOM_UP_MORSEL_FACTOR;
             let start = morsel * size;
             let end = (start + size).min(self.graph.num_nodes() as usize);
             let scan = Scan {
@@ -230,8 +240,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 piece,
             );
         } else {
-            let start = morsel * size;
-            let end = (start + size).min(state.frontier.len());
+            let work = &state.top_down[morsel];
             let scan = Scan {
                 adjacency: self.graph.forward.view(),
                 masks: self.masks,
@@ -240,7 +249,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 words: PhantomData,
             };
             scan.top_down(
-                &state.frontier[start..end],
+                (&state.frontier[work.nodes.clone()], work),
                 &self.seen,
                 current,
                 next,
@@ -463,7 +472,14 @@ impl<W: LaneWord> Scan<'_, W> {
     /// Pushes each frontier node's word to its out-neighbours' next words. Without a rel
     /// filter or a node filter that applies, and on a view that needs no checks, a kernel over
     /// the flat neighbour array runs instead.
-    fn top_down(&self, frontier: &[u32], seen: &[W], current: &[W], next: &[W], piece: &mut Piece) {
+    fn top_down(
+        &self,
+        frontier: (&[u32], &FrontierMorsel),
+        seen: &[W],
+        current: &[W],
+        next: &[W],
+        piece: &mut Piece,
+    ) {
         let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
         match self.adjacency.plain_neighbours().filter(|_| unfiltered) {
             Some(plain) => top_down_unfiltered(
@@ -481,7 +497,7 @@ impl<W: LaneWord> Scan<'_, W> {
     /// [`Scan::top_down`] through the masks and the checked reads.
     fn top_down_filtered(
         &self,
-        frontier: &[u32],
+        (frontier, work): (&[u32], &FrontierMorsel),
         seen: &[W],
         current: &[W],
         next: &[W],
@@ -497,6 +513,7 @@ impl<W: LaneWord> Scan<'_, W> {
             let word = current[u as usize].get();
             let every_edge = self.masks.edges.is_none();
             let (neighbours, edges) = entries(&self.adjacency, u, every_edge);
+            let (neighbours, edges) = work.slice(neighbours, edges);
             piece.counters.edges_scanned += neighbours.len() as u64;
             for (i, &v) in neighbours.iter().enumerate() {
                 // Rel ids are read only under a rel filter.
@@ -590,7 +607,7 @@ impl<W: LaneWord> Scan<'_, W> {
 #[inline(never)]
 fn top_down_unfiltered<W: LaneWord>(
     (plain, adjacency, prefetch_distance): (PlainNeighbours<'_>, &AdjacencyView<'_>, usize),
-    frontier: &[u32],
+    (frontier, work): (&[u32], &FrontierMorsel),
     seen: &[W],
     current: &[W],
     next: &[W],
@@ -605,9 +622,20 @@ fn top_down_unfiltered<W: LaneWord>(
             prefetch_adjacency(adjacency, frontier, position, prefetch_distance);
         }
         let word = current[u as usize].get();
-        let neighbours = plain.of(u);
+        let (neighbours, _) = work.slice(plain.of(u), &[]);
         scanned += neighbours.len() as u64;
-        for &v in neighbours {
+        for (i, &v) in neighbours.iter().enumerate() {
+            // The words of the neighbour `prefetch_distance` ahead in a long list: an atomic
+            // `or` orders the loads after it, so without the hint a hub's edges miss one by one.
+            if prefetch_distance > 0 {
+                if let Some(&ahead) = neighbours.get(i + prefetch_distance) {
+                    if let (Some(s), Some(n)) = (seen.get(ahead as usize), next.get(ahead as usize))
+                    {
+                        prefetch(s);
+                        prefetch(n);
+                    }
+                }
+            }
             let v = v as usize;
             let bits = word & !seen[v].get();
             if bits == 0 || next[v].get() & bits == bits {
