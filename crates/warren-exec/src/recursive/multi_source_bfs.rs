@@ -77,6 +77,8 @@ struct SweepState {
     /// Every node whose `seen` word is non-zero (to reset).
     touched: Vec<u32>,
     bottom_up: bool,
+    /// The frontier's out-edges, counted after top-down levels only: after a bottom-up level
+    /// the direction choice reads the frontier's size alone, and this is 0.
     frontier_out_edges: u64,
     unsettled_in_edges: u64,
     morsels: usize,
@@ -255,8 +257,10 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 next,
                 piece,
             );
+            // After a bottom-up level the direction depends on the frontier's size alone
+            // (`choose_direction`): the out-degrees are read after top-down levels only.
+            self.degrees(piece);
         }
-        self.degrees(piece);
     }
 
     /// Out-degrees of the nodes a morsel added to the next frontier (direction choice).
