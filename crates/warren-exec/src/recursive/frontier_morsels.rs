@@ -11,8 +11,11 @@ use std::ops::Range;
 
 /// Out-edges a balanced morsel holds at most, per node of `morsel_size`.
 pub const EDGES_PER_MORSEL_NODE: u64 = 2;
-/// Frontiers of up to this many morsels of `morsel_size` nodes are cut by their out-degrees.
-pub const BALANCED_MORSELS_MAX: usize = 32;
+/// Frontiers of up to this many morsels of `morsel_size` nodes (16,384 nodes by default) are
+/// cut by their out-degrees. The plan reads one degree per node on one thread, a random read
+/// that misses the cache on a large graph; the hub levels it is for hold a few hundred nodes,
+/// and a larger frontier already makes enough morsels to share.
+pub const BALANCED_MORSELS_MAX: usize = 8;
 
 /// One top-down morsel: frontier positions `nodes`; for a slice of one node's out-edges,
 /// `edges` is the range of its neighbour list to scan (else the whole list of every node).
@@ -24,18 +27,21 @@ pub struct FrontierMorsel {
 
 impl FrontierMorsel {
     /// The part of one node's neighbour list (and rel ids, when read) that this morsel scans.
-    /// An empty `rel_ids` (rel ids not read) stays empty.
+    /// An empty `rel_ids` (rel ids not read) stays empty. The range is clamped to the list: a
+    /// list shorter than the degree the plan read (a block that failed its checksum reads as
+    /// empty) yields less, never a panic.
     #[inline]
     pub fn slice<'a>(&self, neighbours: &'a [u32], rel_ids: &'a [u32]) -> (&'a [u32], &'a [u32]) {
         match &self.edges {
             None => (neighbours, rel_ids),
             Some(range) => {
+                let clamp = |len: usize| range.start.min(len)..range.end.min(len);
                 let rel_ids = if rel_ids.is_empty() {
                     rel_ids
                 } else {
-                    &rel_ids[range.clone()]
+                    &rel_ids[clamp(rel_ids.len())]
                 };
-                (&neighbours[range.clone()], rel_ids)
+                (&neighbours[clamp(neighbours.len())], rel_ids)
             }
         }
     }
@@ -231,5 +237,11 @@ mod tests {
             morsel.slice(&neighbours, &ids),
             (&neighbours[1..3], &ids[1..3])
         );
+        // A list shorter than the planned degree: what is there, no panic.
+        assert_eq!(
+            morsel.slice(&neighbours[..2], &[]),
+            (&neighbours[1..2], &[][..])
+        );
+        assert_eq!(morsel.slice(&[], &[]), (&[][..], &[][..]));
     }
 }
