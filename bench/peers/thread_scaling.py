@@ -17,15 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from typing import Any
 
+import compare
+from cells import TITLES
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-TITLES = {"warren": "Warren", "kuzu": "Kùzu", "duckdb": "DuckDB", "gapbs": "GAPBS"}
 
 
 def parse_args() -> argparse.Namespace:
@@ -108,8 +109,8 @@ def table(runs: dict[int, dict[str, Any]], systems: list[str]) -> list[str]:
     peers = [s for s in systems if s != "warren"]
     header = ["workload", "threads"]
     for system in systems:
-        header += [TITLES.get(system, system), "x1t"]
-    header += [f"vs {TITLES.get(p, p)}" for p in peers if "warren" in systems]
+        header += [TITLES[system], "x1t"]
+    header += [f"vs {TITLES[p]}" for p in peers if "warren" in systems]
     lines = [" | ".join(header)]
     workloads = [row["workload"] for row in next(iter(runs.values()))["rows"]]
     for name in workloads:
@@ -135,12 +136,9 @@ def table(runs: dict[int, dict[str, Any]], systems: list[str]) -> list[str]:
 
 
 def machine() -> str:
-    model = ""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            models = (line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-            model = next(models, "")
-    return f"{model or platform.processor()} ({os.cpu_count()} CPUs, {platform.platform()})"
+    """The machine in one line, from compare.py's description of it."""
+    found = compare.machine()
+    return f"{found['cpu']} ({found['cpus']} CPUs, {found['platform']})"
 
 
 def main() -> int:

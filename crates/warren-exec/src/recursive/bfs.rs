@@ -20,7 +20,7 @@ use warren_common::{Error, Result};
 
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_bits::{FrontierBits, NextWords};
-use super::frontier_morsels::{self, FrontierMorsel, MorselBudget};
+use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::{Adjacency, Graph};
@@ -441,15 +441,11 @@ impl<'a> BfsSearch<'a> {
             (self.graph.num_nodes() as usize).div_ceil(bottom_up_morsel_nodes(morsel))
         } else {
             // The merged forward adjacency's degrees also balance `Parents` mode's steps.
-            let forward = self.graph.forward.view();
-            let LevelState {
-                frontier, top_down, ..
-            } = state;
-            let degree = |i: usize| forward.degree(frontier[i]);
             let split_nodes = self.bfs.config.mode != BfsMode::Parents;
             let budget = MorselBudget::for_morsel_size(morsel, split_nodes);
-            frontier_morsels::plan(frontier.len(), degree, budget, top_down);
-            top_down.len() * self.top_down_steps().len()
+            let forward = self.graph.forward.view();
+            plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
+            state.top_down.len() * self.top_down_steps().len()
         };
         state.started = Some(Instant::now());
         state.morsels

@@ -9,6 +9,8 @@
 
 use std::ops::Range;
 
+use warren_storage::adjacency::AdjacencyView;
+
 /// Out-edges a balanced morsel holds at most, per node of `morsel_size`.
 pub const EDGES_PER_MORSEL_NODE: u64 = 2;
 /// Frontiers of up to this many morsels of `morsel_size` nodes (16,384 nodes by default) are
@@ -69,6 +71,22 @@ impl MorselBudget {
             split_nodes,
         }
     }
+}
+
+/// Cuts `frontier` into `out` (cleared first) by its nodes' degrees in `adjacency` (the
+/// adjacency a top-down level scans).
+pub fn plan_frontier(
+    frontier: &[u32],
+    adjacency: &AdjacencyView<'_>,
+    budget: MorselBudget,
+    out: &mut Vec<FrontierMorsel>,
+) {
+    plan(
+        frontier.len(),
+        |i| adjacency.degree(frontier[i]),
+        budget,
+        out,
+    );
 }
 
 /// Cuts a frontier of `len` nodes into `out` (cleared first); `degree(i)` is the out-degree

@@ -19,7 +19,7 @@ use warren_common::Result;
 
 use super::bfs::{entries, CountOutput};
 use super::counters::{LevelCounters, TraversalRecorder};
-use super::frontier_morsels::{self, FrontierMorsel, MorselBudget};
+use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 
 use super::graph::Graph;
@@ -189,14 +189,10 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 if state.bottom_up {
                     (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
                 } else {
-                    let forward = self.graph.forward.view();
-                    let SweepState {
-                        frontier, top_down, ..
-                    } = state;
-                    let degree = |i: usize| forward.degree(frontier[i]);
                     let budget = MorselBudget::for_morsel_size(morsel, true);
-                    frontier_morsels::plan(frontier.len(), degree, budget, top_down);
-                    top_down.len()
+                    let forward = self.graph.forward.view();
+                    plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
+                    state.top_down.len()
                 }
             }
             Phase::Commit => {
