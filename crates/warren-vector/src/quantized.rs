@@ -11,7 +11,10 @@
 //! ```
 //!
 //! so `(u·μ + s·(u·c)) / |x|` is within `|e| / |x|` of the true cosine (Cauchy–Schwarz with the
-//! row's stored error norm). A slack [`SLACK`] covers the rounding of the f32 sums here and in
+//! row's stored error norm). The scan computes `u·c` in integers ([`int_dot`]): the query's unit
+//! vector is itself quantized, `u = t·d + f` with `i16` codes `d`, step `t` and error `f`, so
+//! `u·c = t·(d·c) + f·c` where `d·c` is an exact integer and `|f·c| <= |f|·|c|` (each row stores
+//! `s·|c|/|x|`, the query brings `|f|`). A slack [`SLACK`] covers the rounding of the f32 sums here and in
 //! the FLOAT kernel (whose cosine is within about `(2n+8)ε` of the true one). Each thread keeps
 //! the k largest lower bounds; their smallest, `T`, is at most the k-th best FLOAT score, so a
 //! row whose upper bound is below `T` cannot be in the answer. Rows the bound cannot describe
@@ -24,6 +27,8 @@
 use std::cmp::Ordering;
 
 use crate::distance::cosine_similarity_f32;
+
+mod int_dot;
 
 /// Added to every bound besides the rounding terms that grow with `n` ([`slack`]): covers the
 /// f32 rounding of the stored factors and of the query's unit vector.
@@ -70,8 +75,8 @@ impl ScanCounts {
     }
 }
 
-/// Per-row data besides the codes: the three bound factors.
-const ROW_META_BYTES: u64 = 12;
+/// Per-row data besides the codes: the four bound factors.
+const ROW_META_BYTES: u64 = 16;
 
 /// The int8 copy of a block of `rows x dim` f32 values; see the module's documentation.
 #[derive(Clone, Debug)]
@@ -79,9 +84,9 @@ pub struct Int8Block {
     dim: usize,
     mean: Vec<f32>,
     codes: Vec<i8>,
-    /// Per row `[s/|x|, 1/|x|, the bound's half-width]`; a row the bound cannot describe has
-    /// NaN factors.
-    factors: Vec<[f32; 3]>,
+    /// Per row `[s/|x|, 1/|x|, the bound's half-width, s·|c|/|x|]`; a row the bound cannot
+    /// describe has NaN factors.
+    factors: Vec<[f32; 4]>,
 }
 
 impl Int8Block {
@@ -102,7 +107,7 @@ impl Int8Block {
         let chunk_rows = rows.div_ceil(threads.max(1)).max(1);
         let mean = column_mean(vectors, dim, chunk_rows);
         let mut codes = vec![0i8; vectors.len()];
-        let mut factors = vec![[0f32; 3]; rows];
+        let mut factors = vec![[0f32; 4]; rows];
         std::thread::scope(|scope| {
             let parts = vectors
                 .chunks(chunk_rows * dim)
@@ -174,7 +179,7 @@ fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
 /// Quantizes whole rows (`mean.len()` values each) into `codes` and `factors`, compiled for
 /// the widest vector unit the CPU has (the same operations in the same order at every width,
 /// so the copy does not depend on it).
-fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
@@ -191,35 +196,40 @@ fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn quantize_rows_avx512(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+fn quantize_rows_avx512(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
     quantize_rows_with(values, mean, codes, factors);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn quantize_rows_avx2(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+fn quantize_rows_avx2(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
     quantize_rows_with(values, mean, codes, factors);
 }
 
 #[inline(always)]
-fn quantize_rows_with(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 3]]) {
+fn quantize_rows_with(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
     let dim = mean.len();
+    let mean_norm = mean
+        .iter()
+        .map(|&m| f64::from(m) * f64::from(m))
+        .sum::<f64>()
+        .sqrt();
     let rows = values.chunks_exact(dim).zip(codes.chunks_exact_mut(dim));
     for ((row, out), factor) in rows.zip(factors) {
-        *factor = quantize_row(row, mean, out);
+        *factor = quantize_row(row, mean, mean_norm, out);
     }
 }
 
 /// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
-/// describe the row).
+/// describe the row). `mean_norm` is `|μ|`.
 #[inline(always)]
-fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
+fn quantize_row(row: &[f32], mean: &[f32], mean_norm: f64, out: &mut [i8]) -> [f32; 4] {
     let n = row.len();
     let norm = lane_fold(row, mean, out, add, |v, _, _| v * v).sqrt();
     let finite = row.iter().all(|v| v.is_finite());
     if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
         out.fill(0);
-        return [f32::NAN; 3];
+        return [f32::NAN; 4];
     }
     let largest = lane_fold(row, mean, out, f64::max, |v, m, _| (v - m).abs());
     let scale = if largest == 0.0 {
@@ -241,14 +251,28 @@ fn quantize_row(row: &[f32], mean: &[f32], out: &mut [i8]) -> [f32; 3] {
         e * e
     });
     let codes_squared = lane_fold(row, mean, out, add, |_, _, c| c * c);
-    // The f32 sum u·c is within 2nε·|c| of the exact one (|u| = 1): scaled like the codes.
-    let dot_rounding = 2.0 * n as f64 * f64::from(f32::EPSILON) * codes_squared.sqrt();
-    let half_width = (error.sqrt() + scale * dot_rounding) / norm + slack(n);
+    let code_norm = scale * codes_squared.sqrt() / norm;
+    // The scan multiplies f32 roundings of `s/|x|` and `1/|x|` (each within 2^-24 of its
+    // value, relatively) by `u·c` (at most `|c|`) and `u·μ` (at most `|μ|`): twice that error,
+    // which matters when the row is small beside its residual or the mean.
+    let factor_rounding = 2.0 * f64::from(f32::EPSILON) * (code_norm + mean_norm / norm);
+    let half_width = error.sqrt() / norm + factor_rounding + slack(n);
     [
         (scale / norm) as f32,
         (1.0 / norm) as f32,
-        half_width as f32,
+        f32_at_least(half_width),
+        f32_at_least(code_norm),
     ]
+}
+
+/// The nearest `f32` at or above `value` (a bound's width must not shrink in the rounding).
+fn f32_at_least(value: f64) -> f32 {
+    let rounded = value as f32;
+    if f64::from(rounded) < value {
+        rounded.next_up()
+    } else {
+        rounded
+    }
 }
 
 /// Independent partial results of the build's per-row sums and maxima, so that their
@@ -353,7 +377,8 @@ where
         block.rows() <= u32::MAX as usize,
         "rows are numbered in u32"
     );
-    if k == 0 || !describes_query(query) {
+    let code_max = int_dot::query_code_max(dim);
+    if k == 0 || !describes_query(query) || code_max.is_none() {
         let top = plain_cosine_top_k_where(vectors, dim, query, k, &wanted);
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
         let counts = ScanCounts {
@@ -373,11 +398,12 @@ where
         .zip(&unit)
         .map(|(&m, &u)| f64::from(m) * f64::from(u))
         .sum::<f64>();
+    let unit_codes = QueryCodes::of(&unit, code_max.expect("checked above"));
     let rows = block.rows();
     let chunk = rows.div_ceil(threads).max(1);
     let pass = FilterPass {
         block,
-        unit: &unit,
+        unit: &unit_codes,
         offset,
         k,
         wanted: &wanted,
@@ -433,10 +459,46 @@ struct Filtered {
     filtered: u64,
 }
 
+/// The query's unit vector `u` as `i16` codes: `u = step·codes + f` with `|f| <= error`.
+struct QueryCodes {
+    codes: Vec<i16>,
+    step: f64,
+    error: f64,
+}
+
+impl QueryCodes {
+    /// The nearest codes of `unit` (a unit vector, so some value is non-zero) with the largest
+    /// magnitude mapped to `code_max`.
+    fn of(unit: &[f32], code_max: i16) -> Self {
+        let largest = unit.iter().fold(0f64, |m, &u| m.max(f64::from(u).abs()));
+        assert!(largest > 0.0, "a unit vector");
+        let step = largest / f64::from(code_max);
+        let limit = f64::from(code_max);
+        let codes: Vec<i16> = unit
+            .iter()
+            .map(|&u| (f64::from(u) / step).round().clamp(-limit, limit) as i16)
+            .collect();
+        let error = unit
+            .iter()
+            .zip(&codes)
+            .map(|(&u, &d)| {
+                let e = f64::from(u) - step * f64::from(d);
+                e * e
+            })
+            .sum::<f64>()
+            .sqrt();
+        QueryCodes { codes, step, error }
+    }
+}
+
+/// Rows whose integer dot products one kernel call computes.
+const BATCH_ROWS: usize = 64;
+const _: () = assert!(STOP_POLL_ROWS.is_multiple_of(BATCH_ROWS));
+
 /// What the filtering threads share.
 struct FilterPass<'a, W, S> {
     block: &'a Int8Block,
-    unit: &'a [f32],
+    unit: &'a QueryCodes,
     /// `u·μ`.
     offset: f64,
     k: usize,
@@ -445,36 +507,46 @@ struct FilterPass<'a, W, S> {
 }
 
 impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
-    /// The pass over `rows`, `None` when `stop` asked to end.
+    /// The pass over `rows`, `None` when `stop` asked to end: the integer dot products of a
+    /// batch of rows, then each wanted row's bound against the running threshold.
     fn run(&self, rows: std::ops::Range<usize>) -> Option<Filtered> {
         let block = self.block;
         let dim = block.dim;
-        let dot = dot_kernel();
+        let dot_rows = int_dot::dot_rows_kernel();
+        let (step, query_error) = (self.unit.step, self.unit.error);
         let mut lowers = LowerBounds::new(self.k);
         let mut kept = Vec::new();
         let mut filtered = 0u64;
-        for row in rows {
-            if row % STOP_POLL_ROWS == 0 && (self.stop)() {
+        let mut dots = [0i32; BATCH_ROWS];
+        let mut start = rows.start;
+        while start < rows.end {
+            let end = (start + BATCH_ROWS).min(rows.end);
+            if (start - rows.start).is_multiple_of(STOP_POLL_ROWS) && (self.stop)() {
                 return None;
             }
-            if !(self.wanted)(row) {
-                continue;
+            let dots = &mut dots[..end - start];
+            dot_rows(&block.codes[start * dim..end * dim], &self.unit.codes, dots);
+            for (row, &dot) in (start..end).zip(dots.iter()) {
+                if !(self.wanted)(row) {
+                    continue;
+                }
+                filtered += 1;
+                let [scale, inverse_norm, half_width, code_norm] = block.factors[row];
+                if scale.is_nan() {
+                    kept.push((row as u32, f64::INFINITY));
+                    continue;
+                }
+                let centre = f64::from(scale) * (step * f64::from(dot))
+                    + self.offset * f64::from(inverse_norm);
+                let width = f64::from(half_width) + f64::from(code_norm) * query_error;
+                let upper = centre + width;
+                if upper < lowers.threshold() {
+                    continue;
+                }
+                lowers.offer(centre - width);
+                kept.push((row as u32, upper));
             }
-            filtered += 1;
-            let [scale, inverse_norm, half_width] = block.factors[row];
-            if scale.is_nan() {
-                kept.push((row as u32, f64::INFINITY));
-                continue;
-            }
-            let codes = &block.codes[row * dim..(row + 1) * dim];
-            let centre = f64::from(scale) * f64::from(dot(self.unit, codes))
-                + self.offset * f64::from(inverse_norm);
-            let upper = centre + f64::from(half_width);
-            if upper < lowers.threshold() {
-                continue;
-            }
-            lowers.offer(centre - f64::from(half_width));
-            kept.push((row as u32, upper));
+            start = end;
         }
         Some(Filtered {
             threshold: lowers.threshold(),
@@ -484,68 +556,12 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
     }
 }
 
-/// `u·c` in f32: the widest kernel the CPU runs.
-fn dot_kernel() -> fn(&[f32], &[i8]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            return |u, c| {
-                // SAFETY: the CPU has AVX-512F (checked above).
-                unsafe { dot_avx512(u, c) }
-            };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return |u, c| {
-                // SAFETY: the CPU has AVX2 (checked above).
-                unsafe { dot_avx2(u, c) }
-            };
-        }
-    }
-    dot_portable
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn dot_avx512(u: &[f32], c: &[i8]) -> f32 {
-    dot_lanes(u, c)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot_avx2(u: &[f32], c: &[i8]) -> f32 {
-    dot_lanes(u, c)
-}
-
-fn dot_portable(u: &[f32], c: &[i8]) -> f32 {
-    dot_lanes(u, c)
-}
-
-/// `u·c` with [`LANES`] independent sums (the compiler maps them onto vector registers in
-/// the `target_feature` wrappers above), the tail summed alone.
-#[inline(always)]
-fn dot_lanes(u: &[f32], c: &[i8]) -> f32 {
-    const LANES: usize = 16;
-    assert_eq!(u.len(), c.len());
-    let mut sums = [0f32; LANES];
-    let (u_body, u_tail) = u.split_at(u.len() - u.len() % LANES);
-    let (c_body, c_tail) = c.split_at(u_body.len());
-    for (u, c) in u_body.chunks_exact(LANES).zip(c_body.chunks_exact(LANES)) {
-        for lane in 0..LANES {
-            sums[lane] += u[lane] * f32::from(c[lane]);
-        }
-    }
-    let tail: f32 = u_tail
-        .iter()
-        .zip(c_tail)
-        .map(|(&u, &c)| u * f32::from(c))
-        .sum();
-    sums.iter().sum::<f32>() + tail
-}
-
-/// The `k` largest lower bounds seen, smallest on top.
+/// The `k` largest lower bounds seen, smallest on top, and that smallest (`-inf` while
+/// fewer than `k` were offered) kept beside the heap for the scan's per-row test.
 struct LowerBounds {
     k: usize,
     heap: std::collections::BinaryHeap<std::cmp::Reverse<OrdF64>>,
+    threshold: f64,
 }
 
 impl LowerBounds {
@@ -553,22 +569,26 @@ impl LowerBounds {
         LowerBounds {
             k,
             heap: std::collections::BinaryHeap::with_capacity(k + 1),
+            threshold: f64::NEG_INFINITY,
         }
     }
 
+    #[inline]
     fn threshold(&self) -> f64 {
-        if self.heap.len() < self.k {
-            return f64::NEG_INFINITY;
-        }
-        self.heap.peek().map_or(f64::NEG_INFINITY, |low| low.0 .0)
+        self.threshold
     }
 
     fn offer(&mut self, lower: f64) {
         if self.heap.len() < self.k {
             self.heap.push(std::cmp::Reverse(OrdF64(lower)));
-        } else if lower > self.threshold() {
+        } else if lower > self.threshold {
             self.heap.pop();
             self.heap.push(std::cmp::Reverse(OrdF64(lower)));
+        } else {
+            return;
+        }
+        if self.heap.len() == self.k {
+            self.threshold = self.heap.peek().map_or(f64::NEG_INFINITY, |low| low.0 .0);
         }
     }
 }
@@ -714,7 +734,7 @@ mod tests {
     fn clustered_rows_are_mostly_filtered() {
         let (vectors, queries) = crate::sample::clustered(20_000, 5, 64, 3);
         let block = Int8Block::build(&vectors, 64);
-        assert_eq!(block.bytes(), 20_000 * (64 + 12) + 64 * 4);
+        assert_eq!(block.bytes(), 20_000 * (64 + 16) + 64 * 4);
         for query in queries.chunks_exact(64) {
             let (found, counts) = cosine_top_k(&block, &vectors, query, 10, 2);
             assert!(same(&found, &plain_cosine_top_k(&vectors, 64, query, 10)));
@@ -746,18 +766,5 @@ mod tests {
                 }
             );
         }
-    }
-
-    #[test]
-    fn the_dot_kernel_matches_a_scalar_sum() {
-        let u: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();
-        let c: Vec<i8> = (0..37).map(|i| ((i * 53) % 255 - 127) as i8).collect();
-        let expected: f64 = u
-            .iter()
-            .zip(&c)
-            .map(|(&u, &c)| f64::from(u) * f64::from(c))
-            .sum();
-        assert!((f64::from(dot_kernel()(&u, &c)) - expected).abs() < 1e-3);
-        assert!((f64::from(dot_portable(&u, &c)) - expected).abs() < 1e-3);
     }
 }

@@ -463,11 +463,16 @@ impl StoredScan<'_> {
                 }
             }
         }
-        let wanted = |row: usize| row < self.rows && self.wanted(row) && !self.is_null(row);
         let stop = || self.interrupt.check().is_err();
-        let Some((found, _)) =
+        let found = if self.every_row_wanted() {
+            // Only the rows past the stored ones are left out: no per-row lookups.
+            let wanted = |row: usize| row < self.rows;
             quantized::cosine_top_k_where(copy, block, query, self.k, threads, wanted, stop)
-        else {
+        } else {
+            let wanted = |row: usize| row < self.rows && self.wanted(row) && !self.is_null(row);
+            quantized::cosine_top_k_where(copy, block, query, self.k, threads, wanted, stop)
+        };
+        let Some((found, _)) = found else {
             self.interrupt.check()?;
             unreachable!("a scan stops only when the query is interrupted")
         };

@@ -1,0 +1,73 @@
+//! The int8 copy's exact top-10 cosine scan in isolation (`quantized::cosine_top_k`), for A/B
+//! runs of two builds of this crate: per thread count, the median time per query over the
+//! clustered data of `warren bench vectors` (seed 42), beside a parallel read of the copy's
+//! bytes (the bandwidth the scan can hope for), alternated query by query.
+//!
+//!     cargo build --profile ci -p warren-vector --example int8_scan
+//!     target/ci/examples/int8_scan ROWS DIM [QUERIES]
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use warren_vector::quantized::{cosine_top_k, Int8Block};
+use warren_vector::sample::clustered;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Seconds for `threads` threads to sum every byte of `bytes` once.
+fn read_s(bytes: &[u8], threads: usize) -> f64 {
+    let chunk = bytes.len().div_ceil(threads);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for part in bytes.chunks(chunk) {
+            scope.spawn(move || {
+                let words = part
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap()));
+                black_box(words.fold(0u64, u64::wrapping_add))
+            });
+        }
+    });
+    started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("usage: int8_scan ROWS DIM [QUERIES]"))
+        .collect();
+    assert!(
+        (2..=3).contains(&args.len()),
+        "usage: int8_scan ROWS DIM [QUERIES]"
+    );
+    let (rows, dim) = (args[0], args[1]);
+    let queries = args.get(2).copied().unwrap_or(50);
+    let (vectors, query_rows) = clustered(rows, queries, dim, 42);
+    let block = Int8Block::build_parallel(&vectors, dim, 2);
+    let copy_bytes = block.bytes();
+    let scratch = vec![1u8; copy_bytes];
+    for threads in [1, 2] {
+        let (mut scan, mut read, mut rescored) = (Vec::new(), Vec::new(), 0);
+        for query in query_rows.chunks_exact(dim) {
+            read.push(read_s(&scratch, threads));
+            let started = Instant::now();
+            let (top, counts) = cosine_top_k(&block, &vectors, query, 10, threads);
+            scan.push(started.elapsed().as_secs_f64());
+            black_box(top);
+            rescored += counts.rescored;
+        }
+        let (scan, read) = (median(scan), median(read));
+        println!(
+            "threads {threads}: scan {:.3} ms/query ({:.2} GB/s of the copy), read {:.2} GB/s, \
+             scan/read {:.0}%, {} rows rescored per query",
+            scan * 1e3,
+            copy_bytes as f64 / scan / 1e9,
+            copy_bytes as f64 / read / 1e9,
+            100.0 * read / scan,
+            rescored / queries as u64
+        );
+    }
+}
