@@ -21,6 +21,16 @@
 //! (a NaN or infinite value, a zero vector, a norm that overflows) are always scored in FLOAT;
 //! a query that is zero or not finite is answered by the plain scan.
 //!
+//! For rows of at least [`NIBBLE_DIM_MIN`] values the filter runs in two stages (shorter rows
+//! would gain little from 4 bits against the padding of a 64-value group and the 4-bit
+//! factors, and are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes (`s₄ =
+//! max|r|/7`, two codes a byte, [`int_dot::pack_nibbles`]) with the same kind of bound, about
+//! 18 times wider; a row whose 4-bit upper bound is below the threshold is skipped after
+//! reading half the bytes, and only the others are bounded again from their int8 codes. On
+//! clustered rows the 4-bit stage leaves about the query's cluster (1,000 of 1M rows at 1M x
+//! 128); on unclustered Gaussian rows about a tenth of the rows, which the int8 stage then
+//! reads as well.
+//!
 //! The copy is built from a block and answers for that block only: a caller keeps it with the
 //! block's version and rebuilds it when the block changes.
 
@@ -62,21 +72,46 @@ fn rank(a: &Scored, b: &Scored) -> Ordering {
 /// What one query read and scored, for the benchmark's bytes-per-query figure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScanCounts {
-    /// Rows whose bound was computed from the int8 copy.
+    /// Rows bounded by the first stage (4-bit codes, or int8 codes for rows shorter than
+    /// [`NIBBLE_DIM_MIN`]).
     pub filtered: u64,
+    /// Rows whose 4-bit bound reached the threshold, bounded again from their int8 codes.
+    pub refined: u64,
     /// Rows scored in FLOAT (candidates the bound kept and rows it cannot describe).
     pub rescored: u64,
 }
 
 impl ScanCounts {
-    /// Bytes read: the copy's per-row data for every filtered row, `4n` per rescored row.
+    /// Bytes read: the first stage's codes and factors for every filtered row, the int8 codes
+    /// and factors of every refined row, `4n` per rescored row.
     pub fn bytes(&self, dim: usize) -> u64 {
-        self.filtered * (dim as u64 + ROW_META_BYTES) + self.rescored * 4 * dim as u64
+        let int8_row = dim as u64 + ROW_META_BYTES;
+        let first_row = match nibble_row_bytes(dim) {
+            0 => int8_row,
+            bytes => bytes as u64 + NIBBLE_META_BYTES,
+        };
+        self.filtered * first_row + self.refined * int8_row + self.rescored * 4 * dim as u64
     }
 }
 
 /// Per-row data besides the codes: the four bound factors.
 const ROW_META_BYTES: u64 = 16;
+/// Per-row data besides the 4-bit codes: the three factors of their bound.
+const NIBBLE_META_BYTES: u64 = 12;
+/// The largest 4-bit code.
+const NIBBLE_CODE_MAX: f32 = int_dot::NIBBLE_CODE_MAX as f32;
+/// The shortest rows the copy also keeps as 4-bit codes: from here a row's 4-bit codes and
+/// factors (44 bytes at 64 values) are at most about half of its int8 ones (80 bytes).
+pub const NIBBLE_DIM_MIN: usize = 64;
+
+/// Bytes of one row's 4-bit codes in a copy of `dim`-value rows (0 below [`NIBBLE_DIM_MIN`]).
+fn nibble_row_bytes(dim: usize) -> usize {
+    if dim >= NIBBLE_DIM_MIN {
+        int_dot::nibble_row_bytes(dim)
+    } else {
+        0
+    }
+}
 
 /// The int8 copy of a block of `rows x dim` f32 values; see the module's documentation.
 #[derive(Clone, Debug)]
@@ -87,6 +122,38 @@ pub struct Int8Block {
     /// Per row `[s/|x|, 1/|x|, the bound's half-width, s·|c|/|x|]`; a row the bound cannot
     /// describe has NaN factors.
     factors: Vec<[f32; 4]>,
+    /// The 4-bit codes, [`int_dot::nibble_row_bytes`] bytes per row; empty (and
+    /// `nibble_factors` too) for rows shorter than [`NIBBLE_DIM_MIN`].
+    nibbles: Vec<u8>,
+    /// Per row `[s₄/|x|, 1/|x|, the 4-bit bound's half-width]`, the half-width widened for
+    /// the error of any query's `i16` codes ([`nibble_query_error_max`]); NaN where the bound
+    /// cannot describe the row.
+    nibble_factors: Vec<[f32; 3]>,
+}
+
+/// `values` in chunks of `size`, or endless empty slices when `values` is empty (a copy
+/// without 4-bit codes).
+fn split_or_empty<T>(values: &mut [T], size: usize) -> impl Iterator<Item = &mut [T]> {
+    let empty = values.is_empty();
+    let chunks = values.chunks_mut(size.max(1));
+    let none = std::iter::repeat_with(|| &mut [][..]).take_while(move |_| empty);
+    chunks.chain(none)
+}
+
+/// The most `|f|`, the error of a query's `i16` codes, can be for `dim`-element rows: each
+/// value is within half a step of its code, and a step is at most `1/Q` (a unit vector's
+/// largest value is at most 1) for the largest code `Q`; with a margin for rounding.
+fn nibble_query_error_max(dim: usize) -> f64 {
+    let code_max = int_dot::query_code_max(dim).map_or(1.0, f64::from);
+    1.01 * (dim as f64).sqrt() / (2.0 * code_max)
+}
+
+/// Where the quantization of a range of rows writes.
+struct RowsOut<'a> {
+    codes: &'a mut [i8],
+    factors: &'a mut [[f32; 4]],
+    nibbles: &'a mut [u8],
+    nibble_factors: &'a mut [[f32; 3]],
 }
 
 impl Int8Block {
@@ -106,16 +173,28 @@ impl Int8Block {
         let rows = vectors.len() / dim;
         let chunk_rows = rows.div_ceil(threads.max(1)).max(1);
         let mean = column_mean(vectors, dim, chunk_rows);
+        let row_bytes = nibble_row_bytes(dim);
+        let nibble_rows = if row_bytes == 0 { 0 } else { rows };
         let mut codes = vec![0i8; vectors.len()];
         let mut factors = vec![[0f32; 4]; rows];
+        let mut nibbles = vec![0u8; rows * row_bytes];
+        let mut nibble_factors = vec![[0f32; 3]; nibble_rows];
         std::thread::scope(|scope| {
             let parts = vectors
                 .chunks(chunk_rows * dim)
                 .zip(codes.chunks_mut(chunk_rows * dim))
-                .zip(factors.chunks_mut(chunk_rows));
-            for ((values, codes), factors) in parts {
+                .zip(factors.chunks_mut(chunk_rows))
+                .zip(split_or_empty(&mut nibbles, chunk_rows * row_bytes))
+                .zip(split_or_empty(&mut nibble_factors, chunk_rows));
+            for ((((values, codes), factors), nibbles), nibble_factors) in parts {
                 let mean = &mean;
-                scope.spawn(move || quantize_rows(values, mean, codes, factors));
+                let out = RowsOut {
+                    codes,
+                    factors,
+                    nibbles,
+                    nibble_factors,
+                };
+                scope.spawn(move || quantize_rows(values, mean, out));
             }
         });
         Int8Block {
@@ -123,6 +202,8 @@ impl Int8Block {
             mean,
             codes,
             factors,
+            nibbles,
+            nibble_factors,
         }
     }
 
@@ -136,7 +217,11 @@ impl Int8Block {
 
     /// The copy's size in bytes.
     pub fn bytes(&self) -> usize {
-        self.codes.len() + self.factors.len() * ROW_META_BYTES as usize + self.mean.len() * 4
+        self.codes.len()
+            + self.factors.len() * ROW_META_BYTES as usize
+            + self.nibbles.len()
+            + self.nibble_factors.len() * NIBBLE_META_BYTES as usize
+            + self.mean.len() * 4
     }
 }
 
@@ -176,66 +261,122 @@ fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Quantizes whole rows (`mean.len()` values each) into `codes` and `factors`, compiled for
-/// the widest vector unit the CPU has (the same operations in the same order at every width,
-/// so the copy does not depend on it).
-fn quantize_rows(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
+/// Quantizes whole rows (`mean.len()` values each) into `out`, compiled for the widest vector
+/// unit the CPU has (the same operations in the same order at every width, so the copy does
+/// not depend on it).
+fn quantize_rows(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { quantize_rows_avx512(values, mean, codes, factors) };
+            return unsafe { quantize_rows_avx512(values, mean, out) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked above).
-            return unsafe { quantize_rows_avx2(values, mean, codes, factors) };
+            return unsafe { quantize_rows_avx2(values, mean, out) };
         }
     }
-    quantize_rows_with(values, mean, codes, factors);
+    quantize_rows_with(values, mean, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn quantize_rows_avx512(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
-    quantize_rows_with(values, mean, codes, factors);
+fn quantize_rows_avx512(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
+    quantize_rows_with(values, mean, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn quantize_rows_avx2(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
-    quantize_rows_with(values, mean, codes, factors);
+fn quantize_rows_avx2(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
+    quantize_rows_with(values, mean, out);
 }
 
 #[inline(always)]
-fn quantize_rows_with(values: &[f32], mean: &[f32], codes: &mut [i8], factors: &mut [[f32; 4]]) {
+fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
     let dim = mean.len();
+    let row_bytes = nibble_row_bytes(dim);
     let mean_norm = mean
         .iter()
         .map(|&m| f64::from(m) * f64::from(m))
         .sum::<f64>()
         .sqrt();
-    let rows = values.chunks_exact(dim).zip(codes.chunks_exact_mut(dim));
-    for ((row, out), factor) in rows.zip(factors) {
-        *factor = quantize_row(row, mean, mean_norm, out);
+    let query_error = nibble_query_error_max(dim);
+    let mut small_codes = vec![0i8; dim];
+    for (index, (row, codes)) in values
+        .chunks_exact(dim)
+        .zip(out.codes.chunks_exact_mut(dim))
+        .enumerate()
+    {
+        let shape = RowShape::of(row, mean, codes);
+        out.factors[index] = match shape {
+            Some(shape) => quantize_row(row, mean, mean_norm, shape, f64::from(CODE_MAX), codes),
+            None => {
+                codes.fill(0);
+                [f32::NAN; 4]
+            }
+        };
+        if row_bytes == 0 {
+            continue;
+        }
+        let nibbles = &mut out.nibbles[index * row_bytes..(index + 1) * row_bytes];
+        let nibble_factor = &mut out.nibble_factors[index];
+        let Some(shape) = shape else {
+            nibbles.fill(int_dot::NIBBLE_ZERO as u8 * 0x11);
+            *nibble_factor = [f32::NAN; 3];
+            continue;
+        };
+        let [scale, inverse_norm, half_width, code_norm] = quantize_row(
+            row,
+            mean,
+            mean_norm,
+            shape,
+            f64::from(NIBBLE_CODE_MAX),
+            &mut small_codes,
+        );
+        int_dot::pack_nibbles(&small_codes, nibbles);
+        let widened = f64::from(half_width) + f64::from(code_norm) * query_error;
+        *nibble_factor = [scale, inverse_norm, f32_at_least(widened)];
     }
 }
 
-/// Writes `row`'s codes into `out` and returns its bound factors (NaN where the bound cannot
-/// describe the row). `mean_norm` is `|μ|`.
-#[inline(always)]
-fn quantize_row(row: &[f32], mean: &[f32], mean_norm: f64, out: &mut [i8]) -> [f32; 4] {
-    let n = row.len();
-    let norm = lane_fold(row, mean, out, add, |v, _, _| v * v).sqrt();
-    let finite = row.iter().all(|v| v.is_finite());
-    if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
-        out.fill(0);
-        return [f32::NAN; 4];
+/// What both of a row's quantizations need: its norm and its largest residual.
+#[derive(Clone, Copy)]
+struct RowShape {
+    norm: f64,
+    largest: f64,
+}
+
+impl RowShape {
+    /// `None` for a row the bound cannot describe (a value that is not finite, or a norm out
+    /// of range). `scratch` is a row's worth of codes, read by the shared fold and ignored.
+    #[inline(always)]
+    fn of(row: &[f32], mean: &[f32], scratch: &[i8]) -> Option<RowShape> {
+        let norm = lane_fold(row, mean, scratch, add, |v, _, _| v * v).sqrt();
+        let finite = row.iter().all(|v| v.is_finite());
+        if !finite || !(NORM_MIN..=NORM_MAX).contains(&norm) {
+            return None;
+        }
+        let largest = lane_fold(row, mean, scratch, f64::max, |v, m, _| (v - m).abs());
+        Some(RowShape { norm, largest })
     }
-    let largest = lane_fold(row, mean, out, f64::max, |v, m, _| (v - m).abs());
+}
+
+/// Writes `row`'s codes (at most `code_max` in magnitude) into `out` and returns its bound
+/// factors. `mean_norm` is `|μ|`.
+#[inline(always)]
+fn quantize_row(
+    row: &[f32],
+    mean: &[f32],
+    mean_norm: f64,
+    RowShape { norm, largest }: RowShape,
+    code_max: f64,
+    out: &mut [i8],
+) -> [f32; 4] {
+    let n = row.len();
     let scale = if largest == 0.0 {
         1.0
     } else {
-        largest / f64::from(CODE_MAX)
+        largest / code_max
     };
     // Any code is sound (the bound uses the error the codes leave); the nearest one keeps the
     // bound tight. Rounded half away from zero by truncation, which vectorizes (`f64::round`
@@ -243,7 +384,7 @@ fn quantize_row(row: &[f32], mean: &[f32], mean_norm: f64, out: &mut [i8]) -> [f
     let inverse_scale = 1.0 / scale;
     for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
         let residual = f64::from(v) - f64::from(m);
-        let scaled = (residual * inverse_scale).clamp(-f64::from(CODE_MAX), f64::from(CODE_MAX));
+        let scaled = (residual * inverse_scale).clamp(-code_max, code_max);
         *code = (scaled + 0.5f64.copysign(scaled)) as i32 as i8;
     }
     let error = lane_fold(row, mean, out, add, |v, m, c| {
@@ -383,6 +524,7 @@ where
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
         let counts = ScanCounts {
             filtered: 0,
+            refined: 0,
             rescored: if k == 0 { 0 } else { rows },
         };
         return Some((top, counts));
@@ -399,6 +541,10 @@ where
         .map(|(&m, &u)| f64::from(m) * f64::from(u))
         .sum::<f64>();
     let unit_codes = QueryCodes::of(&unit, code_max.expect("checked above"));
+    assert!(
+        unit_codes.error <= nibble_query_error_max(dim),
+        "the 4-bit factors were widened for this query's error"
+    );
     let rows = block.rows();
     let chunk = rows.div_ceil(threads).max(1);
     let pass = FilterPass {
@@ -431,6 +577,7 @@ where
         .fold(f64::NEG_INFINITY, f64::max);
     let mut counts = ScanCounts {
         filtered: parts.iter().map(|part| part.filtered).sum(),
+        refined: parts.iter().map(|part| part.refined).sum(),
         rescored: 0,
     };
     let mut top: Vec<Scored> = Vec::new();
@@ -457,11 +604,16 @@ struct Filtered {
     threshold: f64,
     kept: Vec<(u32, f64)>,
     filtered: u64,
+    refined: u64,
 }
 
 /// The query's unit vector `u` as `i16` codes: `u = step·codes + f` with `|f| <= error`.
 struct QueryCodes {
     codes: Vec<i16>,
+    /// `codes` padded with zeros to the 4-bit rows' length (`2 · nibble_row_bytes`).
+    padded: Vec<i16>,
+    /// `NIBBLE_ZERO · Σ codes`: what the nibble kernel's sum holds beyond the codes' sum.
+    nibble_zero_share: i32,
     step: f64,
     error: f64,
 }
@@ -487,7 +639,18 @@ impl QueryCodes {
             })
             .sum::<f64>()
             .sqrt();
-        QueryCodes { codes, step, error }
+        let mut padded = codes.clone();
+        padded.resize(2 * int_dot::nibble_row_bytes(unit.len()), 0);
+        let sum: i64 = codes.iter().map(|&d| i64::from(d)).sum();
+        let nibble_zero_share = i32::try_from(i64::from(int_dot::NIBBLE_ZERO) * sum)
+            .expect("bounded by query_code_max");
+        QueryCodes {
+            codes,
+            padded,
+            nibble_zero_share,
+            step,
+            error,
+        }
     }
 }
 
@@ -507,15 +670,37 @@ struct FilterPass<'a, W, S> {
 }
 
 impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
-    /// The pass over `rows`, `None` when `stop` asked to end: the integer dot products of a
-    /// batch of rows, then each wanted row's bound against the running threshold.
+    /// The pass over `rows`, `None` when `stop` asked to end: the 4-bit dot products of a
+    /// batch of rows, then each wanted row's 4-bit bound against the running threshold, and
+    /// for a row that reaches it, its int8 bound.
     fn run(&self, rows: std::ops::Range<usize>) -> Option<Filtered> {
-        let block = self.block;
-        let dim = block.dim;
-        let dot_rows = int_dot::dot_rows_kernel();
-        let (step, query_error) = (self.unit.step, self.unit.error);
-        let mut lowers = LowerBounds::new(self.k);
-        let mut kept = Vec::new();
+        let mut stage = Stages {
+            pass: self,
+            dot_rows: int_dot::dot_rows_kernel(),
+            lowers: LowerBounds::new(self.k),
+            kept: Vec::new(),
+            refined: 0,
+        };
+        let filtered = if self.block.nibbles.is_empty() {
+            self.run_int8(rows, &mut stage)?
+        } else {
+            self.run_nibbles(rows, &mut stage)?
+        };
+        Some(Filtered {
+            threshold: stage.lowers.threshold(),
+            kept: stage.kept,
+            filtered,
+            refined: stage.refined,
+        })
+    }
+
+    /// The int8 stage alone, a batch of rows' dot products at a time; the rows bounded.
+    fn run_int8(
+        &self,
+        rows: std::ops::Range<usize>,
+        stage: &mut Stages<'_, '_, W, S>,
+    ) -> Option<u64> {
+        let dim = self.block.dim;
         let mut filtered = 0u64;
         let mut dots = [0i32; BATCH_ROWS];
         let mut start = rows.start;
@@ -525,34 +710,102 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
                 return None;
             }
             let dots = &mut dots[..end - start];
-            dot_rows(&block.codes[start * dim..end * dim], &self.unit.codes, dots);
+            (stage.dot_rows)(
+                &self.block.codes[start * dim..end * dim],
+                &self.unit.codes,
+                dots,
+            );
+            for (row, &dot) in (start..end).zip(dots.iter()) {
+                if (self.wanted)(row) {
+                    filtered += 1;
+                    stage.bound(row, dot);
+                }
+            }
+            start = end;
+        }
+        Some(filtered)
+    }
+
+    /// The 4-bit stage, then the int8 stage for the rows it keeps; the rows bounded.
+    fn run_nibbles(
+        &self,
+        rows: std::ops::Range<usize>,
+        stage: &mut Stages<'_, '_, W, S>,
+    ) -> Option<u64> {
+        let block = self.block;
+        let row_bytes = int_dot::nibble_row_bytes(block.dim);
+        let dot_nibbles = int_dot::dot_nibble_rows_kernel();
+        let step = self.unit.step;
+        let zero_share = self.unit.nibble_zero_share;
+        let mut filtered = 0u64;
+        let mut dots = [0i32; BATCH_ROWS];
+        let mut start = rows.start;
+        while start < rows.end {
+            let end = (start + BATCH_ROWS).min(rows.end);
+            if (start - rows.start).is_multiple_of(STOP_POLL_ROWS) && (self.stop)() {
+                return None;
+            }
+            let dots = &mut dots[..end - start];
+            let nibbles = &block.nibbles[start * row_bytes..end * row_bytes];
+            dot_nibbles(nibbles, &self.unit.padded, dots);
             for (row, &dot) in (start..end).zip(dots.iter()) {
                 if !(self.wanted)(row) {
                     continue;
                 }
                 filtered += 1;
-                let [scale, inverse_norm, half_width, code_norm] = block.factors[row];
-                if scale.is_nan() {
-                    kept.push((row as u32, f64::INFINITY));
-                    continue;
-                }
-                let centre = f64::from(scale) * (step * f64::from(dot))
+                let [scale, inverse_norm, half_width] = block.nibble_factors[row];
+                let centre = f64::from(scale) * (step * f64::from(dot - zero_share))
                     + self.offset * f64::from(inverse_norm);
-                let width = f64::from(half_width) + f64::from(code_norm) * query_error;
-                let upper = centre + width;
-                if upper < lowers.threshold() {
+                // A row the bound cannot describe has NaN factors: the comparison fails and
+                // the int8 stage keeps it.
+                if centre + f64::from(half_width) < stage.lowers.threshold() {
                     continue;
                 }
-                lowers.offer(centre - width);
-                kept.push((row as u32, upper));
+                stage.refine(row);
             }
             start = end;
         }
-        Some(Filtered {
-            threshold: lowers.threshold(),
-            kept,
-            filtered,
-        })
+        Some(filtered)
+    }
+}
+
+/// One thread's int8 stage: the running threshold and the rows kept.
+struct Stages<'p, 'a, W, S> {
+    pass: &'p FilterPass<'a, W, S>,
+    dot_rows: int_dot::DotRows,
+    lowers: LowerBounds,
+    kept: Vec<(u32, f64)>,
+    refined: u64,
+}
+
+impl<W, S> Stages<'_, '_, W, S> {
+    /// Bounds `row` from its int8 codes after the 4-bit stage kept it.
+    fn refine(&mut self, row: usize) {
+        let dim = self.pass.block.dim;
+        self.refined += 1;
+        let mut dot = [0i32; 1];
+        let codes = &self.pass.block.codes[row * dim..(row + 1) * dim];
+        (self.dot_rows)(codes, &self.pass.unit.codes, &mut dot);
+        self.bound(row, dot[0]);
+    }
+
+    /// Bounds `row` from the dot product `dot` of its int8 codes; keeps it when its upper
+    /// bound reaches the threshold (and always when the bound cannot describe it).
+    fn bound(&mut self, row: usize, dot: i32) {
+        let [scale, inverse_norm, half_width, code_norm] = self.pass.block.factors[row];
+        if scale.is_nan() {
+            self.kept.push((row as u32, f64::INFINITY));
+            return;
+        }
+        let centre = f64::from(scale) * (self.pass.unit.step * f64::from(dot))
+            + self.pass.offset * f64::from(inverse_norm);
+        let width = f64::from(half_width) + f64::from(code_norm) * self.pass.unit.error;
+        let upper = centre + width;
+        if upper < self.lowers.threshold() {
+            return;
+        }
+        self.lowers.offer(centre - width);
+        self.kept.push((row as u32, upper));
     }
 }
 
@@ -659,8 +912,10 @@ mod tests {
         ]
     }
 
+    /// Short rows (the int8 stage alone) and rows long enough for the 4-bit stage.
     fn block_and_query() -> impl Strategy<Value = (usize, Vec<f32>, Vec<f32>)> {
-        (1usize..40, 1usize..120).prop_flat_map(|(dim, rows)| {
+        let shape = prop_oneof![(1usize..40, 1usize..120), (60usize..140, 1usize..60)];
+        shape.prop_flat_map(|(dim, rows)| {
             (
                 Just(dim),
                 proptest::collection::vec(value(), dim * rows),
@@ -727,6 +982,23 @@ mod tests {
             let expected = plain_cosine_top_k(&vectors, 17, &base, k);
             prop_assert!(same(&found, &expected), "{found:?} != {expected:?}");
         }
+
+        /// The same with rows long enough for the 4-bit stage.
+        #[test]
+        fn near_ties_of_long_rows_come_back_exactly(
+            base in proptest::collection::vec(-1.0f32..1.0, 96),
+            noise in proptest::collection::vec(-1e-4f32..1e-4, 96 * 40),
+            k in 1usize..12) {
+            let vectors: Vec<f32> = noise
+                .chunks_exact(96)
+                .flat_map(|delta| base.iter().zip(delta).map(|(b, d)| b + d))
+                .collect();
+            let block = Int8Block::build(&vectors, 96);
+            let (found, counts) = cosine_top_k(&block, &vectors, &base, k, 2);
+            let expected = plain_cosine_top_k(&vectors, 96, &base, k);
+            prop_assert!(same(&found, &expected), "{found:?} != {expected:?}");
+            prop_assert!(counts.refined <= counts.filtered);
+        }
     }
 
     /// On clustered data the bound skips most rows: few are scored in FLOAT.
@@ -734,11 +1006,12 @@ mod tests {
     fn clustered_rows_are_mostly_filtered() {
         let (vectors, queries) = crate::sample::clustered(20_000, 5, 64, 3);
         let block = Int8Block::build(&vectors, 64);
-        assert_eq!(block.bytes(), 20_000 * (64 + 16) + 64 * 4);
+        assert_eq!(block.bytes(), 20_000 * (64 + 16 + 32 + 12) + 64 * 4);
         for query in queries.chunks_exact(64) {
             let (found, counts) = cosine_top_k(&block, &vectors, query, 10, 2);
             assert!(same(&found, &plain_cosine_top_k(&vectors, 64, query, 10)));
             assert_eq!(counts.filtered, 20_000);
+            assert!(counts.refined < 20_000, "{counts:?}");
             assert!(counts.rescored < 2_000, "{counts:?}");
         }
     }
@@ -762,6 +1035,7 @@ mod tests {
                 counts,
                 ScanCounts {
                     filtered: 0,
+                    refined: 0,
                     rescored: 3
                 }
             );
