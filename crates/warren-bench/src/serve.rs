@@ -402,19 +402,31 @@ fn embedded_from_json(rows: &serde_json::Value) -> Vec<Embedded> {
         .collect()
 }
 
+/// The overhead loop's result: the P50s of the embedded call and of the request round trip,
+/// and what the client's polls before blocking found.
+struct Overhead {
+    embedded_us: u64,
+    served_us: u64,
+    polls: warren_client::PollCounts,
+}
+
 /// The P50s of the embedded call and of the request round trip for a one-row point lookup,
-/// each answer checked: (embedded µs, server µs).
+/// each answer checked, the client polling `client_poll` before it blocks.
 fn overhead(
     db: &warren::Database,
     url: &str,
     nodes: u64,
     samples: usize,
-) -> BenchResult<(u64, u64)> {
+    client_poll: Duration,
+) -> BenchResult<Overhead> {
     let mut conn = db.connect();
     conn.settings_mut().threads = 1;
     let (mut embedded, mut served) = (histogram(), histogram());
     let mut client = warren_client::Client::connect(url, None)
         .map_err(|e| BenchError::Result(format!("connecting to the server: {e}")))?;
+    client
+        .set_poll_window(client_poll)
+        .map_err(|e| BenchError::Usage(format!("--client-poll-us: {e}")))?;
     let mut ids = Ids(7);
     for _ in 0..samples {
         let id = ids.next(nodes);
@@ -444,10 +456,11 @@ fn overhead(
             )));
         }
     }
-    Ok((
-        embedded.value_at_quantile(0.5),
-        served.value_at_quantile(0.5),
-    ))
+    Ok(Overhead {
+        embedded_us: embedded.value_at_quantile(0.5),
+        served_us: served.value_at_quantile(0.5),
+        polls: client.poll_counts(),
+    })
 }
 
 /// The table `warren bench serve` prints.
@@ -541,6 +554,14 @@ pub fn text(report: &Report) -> String {
         answer["embedded_us_p50"],
         answer["overhead_us_p50"]
     );
+    if answer["client_poll_us"].as_u64().unwrap_or(0) > 0 {
+        text.push_str(&format!(
+            "client's polls before blocking (window {} us): {} answers caught, {} missed\n",
+            answer["client_poll_us"],
+            answer["client_polls"]["caught"],
+            answer["client_polls"]["missed"],
+        ));
+    }
     if answer["io_spin_us"].is_u64() {
         let spins = |phase: &str, how: &str| answer[phase][how].as_u64().unwrap_or(0);
         text.push_str(&format!(
@@ -786,7 +807,12 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
     let server = warren_server::Server::start(&config, &db)?;
     let url = format!("http://{}", server.addr());
     let nodes = info.nodes.max(1);
-    let (embedded_us, served_us) = overhead(&db, &url, nodes, sizes.overhead_samples)?;
+    let client_poll = Duration::from_micros(options.client_poll_us);
+    let Overhead {
+        embedded_us,
+        served_us,
+        polls,
+    } = overhead(&db, &url, nodes, sizes.overhead_samples, client_poll)?;
     let spins_overhead = spin_counts(server.spins());
     let rates: Vec<f64> = if options.sweep {
         SWEEP_RATES.to_vec()
@@ -869,6 +895,8 @@ pub fn run(options: &BenchOptions, header: &Header) -> BenchResult<(Report, Opti
         "server_us_p50": served_us,
         "overhead_us_p50": served_us as i64 - embedded_us as i64,
         "io_spin_us": config.io_spin_us,
+        "client_poll_us": options.client_poll_us,
+        "client_polls": {"caught": polls.caught, "missed": polls.missed},
         "io_spins_overhead": {"woken": spins_overhead[0], "expired": spins_overhead[1], "contended": spins_overhead[2], "spun_us": spins_overhead[3]},
         "io_spins_total": {"woken": spins_total[0], "expired": spins_total[1], "contended": spins_total[2], "spun_us": spins_total[3]},
         "connections": sizes.connections,

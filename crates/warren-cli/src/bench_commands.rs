@@ -71,6 +71,10 @@ pub struct BenchArgs {
     /// --io-spin-us`; 0: none).
     #[arg(long = "io-spin-us")]
     pub io_spin_us: Option<u64>,
+    /// serve: the overhead loop's client polls its socket this long (microseconds, at most
+    /// 1000) before blocking for an answer (0, the default: it blocks at once).
+    #[arg(long = "client-poll-us", default_value_t = 0)]
+    pub client_poll_us: u64,
     /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
     #[arg(long)]
     pub sweep: bool,
@@ -170,6 +174,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     options.scenarios = args.scenarios.unwrap_or_default();
     options.heavy_threads = args.heavy_threads;
     options.io_spin_us = args.io_spin_us;
+    options.client_poll_us = args.client_poll_us;
     let mut vectors = if args.quick {
         warren_bench::vectors::VectorOptions::quick()
     } else {

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::ClientError;
 
@@ -79,7 +79,44 @@ impl Connection {
         Ok(text.trim_end_matches(['\r', '\n']).to_string())
     }
 
-    pub(crate) fn response(&mut self) -> Result<HttpResponse<'_>, ClientError> {
+    /// Reads the response's status line and headers. With a `poll_window`, first polls the
+    /// socket without blocking for up to that long (see [`crate::Client::set_poll_window`]);
+    /// returns whether that poll found the answer's first bytes.
+    pub(crate) fn response(
+        &mut self,
+        poll_window: Duration,
+    ) -> Result<(HttpResponse<'_>, bool), ClientError> {
+        let polled = self.poll_readable(poll_window)?;
+        Ok((self.read_head()?, polled))
+    }
+
+    /// Polls the socket without blocking, spinning, until it has bytes (or its end, or an
+    /// error: the blocking read that follows reports those) or `window` has passed. `false`
+    /// at once with a zero window or bytes already buffered.
+    fn poll_readable(&mut self, window: Duration) -> io::Result<bool> {
+        if window.is_zero() || !self.reader.buffer().is_empty() {
+            return Ok(false);
+        }
+        let stream = self.reader.get_ref();
+        stream.set_nonblocking(true)?;
+        let started = Instant::now();
+        let mut byte = [0u8; 1];
+        let found = loop {
+            match stream.peek(&mut byte) {
+                Ok(_) => break true,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => break false,
+            }
+            if started.elapsed() >= window {
+                break false;
+            }
+            std::hint::spin_loop();
+        };
+        stream.set_nonblocking(false)?;
+        Ok(found)
+    }
+
+    fn read_head(&mut self) -> Result<HttpResponse<'_>, ClientError> {
         let status_line = self.line()?;
         let status = status_line
             .split(' ')
