@@ -1,6 +1,6 @@
-//! The int8 copies of stored `FLOAT[n]` blocks ([`Int8Block`]) that the vector top-k scan
-//! filters rows with (`docs/VECTORS.md`, "Exact brute force through an int8 copy"), one
-//! database's worth, shared by its connections.
+//! The quantized (4-bit and int8) copies of stored `FLOAT[n]` blocks ([`Int8Block`]) that the
+//! vector top-k scan filters rows with (`docs/VECTORS.md`, "Exact brute force through a
+//! quantized copy"), one database's worth, shared by its connections.
 //!
 //! A copy answers for one stored block only, and a stored block is never written: a committed
 //! change goes to the table's delta, and a checkpoint or `COPY` writes a new block. So a copy
@@ -10,7 +10,8 @@
 //!
 //! A copy is built the second time a query asks for the same block (the first query scans the
 //! FLOAT block, so a one-off query never pays the build), on the query's threads. Copies are
-//! held within a byte bound ([`DEFAULT_LIMIT_BYTES`], `n + 12` bytes a row plus the mean): the
+//! held within a byte bound ([`DEFAULT_LIMIT_BYTES`], `Int8Block::bytes`: 220 bytes a row at
+//! n = 128): the
 //! least recently used copies are dropped to make room, and a block whose copy alone exceeds
 //! the bound gets none (its queries scan the FLOAT block).
 
@@ -21,7 +22,7 @@ use warren_storage::buffer::WeakBytes;
 use warren_storage::column::Column;
 use warren_vector::quantized::Int8Block;
 
-/// The default bound on the bytes of all copies: 1 GiB, the copies of about 7.6 million
+/// The default bound on the bytes of all copies: 1 GiB, the copies of about 4.9 million
 /// `FLOAT[128]` rows.
 pub const DEFAULT_LIMIT_BYTES: usize = 1 << 30;
 

@@ -24,7 +24,8 @@
 //! For rows of at least [`NIBBLE_DIM_MIN`] values the filter runs in two stages (shorter rows
 //! would gain little from 4 bits against the padding of a 64-value group and the 4-bit
 //! factors, and are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes (`s₄ =
-//! max|r|/7`, two codes a byte, [`int_dot::pack_nibbles`]) with the same kind of bound, about
+//! max|r|/7`, two codes a byte, in blocks of 16 rows summed in vertical lanes:
+//! [`nibble_blocks`]) with the same kind of bound, about
 //! 18 times wider; a row whose 4-bit upper bound is below the threshold is skipped after
 //! reading half the bytes, and only the others are bounded again from their int8 codes. On
 //! clustered rows the 4-bit stage leaves about the query's cluster (1,000 of 1M rows at 1M x
@@ -39,6 +40,7 @@ use std::cmp::Ordering;
 use crate::distance::cosine_similarity_f32;
 
 mod int_dot;
+mod nibble_blocks;
 
 /// Added to every bound besides the rounding terms that grow with `n` ([`slack`]): covers the
 /// f32 rounding of the stored factors and of the query's unit vector.
@@ -99,18 +101,30 @@ const ROW_META_BYTES: u64 = 16;
 /// Per-row data besides the 4-bit codes: the three factors of their bound.
 const NIBBLE_META_BYTES: u64 = 12;
 /// The largest 4-bit code.
-const NIBBLE_CODE_MAX: f32 = int_dot::NIBBLE_CODE_MAX as f32;
+const NIBBLE_CODE_MAX: f32 = nibble_blocks::CODE_MAX as f32;
 /// The shortest rows the copy also keeps as 4-bit codes: from here a row's 4-bit codes and
-/// factors (44 bytes at 64 values) are at most about half of its int8 ones (80 bytes).
-pub const NIBBLE_DIM_MIN: usize = 64;
+/// factors (20 bytes at 16 values) are at most about two thirds of its int8 ones (32 bytes).
+pub const NIBBLE_DIM_MIN: usize = 16;
 
-/// Bytes of one row's 4-bit codes in a copy of `dim`-value rows (0 below [`NIBBLE_DIM_MIN`]).
+/// Whether a copy of `dim`-value rows keeps 4-bit codes (rows of [`NIBBLE_DIM_MIN`] to
+/// `nibble_blocks::DIM_MAX` values).
+fn has_nibbles(dim: usize) -> bool {
+    (NIBBLE_DIM_MIN..=nibble_blocks::DIM_MAX).contains(&dim)
+}
+
+/// Bytes of one row's 4-bit codes in a copy of `dim`-value rows (0 without them).
 fn nibble_row_bytes(dim: usize) -> usize {
-    if dim >= NIBBLE_DIM_MIN {
-        int_dot::nibble_row_bytes(dim)
+    if has_nibbles(dim) {
+        nibble_blocks::block_bytes(dim) / nibble_blocks::BLOCK_ROWS
     } else {
         0
     }
+}
+
+/// The largest `i16` code of a query for `dim`-value rows: within the int8 kernels' overflow
+/// limit and the 4-bit kernels' split.
+fn query_code_max(dim: usize) -> Option<i16> {
+    int_dot::query_code_max(dim).map(|limit| limit.min(nibble_blocks::QUERY_CODE_LIMIT))
 }
 
 /// The int8 copy of a block of `rows x dim` f32 values; see the module's documentation.
@@ -122,8 +136,8 @@ pub struct Int8Block {
     /// Per row `[s/|x|, 1/|x|, the bound's half-width, s·|c|/|x|]`; a row the bound cannot
     /// describe has NaN factors.
     factors: Vec<[f32; 4]>,
-    /// The 4-bit codes, [`int_dot::nibble_row_bytes`] bytes per row; empty (and
-    /// `nibble_factors` too) for rows shorter than [`NIBBLE_DIM_MIN`].
+    /// The 4-bit codes in blocks of 16 rows ([`nibble_blocks`], the last block padded);
+    /// empty (and `nibble_factors` too) for rows shorter than [`NIBBLE_DIM_MIN`].
     nibbles: Vec<u8>,
     /// Per row `[s₄/|x|, 1/|x|, the 4-bit bound's half-width]`, the half-width widened for
     /// the error of any query's `i16` codes ([`nibble_query_error_max`]); NaN where the bound
@@ -144,7 +158,7 @@ fn split_or_empty<T>(values: &mut [T], size: usize) -> impl Iterator<Item = &mut
 /// value is within half a step of its code, and a step is at most `1/Q` (a unit vector's
 /// largest value is at most 1) for the largest code `Q`; with a margin for rounding.
 fn nibble_query_error_max(dim: usize) -> f64 {
-    let code_max = int_dot::query_code_max(dim).map_or(1.0, f64::from);
+    let code_max = query_code_max(dim).map_or(1.0, f64::from);
     1.01 * (dim as f64).sqrt() / (2.0 * code_max)
 }
 
@@ -171,20 +185,27 @@ impl Int8Block {
             "a block of whole rows"
         );
         let rows = vectors.len() / dim;
-        let chunk_rows = rows.div_ceil(threads.max(1)).max(1);
+        // Whole blocks of 4-bit rows per thread.
+        let chunk_rows = rows
+            .div_ceil(threads.max(1))
+            .next_multiple_of(nibble_blocks::BLOCK_ROWS);
         let mean = column_mean(vectors, dim, chunk_rows);
-        let row_bytes = nibble_row_bytes(dim);
-        let nibble_rows = if row_bytes == 0 { 0 } else { rows };
+        let (mut nibbles, nibble_rows, chunk_nibble_bytes) = if has_nibbles(dim) {
+            let chunk_blocks = chunk_rows / nibble_blocks::BLOCK_ROWS;
+            let bytes = chunk_blocks * nibble_blocks::block_bytes(dim);
+            (nibble_blocks::zeroed(rows, dim), rows, bytes)
+        } else {
+            (Vec::new(), 0, 0)
+        };
         let mut codes = vec![0i8; vectors.len()];
         let mut factors = vec![[0f32; 4]; rows];
-        let mut nibbles = vec![0u8; rows * row_bytes];
         let mut nibble_factors = vec![[0f32; 3]; nibble_rows];
         std::thread::scope(|scope| {
             let parts = vectors
                 .chunks(chunk_rows * dim)
                 .zip(codes.chunks_mut(chunk_rows * dim))
                 .zip(factors.chunks_mut(chunk_rows))
-                .zip(split_or_empty(&mut nibbles, chunk_rows * row_bytes))
+                .zip(split_or_empty(&mut nibbles, chunk_nibble_bytes))
                 .zip(split_or_empty(&mut nibble_factors, chunk_rows));
             for ((((values, codes), factors), nibbles), nibble_factors) in parts {
                 let mean = &mean;
@@ -294,7 +315,8 @@ fn quantize_rows_avx2(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
 #[inline(always)]
 fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
     let dim = mean.len();
-    let row_bytes = nibble_row_bytes(dim);
+    let block_bytes = nibble_blocks::block_bytes(dim);
+    let with_nibbles = !out.nibble_factors.is_empty();
     let mean_norm = mean
         .iter()
         .map(|&m| f64::from(m) * f64::from(m))
@@ -315,16 +337,17 @@ fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
                 [f32::NAN; 4]
             }
         };
-        if row_bytes == 0 {
+        if !with_nibbles {
             continue;
         }
-        let nibbles = &mut out.nibbles[index * row_bytes..(index + 1) * row_bytes];
         let nibble_factor = &mut out.nibble_factors[index];
+        // (A row the bound cannot describe keeps the zero codes the blocks start with.)
         let Some(shape) = shape else {
-            nibbles.fill(int_dot::NIBBLE_ZERO as u8 * 0x11);
             *nibble_factor = [f32::NAN; 3];
             continue;
         };
+        let block = index / nibble_blocks::BLOCK_ROWS;
+        let lane = index % nibble_blocks::BLOCK_ROWS;
         let [scale, inverse_norm, half_width, code_norm] = quantize_row(
             row,
             mean,
@@ -333,7 +356,8 @@ fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
             f64::from(NIBBLE_CODE_MAX),
             &mut small_codes,
         );
-        int_dot::pack_nibbles(&small_codes, nibbles);
+        let block_bytes_range = block * block_bytes..(block + 1) * block_bytes;
+        nibble_blocks::put_row(&mut out.nibbles[block_bytes_range], lane, &small_codes);
         let widened = f64::from(half_width) + f64::from(code_norm) * query_error;
         *nibble_factor = [scale, inverse_norm, f32_at_least(widened)];
     }
@@ -518,7 +542,7 @@ where
         block.rows() <= u32::MAX as usize,
         "rows are numbered in u32"
     );
-    let code_max = int_dot::query_code_max(dim);
+    let code_max = query_code_max(dim);
     if k == 0 || !describes_query(query) || code_max.is_none() {
         let top = plain_cosine_top_k_where(vectors, dim, query, k, &wanted);
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
@@ -546,7 +570,10 @@ where
         "the 4-bit factors were widened for this query's error"
     );
     let rows = block.rows();
-    let chunk = rows.div_ceil(threads).max(1);
+    // Whole blocks of 4-bit rows per thread.
+    let chunk = rows
+        .div_ceil(threads)
+        .next_multiple_of(nibble_blocks::BLOCK_ROWS);
     let pass = FilterPass {
         block,
         unit: &unit_codes,
@@ -610,10 +637,8 @@ struct Filtered {
 /// The query's unit vector `u` as `i16` codes: `u = step·codes + f` with `|f| <= error`.
 struct QueryCodes {
     codes: Vec<i16>,
-    /// `codes` padded with zeros to the 4-bit rows' length (`2 · nibble_row_bytes`).
-    padded: Vec<i16>,
-    /// `NIBBLE_ZERO · Σ codes`: what the nibble kernel's sum holds beyond the codes' sum.
-    nibble_zero_share: i32,
+    /// `codes` split for the 4-bit kernels.
+    split: nibble_blocks::SplitQuery,
     step: f64,
     error: f64,
 }
@@ -639,15 +664,10 @@ impl QueryCodes {
             })
             .sum::<f64>()
             .sqrt();
-        let mut padded = codes.clone();
-        padded.resize(2 * int_dot::nibble_row_bytes(unit.len()), 0);
-        let sum: i64 = codes.iter().map(|&d| i64::from(d)).sum();
-        let nibble_zero_share = i32::try_from(i64::from(int_dot::NIBBLE_ZERO) * sum)
-            .expect("bounded by query_code_max");
+        let split = nibble_blocks::SplitQuery::of(&codes);
         QueryCodes {
             codes,
-            padded,
-            nibble_zero_share,
+            split,
             step,
             error,
         }
@@ -732,13 +752,21 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
         rows: std::ops::Range<usize>,
         stage: &mut Stages<'_, '_, W, S>,
     ) -> Option<u64> {
+        const BLOCK_ROWS: usize = nibble_blocks::BLOCK_ROWS;
         let block = self.block;
-        let row_bytes = int_dot::nibble_row_bytes(block.dim);
-        let dot_nibbles = int_dot::dot_nibble_rows_kernel();
-        let step = self.unit.step;
-        let zero_share = self.unit.nibble_zero_share;
+        let block_bytes = nibble_blocks::block_bytes(block.dim);
+        let dot_blocks = nibble_blocks::dot_blocks_kernel();
+        let terms = [
+            self.unit.step,
+            self.unit.split.zero_share as f64,
+            self.offset,
+        ];
+        assert!(
+            rows.start.is_multiple_of(BLOCK_ROWS),
+            "ranges of whole blocks"
+        );
         let mut filtered = 0u64;
-        let mut dots = [0i32; BATCH_ROWS];
+        let (mut hi, mut lo) = ([0i32; BATCH_ROWS], [0i32; BATCH_ROWS]);
         let mut uppers = [0f64; BATCH_ROWS];
         let mut start = rows.start;
         while start < rows.end {
@@ -746,15 +774,17 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             if (start - rows.start).is_multiple_of(STOP_POLL_ROWS) && (self.stop)() {
                 return None;
             }
-            let dots = &mut dots[..end - start];
-            let nibbles = &block.nibbles[start * row_bytes..end * row_bytes];
-            dot_nibbles(nibbles, &self.unit.padded, dots);
-            let uppers = &mut uppers[..end - start];
+            // The blocks that hold rows `start..end` (the last one may run past `end`).
+            let (first, count) = (start / BLOCK_ROWS, (end - start).div_ceil(BLOCK_ROWS));
+            let blocks = &block.nibbles[first * block_bytes..(first + count) * block_bytes];
+            let lanes = count * BLOCK_ROWS;
+            dot_blocks(blocks, &self.unit.split, &mut hi[..lanes], &mut lo[..lanes]);
+            let batch = end - start;
             nibble_upper_bounds(
-                dots,
+                [&hi[..batch], &lo[..batch]],
                 &block.nibble_factors[start..end],
-                [step, f64::from(zero_share), self.offset],
-                uppers,
+                terms,
+                &mut uppers[..batch],
             );
             for (row, &upper) in (start..end).zip(uppers.iter()) {
                 if !(self.wanted)(row) {
@@ -778,50 +808,57 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
 /// step · (dot - zero_share) + offset · (1/|x|)` (`[step, zero_share, offset]`), in f64 as the
 /// int8 stage's; compiled for the widest vector unit the CPU has (a loop without branches, so
 /// that it vectorizes; the same operations in the same order at every width).
-fn nibble_upper_bounds(dots: &[i32], factors: &[[f32; 3]], terms: [f64; 3], out: &mut [f64]) {
+fn nibble_upper_bounds(sums: [&[i32]; 2], factors: &[[f32; 3]], terms: [f64; 3], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { nibble_upper_bounds_avx512(dots, factors, terms, out) };
+            return unsafe { nibble_upper_bounds_avx512(sums, factors, terms, out) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked above).
-            return unsafe { nibble_upper_bounds_avx2(dots, factors, terms, out) };
+            return unsafe { nibble_upper_bounds_avx2(sums, factors, terms, out) };
         }
     }
-    nibble_upper_bounds_with(dots, factors, terms, out);
+    nibble_upper_bounds_with(sums, factors, terms, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn nibble_upper_bounds_avx512(
-    dots: &[i32],
+    sums: [&[i32]; 2],
     factors: &[[f32; 3]],
     terms: [f64; 3],
     out: &mut [f64],
 ) {
-    nibble_upper_bounds_with(dots, factors, terms, out);
+    nibble_upper_bounds_with(sums, factors, terms, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn nibble_upper_bounds_avx2(dots: &[i32], factors: &[[f32; 3]], terms: [f64; 3], out: &mut [f64]) {
-    nibble_upper_bounds_with(dots, factors, terms, out);
+fn nibble_upper_bounds_avx2(
+    sums: [&[i32]; 2],
+    factors: &[[f32; 3]],
+    terms: [f64; 3],
+    out: &mut [f64],
+) {
+    nibble_upper_bounds_with(sums, factors, terms, out);
 }
 
+/// `sums` are the kernel's `[Σ n·hi, Σ n·lo]` per row (`nibble_blocks`): the codes' dot
+/// product is `256·hi + lo - zero_share`, exact in f64.
 #[inline(always)]
 fn nibble_upper_bounds_with(
-    dots: &[i32],
+    [hi, lo]: [&[i32]; 2],
     factors: &[[f32; 3]],
     [step, zero_share, offset]: [f64; 3],
     out: &mut [f64],
 ) {
-    assert!(dots.len() == factors.len() && dots.len() == out.len());
-    for ((upper, &dot), &[scale, inverse_norm, half_width]) in out.iter_mut().zip(dots).zip(factors)
-    {
-        let centre = f64::from(scale) * (step * (f64::from(dot) - zero_share))
-            + offset * f64::from(inverse_norm);
+    assert!(hi.len() == out.len() && lo.len() == out.len() && factors.len() == out.len());
+    let rows = out.iter_mut().zip(hi.iter().zip(lo)).zip(factors);
+    for ((upper, (&hi, &lo)), &[scale, inverse_norm, half_width]) in rows {
+        let dot = 256.0 * f64::from(hi) + f64::from(lo) - zero_share;
+        let centre = f64::from(scale) * (step * dot) + offset * f64::from(inverse_norm);
         *upper = centre + f64::from(half_width);
     }
 }
