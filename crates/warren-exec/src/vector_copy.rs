@@ -239,6 +239,10 @@ mod tests {
         Column::from_values(ty, &values).expect("a FLOAT[n] column")
     }
 
+    /// The copy of 100 rows of FLOAT[8]: int8 codes and four factors a row (no 4-bit codes
+    /// below 16 values), and the mean.
+    const COPY_BYTES: usize = 100 * (8 + 16) + 8 * 4;
+
     #[test]
     fn builds_on_the_second_request_and_drops_with_the_block() {
         let cache = VectorCopyCache::default();
@@ -253,7 +257,7 @@ mod tests {
         ));
         let stats = cache.stats();
         assert_eq!((stats.built, stats.used, stats.copies), (1, 2, 1));
-        assert_eq!(stats.bytes, 100 * 20 + 8 * 4);
+        assert_eq!(stats.bytes, COPY_BYTES);
         drop(column);
         cache.set_limit(DEFAULT_LIMIT_BYTES);
         assert_eq!(cache.stats().copies, 0, "dropped with its block");
@@ -261,13 +265,13 @@ mod tests {
 
     #[test]
     fn keeps_within_its_bound() {
-        let cache = VectorCopyCache::with_limit(2 * (100 * 20 + 32));
+        let cache = VectorCopyCache::with_limit(2 * COPY_BYTES);
         let columns: Vec<Column> = (0..3).map(|seed| float_column(100, 8, seed)).collect();
         for column in columns.iter().chain(&columns) {
             let (block, dim) = column.vector_f32().expect("a FLOAT block");
             cache.copy_for(column, block, dim, 1);
             cache.copy_for(column, block, dim, 1);
-            assert!(cache.stats().bytes <= 2 * (100 * 20 + 32));
+            assert!(cache.stats().bytes <= 2 * COPY_BYTES);
         }
         assert_eq!(cache.stats().copies, 2);
         cache.set_limit(0);

@@ -10,27 +10,27 @@
 //! cos(q, x) = u·x / |x| = (u·μ + s·(u·c) + u·e) / |x|,   e = r - s·c,  |u·e| <= |e|
 //! ```
 //!
-//! so `(u·μ + s·(u·c)) / |x|` is within `|e| / |x|` of the true cosine (Cauchy–Schwarz with the
-//! row's stored error norm). The scan computes `u·c` in integers ([`int_dot`]): the query's unit
-//! vector is itself quantized, `u = t·d + f` with `i16` codes `d`, step `t` and error `f`, so
-//! `u·c = t·(d·c) + f·c` where `d·c` is an exact integer and `|f·c| <= |f|·|c|` (each row stores
-//! `s·|c|/|x|`, the query brings `|f|`). A slack [`SLACK`] covers the rounding of the f32 sums here and in
-//! the FLOAT kernel (whose cosine is within about `(2n+8)ε` of the true one). Each thread keeps
-//! the k largest lower bounds; their smallest, `T`, is at most the k-th best FLOAT score, so a
-//! row whose upper bound is below `T` cannot be in the answer. Rows the bound cannot describe
-//! (a NaN or infinite value, a zero vector, a norm that overflows) are always scored in FLOAT;
-//! a query that is zero or not finite is answered by the plain scan.
+//! so `(u·μ + s·(u·c)) / |x|` is within `|e| / |x|` of the true cosine (Cauchy–Schwarz with
+//! the row's stored error norm). The scan computes `u·c` in integers ([`int_dot`]): the
+//! query's unit vector is itself quantized, `u = t·d + f` with `i16` codes `d`, step `t` and
+//! error `f`, so `u·c = t·(d·c) + f·c` where `d·c` is an exact integer and `|f·c| <= |f|·|c|`
+//! (each row stores `s·|c|/|x|`, the query brings `|f|`). The roundings of the f32 factors
+//! times what they multiply are added to each row's half-width; a slack [`SLACK`] covers the
+//! rest of the f32 rounding here and in the FLOAT kernel (whose cosine is within about
+//! `(2n+8)ε` of the true one). Each thread keeps the k largest lower bounds; their smallest,
+//! `T`, is at most the k-th best FLOAT score, so a row whose upper bound is below `T` cannot
+//! be in the answer. Rows the bound cannot describe (a NaN or infinite value, a zero vector, a
+//! norm that overflows) are always scored in FLOAT; a query that is zero or not finite is
+//! answered by the plain scan.
 //!
 //! For rows of at least [`NIBBLE_DIM_MIN`] values the filter runs in two stages (shorter rows
-//! would gain little from 4 bits against the padding of a 64-value group and the 4-bit
-//! factors, and are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes (`s₄ =
-//! max|r|/7`, two codes a byte, in blocks of 16 rows summed in vertical lanes:
-//! [`nibble_blocks`]) with the same kind of bound, about
-//! 18 times wider; a row whose 4-bit upper bound is below the threshold is skipped after
-//! reading half the bytes, and only the others are bounded again from their int8 codes. On
-//! clustered rows the 4-bit stage leaves about the query's cluster (1,000 of 1M rows at 1M x
-//! 128); on unclustered Gaussian rows about a tenth of the rows, which the int8 stage then
-//! reads as well.
+//! are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes
+//! (`s₄ = max|r|/7`, two codes a byte, in blocks of 16 rows summed in vertical lanes:
+//! [`nibble_blocks`]) with the same kind of bound, about 18 times wider; a row whose 4-bit
+//! upper bound is below the threshold is skipped after reading about half the bytes, and only
+//! the others are bounded again from their int8 codes. On clustered rows the 4-bit stage
+//! leaves about the query's cluster (about 1,900 of 1M rows at 1M x 128); on unclustered
+//! Gaussian rows about a tenth of the rows, which the int8 stage then reads as well.
 //!
 //! The copy is built from a block and answers for that block only: a caller keeps it with the
 //! block's version and rebuilds it when the block changes.
