@@ -114,10 +114,41 @@ impl VectorOptions {
     }
 }
 
-/// Sums `words` in 16 independent lanes (wrapping integer adds vectorize; float sums do not).
+/// Sums `words` (wrapping integer adds vectorize; float sums do not): the read-bandwidth probe.
 fn sum_words(words: &[u32]) -> u32 {
-    let mut lanes = [0u32; 16];
-    let chunks = words.chunks_exact(16);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked above).
+            return unsafe { sum_words_avx512(words) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked above).
+            return unsafe { sum_words_avx2(words) };
+        }
+    }
+    sum_words_with(words)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn sum_words_avx512(words: &[u32]) -> u32 {
+    sum_words_with(words)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sum_words_avx2(words: &[u32]) -> u32 {
+    sum_words_with(words)
+}
+
+/// The wrapping sum of `words` in 64 independent lanes (four 512-bit registers), compiled for
+/// the widest vector unit the CPU has, so that the probe reads as fast as the scans it is
+/// compared with (a baseline SSE2 loop read 15-20% slower here).
+#[inline(always)]
+fn sum_words_with(words: &[u32]) -> u32 {
+    let mut lanes = [0u32; 64];
+    let chunks = words.chunks_exact(64);
     let tail: u32 = chunks
         .remainder()
         .iter()
