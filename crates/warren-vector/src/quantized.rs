@@ -188,7 +188,8 @@ impl Int8Block {
         // Whole blocks of 4-bit rows per thread.
         let chunk_rows = rows
             .div_ceil(threads.max(1))
-            .next_multiple_of(nibble_blocks::BLOCK_ROWS);
+            .next_multiple_of(nibble_blocks::BLOCK_ROWS)
+            .max(nibble_blocks::BLOCK_ROWS);
         let mean = column_mean(vectors, dim, chunk_rows);
         let (mut nibbles, nibble_rows, chunk_nibble_bytes) = if has_nibbles(dim) {
             let chunk_blocks = chunk_rows / nibble_blocks::BLOCK_ROWS;
@@ -573,7 +574,8 @@ where
     // Whole blocks of 4-bit rows per thread.
     let chunk = rows
         .div_ceil(threads)
-        .next_multiple_of(nibble_blocks::BLOCK_ROWS);
+        .next_multiple_of(nibble_blocks::BLOCK_ROWS)
+        .max(nibble_blocks::BLOCK_ROWS);
     let pass = FilterPass {
         block,
         unit: &unit_codes,
@@ -1107,6 +1109,18 @@ mod tests {
             assert_eq!(counts.filtered, 20_000);
             assert!(counts.refined < 20_000, "{counts:?}");
             assert!(counts.rescored < 2_000, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_block_answers_nothing() {
+        for dim in [3usize, 16, 128] {
+            let block = Int8Block::build_parallel(&[], dim, 2);
+            assert_eq!(block.rows(), 0);
+            let query = vec![0.5f32; dim];
+            let (found, counts) = cosine_top_k(&block, &[], &query, 10, 2);
+            assert!(found.is_empty());
+            assert_eq!(counts, ScanCounts::default());
         }
     }
 
