@@ -77,6 +77,9 @@ pub struct ScanCounts {
     /// Rows bounded by the first stage (4-bit codes, or int8 codes for rows shorter than
     /// [`NIBBLE_DIM_MIN`]).
     pub filtered: u64,
+    /// Rows whose own 4-bit factors were read: those of the blocks whose block-wide bound
+    /// reached the threshold.
+    pub factor_rows: u64,
     /// Rows whose 4-bit bound reached the threshold, bounded again from their int8 codes.
     pub refined: u64,
     /// Rows scored in FLOAT (candidates the bound kept and rows it cannot describe).
@@ -84,15 +87,23 @@ pub struct ScanCounts {
 }
 
 impl ScanCounts {
-    /// Bytes read: the first stage's codes and factors for every filtered row, the int8 codes
-    /// and factors of every refined row, `4n` per rescored row.
+    /// Bytes read: the first stage's codes (and, for 4-bit codes, the block extremes) for
+    /// every filtered row, the 4-bit factors of `factor_rows`, the int8 codes and factors of
+    /// every refined row, `4n` per rescored row.
     pub fn bytes(&self, dim: usize) -> u64 {
         let int8_row = dim as u64 + ROW_META_BYTES;
-        let first_row = match nibble_row_bytes(dim) {
-            0 => int8_row,
-            bytes => bytes as u64 + NIBBLE_META_BYTES,
+        let first_stage = match nibble_row_bytes(dim) {
+            0 => self.filtered * int8_row,
+            bytes => {
+                let block_share =
+                    (self.filtered * BLOCK_META_BYTES).div_ceil(nibble_blocks::BLOCK_ROWS as u64);
+                self.filtered * bytes as u64 + block_share
+            }
         };
-        self.filtered * first_row + self.refined * int8_row + self.rescored * 4 * dim as u64
+        first_stage
+            + self.factor_rows * NIBBLE_META_BYTES
+            + self.refined * int8_row
+            + self.rescored * 4 * dim as u64
     }
 }
 
@@ -100,6 +111,8 @@ impl ScanCounts {
 const ROW_META_BYTES: u64 = 16;
 /// Per-row data besides the 4-bit codes: the three factors of their bound.
 const NIBBLE_META_BYTES: u64 = 12;
+/// Per block of 16 rows: the extremes of its rows' 4-bit factors.
+const BLOCK_META_BYTES: u64 = 20;
 /// The largest 4-bit code.
 const NIBBLE_CODE_MAX: f32 = nibble_blocks::CODE_MAX as f32;
 /// The shortest rows the copy also keeps as 4-bit codes: from here a row's 4-bit codes and
@@ -143,6 +156,36 @@ pub struct Int8Block {
     /// the error of any query's `i16` codes ([`nibble_query_error_max`]); NaN where the bound
     /// cannot describe the row.
     nibble_factors: Vec<[f32; 3]>,
+    /// Per block of 16 rows the extremes of its rows' 4-bit factors (`BlockFactors`): a
+    /// bound for the whole block that needs no per-row factors.
+    block_factors: Vec<BlockFactors>,
+}
+
+/// The extremes of a block's 4-bit factors: `[min s₄/|x|, max s₄/|x|, min 1/|x|, max 1/|x|,
+/// max half-width]`, the last infinite when a row of the block has no bound (NaN factors),
+/// so that such a block always takes the per-row bounds.
+type BlockFactors = [f32; 5];
+
+/// The extremes of `rows`' factors (at most a block's worth).
+fn block_factors(rows: &[[f32; 3]]) -> BlockFactors {
+    let mut extremes = [f32::INFINITY, 0.0, f32::INFINITY, 0.0, 0.0];
+    for &[scale, inverse_norm, half_width] in rows {
+        if scale.is_nan() || inverse_norm.is_nan() || half_width.is_nan() {
+            extremes[4] = f32::INFINITY;
+            continue;
+        }
+        extremes[0] = extremes[0].min(scale);
+        extremes[1] = extremes[1].max(scale);
+        extremes[2] = extremes[2].min(inverse_norm);
+        extremes[3] = extremes[3].max(inverse_norm);
+        extremes[4] = extremes[4].max(half_width);
+    }
+    if extremes[0] > extremes[1] {
+        // No row with a bound: the infinite half-width decides.
+        extremes[0] = 0.0;
+        extremes[2] = 0.0;
+    }
+    extremes
 }
 
 /// `values` in chunks of `size`, or endless empty slices when `values` is empty (a copy
@@ -219,6 +262,10 @@ impl Int8Block {
                 scope.spawn(move || quantize_rows(values, mean, out));
             }
         });
+        let block_factors = nibble_factors
+            .chunks(nibble_blocks::BLOCK_ROWS)
+            .map(block_factors)
+            .collect();
         Int8Block {
             dim,
             mean,
@@ -226,6 +273,7 @@ impl Int8Block {
             factors,
             nibbles,
             nibble_factors,
+            block_factors,
         }
     }
 
@@ -243,6 +291,7 @@ impl Int8Block {
             + self.factors.len() * ROW_META_BYTES as usize
             + self.nibbles.len()
             + self.nibble_factors.len() * NIBBLE_META_BYTES as usize
+            + self.block_factors.len() * BLOCK_META_BYTES as usize
             + self.mean.len() * 4
     }
 }
@@ -549,6 +598,7 @@ where
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
         let counts = ScanCounts {
             filtered: 0,
+            factor_rows: 0,
             refined: 0,
             rescored: if k == 0 { 0 } else { rows },
         };
@@ -606,6 +656,7 @@ where
         .fold(f64::NEG_INFINITY, f64::max);
     let mut counts = ScanCounts {
         filtered: parts.iter().map(|part| part.filtered).sum(),
+        factor_rows: parts.iter().map(|part| part.factor_rows).sum(),
         refined: parts.iter().map(|part| part.refined).sum(),
         rescored: 0,
     };
@@ -633,6 +684,7 @@ struct Filtered {
     threshold: f64,
     kept: Vec<(u32, f64)>,
     filtered: u64,
+    factor_rows: u64,
     refined: u64,
 }
 
@@ -703,8 +755,8 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             kept: Vec::new(),
             refined: 0,
         };
-        let filtered = if self.block.nibbles.is_empty() {
-            self.run_int8(rows, &mut stage)?
+        let (filtered, factor_rows) = if self.block.nibbles.is_empty() {
+            (self.run_int8(rows, &mut stage)?, 0)
         } else {
             self.run_nibbles(rows, &mut stage)?
         };
@@ -712,6 +764,7 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             threshold: stage.lowers.threshold(),
             kept: stage.kept,
             filtered,
+            factor_rows,
             refined: stage.refined,
         })
     }
@@ -748,12 +801,14 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
         Some(filtered)
     }
 
-    /// The 4-bit stage, then the int8 stage for the rows it keeps; the rows bounded.
+    /// The 4-bit stage, then the int8 stage for the rows it keeps: per block of 16 rows, a
+    /// bound from the block's factor extremes; the rows of a block it cannot skip are bounded
+    /// with their own factors. Returns the rows bounded and the rows whose factors were read.
     fn run_nibbles(
         &self,
         rows: std::ops::Range<usize>,
         stage: &mut Stages<'_, '_, W, S>,
-    ) -> Option<u64> {
+    ) -> Option<(u64, u64)> {
         const BLOCK_ROWS: usize = nibble_blocks::BLOCK_ROWS;
         let block = self.block;
         let block_bytes = nibble_blocks::block_bytes(block.dim);
@@ -767,9 +822,9 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             rows.start.is_multiple_of(BLOCK_ROWS),
             "ranges of whole blocks"
         );
-        let mut filtered = 0u64;
+        let (mut filtered, mut factor_rows) = (0u64, 0u64);
         let (mut hi, mut lo) = ([0i32; BATCH_ROWS], [0i32; BATCH_ROWS]);
-        let mut uppers = [0f64; BATCH_ROWS];
+        let (mut block_uppers, mut uppers) = ([0f64; BATCH_ROWS], [0f64; BATCH_ROWS]);
         let mut start = rows.start;
         while start < rows.end {
             let end = (start + BATCH_ROWS).min(rows.end);
@@ -782,27 +837,44 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             let lanes = count * BLOCK_ROWS;
             dot_blocks(blocks, &self.unit.split, &mut hi[..lanes], &mut lo[..lanes]);
             let batch = end - start;
-            nibble_upper_bounds(
+            block_upper_bounds(
                 [&hi[..batch], &lo[..batch]],
-                &block.nibble_factors[start..end],
+                &block.block_factors[first..first + count],
                 terms,
-                &mut uppers[..batch],
+                &mut block_uppers[..batch],
             );
-            for (row, &upper) in (start..end).zip(uppers.iter()) {
-                if !(self.wanted)(row) {
+            for block_start in (start..end).step_by(BLOCK_ROWS) {
+                let block_end = (block_start + BLOCK_ROWS).min(end);
+                let lanes = block_start - start..block_end - start;
+                let threshold = stage.lowers.threshold();
+                if block_uppers[lanes.clone()].iter().all(|&u| u < threshold) {
+                    let wanted = (block_start..block_end).filter(|&row| (self.wanted)(row));
+                    filtered += wanted.count() as u64;
                     continue;
                 }
-                filtered += 1;
-                // A row the bound cannot describe has NaN factors: the comparison fails and
-                // the int8 stage keeps it.
-                if upper < stage.lowers.threshold() {
-                    continue;
+                factor_rows += (block_end - block_start) as u64;
+                nibble_upper_bounds(
+                    [&hi[lanes.clone()], &lo[lanes.clone()]],
+                    &block.nibble_factors[block_start..block_end],
+                    terms,
+                    &mut uppers[lanes.clone()],
+                );
+                for (row, &upper) in (block_start..block_end).zip(&uppers[lanes]) {
+                    if !(self.wanted)(row) {
+                        continue;
+                    }
+                    filtered += 1;
+                    // A row the bound cannot describe has NaN factors: the comparison fails
+                    // and the int8 stage keeps it.
+                    if upper < stage.lowers.threshold() {
+                        continue;
+                    }
+                    stage.refine(row);
                 }
-                stage.refine(row);
             }
             start = end;
         }
-        Some(filtered)
+        Some((filtered, factor_rows))
     }
 }
 
@@ -862,6 +934,70 @@ fn nibble_upper_bounds_with(
         let dot = 256.0 * f64::from(hi) + f64::from(lo) - zero_share;
         let centre = f64::from(scale) * (step * dot) + offset * f64::from(inverse_norm);
         *upper = centre + f64::from(half_width);
+    }
+}
+
+/// The block-wide 4-bit upper bounds of a batch of rows (whole blocks from the batch's
+/// first): each row's dot product with its block's factor extremes (`BlockFactors`), the
+/// larger or smaller factor as the term's sign asks, in the same order of operations as
+/// [`nibble_upper_bounds`], so that (rounding being monotone) a row's block-wide bound is
+/// never below its own.
+fn block_upper_bounds(
+    sums: [&[i32]; 2],
+    blocks: &[BlockFactors],
+    terms: [f64; 3],
+    out: &mut [f64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked above).
+            return unsafe { block_upper_bounds_avx512(sums, blocks, terms, out) };
+        }
+    }
+    block_upper_bounds_with(sums, blocks, terms, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn block_upper_bounds_avx512(
+    sums: [&[i32]; 2],
+    blocks: &[BlockFactors],
+    terms: [f64; 3],
+    out: &mut [f64],
+) {
+    block_upper_bounds_with(sums, blocks, terms, out);
+}
+
+#[inline(always)]
+fn block_upper_bounds_with(
+    [hi, lo]: [&[i32]; 2],
+    blocks: &[BlockFactors],
+    [step, zero_share, offset]: [f64; 3],
+    out: &mut [f64],
+) {
+    const BLOCK_ROWS: usize = nibble_blocks::BLOCK_ROWS;
+    assert!(hi.len() == out.len() && lo.len() == out.len());
+    assert!(out.len() <= blocks.len() * BLOCK_ROWS);
+    for (lanes, factors) in out
+        .chunks_mut(BLOCK_ROWS)
+        .zip(hi.chunks(BLOCK_ROWS).zip(lo.chunks(BLOCK_ROWS)))
+        .zip(blocks)
+    {
+        let (out, (hi, lo)) = lanes;
+        let [scale_min, scale_max, inverse_min, inverse_max, half_width] = factors.map(f64::from);
+        let inverse = if offset >= 0.0 {
+            inverse_max
+        } else {
+            inverse_min
+        };
+        let base = offset * inverse;
+        for ((upper, &hi), &lo) in out.iter_mut().zip(hi).zip(lo) {
+            let dot = 256.0 * f64::from(hi) + f64::from(lo) - zero_share;
+            let x = step * dot;
+            let scale = if x >= 0.0 { scale_max } else { scale_min };
+            *upper = (scale * x + base) + half_width;
+        }
     }
 }
 
@@ -1102,7 +1238,10 @@ mod tests {
     fn clustered_rows_are_mostly_filtered() {
         let (vectors, queries) = crate::sample::clustered(20_000, 5, 64, 3);
         let block = Int8Block::build(&vectors, 64);
-        assert_eq!(block.bytes(), 20_000 * (64 + 16 + 32 + 12) + 64 * 4);
+        assert_eq!(
+            block.bytes(),
+            20_000 * (64 + 16 + 32 + 12) + 1_250 * 20 + 64 * 4
+        );
         for query in queries.chunks_exact(64) {
             let (found, counts) = cosine_top_k(&block, &vectors, query, 10, 2);
             assert!(same(&found, &plain_cosine_top_k(&vectors, 64, query, 10)));
@@ -1143,6 +1282,7 @@ mod tests {
                 counts,
                 ScanCounts {
                     filtered: 0,
+                    factor_rows: 0,
                     refined: 0,
                     rescored: 3
                 }
