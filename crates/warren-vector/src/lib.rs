@@ -4,6 +4,7 @@
 
 pub mod distance;
 pub mod hnsw;
+pub mod prefetch;
 pub mod quantized;
 pub mod sample;
 pub mod topk;

@@ -931,7 +931,7 @@ fn nibble_upper_bounds_with(
     assert!(hi.len() == out.len() && lo.len() == out.len() && factors.len() == out.len());
     let rows = out.iter_mut().zip(hi.iter().zip(lo)).zip(factors);
     for ((upper, (&hi, &lo)), &[scale, inverse_norm, half_width]) in rows {
-        let dot = 256.0 * f64::from(hi) + f64::from(lo) - zero_share;
+        let dot = nibble_blocks::codes_dot(hi, lo, zero_share);
         let centre = f64::from(scale) * (step * dot) + offset * f64::from(inverse_norm);
         *upper = centre + f64::from(half_width);
     }
@@ -993,8 +993,7 @@ fn block_upper_bounds_with(
         };
         let base = offset * inverse;
         for ((upper, &hi), &lo) in out.iter_mut().zip(hi).zip(lo) {
-            let dot = 256.0 * f64::from(hi) + f64::from(lo) - zero_share;
-            let x = step * dot;
+            let x = step * nibble_blocks::codes_dot(hi, lo, zero_share);
             let scale = if x >= 0.0 { scale_max } else { scale_min };
             *upper = (scale * x + base) + half_width;
         }

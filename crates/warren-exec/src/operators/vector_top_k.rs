@@ -398,7 +398,7 @@ impl StoredScan<'_> {
                     Some(q) if every_row => {
                         let rows = block[start * dim..end * dim].chunks_exact(dim);
                         for (row, values) in (start..end).zip(rows) {
-                            warren_vector::hnsw::prefetch_scan_ahead(values);
+                            warren_vector::prefetch::scan_ahead(values);
                             let rank = Rank::new(Some(score(values, q)), self.descending);
                             if top.admits(&rank, row as u64) {
                                 top.push(rank, row as u64);

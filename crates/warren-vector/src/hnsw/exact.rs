@@ -3,7 +3,7 @@
 
 use std::collections::BinaryHeap;
 
-use super::measure::{distance, prefetch_scan_ahead, row_vector};
+use super::measure::{distance, row_vector};
 use super::search::Neighbour;
 use crate::distance::Metric;
 
@@ -24,7 +24,7 @@ pub fn exact_top_k(
     }
     for row in rows.filter(|&row| accept(row)) {
         let values = row_vector(vectors, dim, row);
-        prefetch_scan_ahead(values);
+        crate::prefetch::scan_ahead(values);
         let found = Neighbour {
             row,
             distance: distance(metric, query, values),

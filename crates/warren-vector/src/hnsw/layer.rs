@@ -234,10 +234,10 @@ impl Layer {
         let start = node as usize * self.stride;
         let words = &self.words()[start..start + self.stride];
         if self.norms {
-            super::measure::prefetch_line(words[1 + self.degree..].as_ptr().cast());
+            crate::prefetch::line(words[1 + self.degree..].as_ptr().cast());
         }
         for line in words[self.list_words..self.list_words + self.dim].chunks(LINE_WORDS) {
-            super::measure::prefetch_line(line.as_ptr().cast());
+            crate::prefetch::line(line.as_ptr().cast());
         }
     }
 
@@ -255,7 +255,7 @@ impl Layer {
     pub fn prefetch(&self, node: u32) {
         let block = self.block(node);
         for line in block.chunks(LINE_WORDS) {
-            super::measure::prefetch_line(line.as_ptr().cast());
+            crate::prefetch::line(line.as_ptr().cast());
         }
     }
 

@@ -113,32 +113,6 @@ pub fn distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
     })
 }
 
-/// Asks the CPU to start loading the cache line holding `address` (a no-op off x86-64).
-#[inline]
-pub fn prefetch_line(address: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
-}
-
-/// How far ahead of the row being scored a scan over a contiguous block prefetches: as the
-/// quantized copy's kernels (`quantized`, `OPTIMIZATION_LOG` 165 and 173).
-pub const SCAN_PREFETCH_BYTES: usize = 8192;
-
-/// Asks for the cache lines of the `len` bytes [`SCAN_PREFETCH_BYTES`] past `row` (a hint:
-/// an address past the block is never read), for a scan that reads rows one after another.
-#[inline]
-pub fn prefetch_scan_ahead<T>(row: &[T]) {
-    let ahead = row.as_ptr().cast::<i8>().wrapping_add(SCAN_PREFETCH_BYTES);
-    for offset in (0..std::mem::size_of_val(row)).step_by(64) {
-        prefetch_line(ahead.wrapping_add(offset));
-    }
-}
-
 /// Row `row` of a contiguous block of `dim`-long vectors.
 #[inline]
 pub fn row_vector(vectors: &[f32], dim: usize, row: u32) -> &[f32] {

@@ -24,7 +24,6 @@ mod select;
 pub use exact::{exact_top_k, exact_top_k_parallel};
 pub use filter::{scan_is_cheaper, AllRows, FnFilter, RowFilter, RowMask};
 pub use index::{HnswIndex, REBUILD_DELETED_FRACTION};
-pub use measure::prefetch_scan_ahead;
 pub use params::{
     validate_beam, HnswError, HnswParams, BEAM_MAX, DEGREE_MAX, DIMENSION_MAX, EFC_DEFAULT,
     EFS_DEFAULT, ML_DEFAULT, MU_DEFAULT, PU_DEFAULT, ROWS_MAX,

@@ -1,15 +1,11 @@
 //! Exact integer dot products of one query's `i16` codes with many rows of `i8` codes: the
-//! int8 stage of the copy's filter ([`super`]; the 4-bit stage's are in `nibble_blocks`). Every kernel returns the exact sum (no
-//! rounding: [`query_code_max`] keeps every partial sum inside `i32`), so the kernels agree
-//! bit for bit and the filter's bound needs no rounding term for them. Chosen at run time:
-//! AVX-512BW (32 codes per step, the row's tail read with a masked load), AVX2 (16 codes per
-//! step) and a portable loop.
-
-/// How far ahead of the row being summed the x86 kernels prefetch: software prefetching took
-/// the 1M x 128 scan from about 64-70% to 85-95% of a plain parallel read of the same bytes
-/// (2 threads; 2,048 bytes ahead 87%, 4,096 89-94%, 8,192 94-95%; `OPTIMIZATION_LOG` 165).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-const PREFETCH_BYTES: usize = 8192;
+//! int8 stage of the copy's filter ([`super`]; the 4-bit stage's are in `nibble_blocks`).
+//! Every kernel returns the exact sum (no rounding: [`query_code_max`] keeps every partial
+//! sum inside `i32`), so the kernels agree bit for bit and the filter's bound needs no
+//! rounding term for them. Chosen at run time: AVX-512BW (32 codes per step, the row's tail
+//! read with a masked load), AVX2 (16 codes per step) and a portable loop. A run of rows is
+//! prefetched ahead (`crate::prefetch::scan_ahead`); a call for one row (the int8 stage after
+//! the 4-bit one, rows far apart) is not, since it would fetch lines nobody reads.
 
 /// The copy's codes lie in `-CODE_LIMIT..=CODE_LIMIT` (`super::CODE_MAX`).
 const CODE_LIMIT: i64 = 127;
@@ -29,22 +25,11 @@ pub type DotRows = fn(codes: &[i8], query: &[i16], out: &mut [i32]);
 
 /// The widest kernel this CPU runs.
 pub fn dot_rows_kernel() -> DotRows {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-        {
-            return x86::dot_rows_avx512;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return x86::dot_rows_avx2;
-        }
-    }
-    dot_rows_portable
+    dot_rows_kernels()[0]
 }
 
-/// Every kernel this CPU runs, widest first (for the tests that compare them).
-#[cfg(test)]
+/// Every kernel this CPU runs, widest first (the portable one last; the tests compare them
+/// all).
 pub fn dot_rows_kernels() -> Vec<DotRows> {
     let mut kernels: Vec<DotRows> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -81,7 +66,7 @@ pub fn dot_rows_portable(codes: &[i8], query: &[i16], out: &mut [i32]) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    //! The x86-64 kernels; each is handed out by [`super::dot_rows_kernel`] only after the
+    //! The x86-64 kernels; each is listed by [`super::dot_rows_kernels`] only after the
     //! features it is compiled for were detected.
 
     use std::arch::x86_64::{
@@ -89,22 +74,11 @@ mod x86 {
         _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maskz_loadu_epi8, _mm256_setzero_si256,
         _mm512_add_epi32, _mm512_cvtepi8_epi16, _mm512_loadu_si512, _mm512_madd_epi16,
         _mm512_maskz_loadu_epi16, _mm512_reduce_add_epi32, _mm512_setzero_si512, _mm_add_epi32,
-        _mm_cvtsi128_si32, _mm_loadu_si128, _mm_prefetch, _mm_shuffle_epi32, _MM_HINT_T0,
+        _mm_cvtsi128_si32, _mm_loadu_si128, _mm_shuffle_epi32,
     };
 
-    use super::{check_shapes, PREFETCH_BYTES};
-
-    /// Asks for the cache lines [`PREFETCH_BYTES`] past `row`'s `len` bytes (a hint: an
-    /// address past the block is never read). Only for a run of rows: a call for one row
-    /// (the int8 stage after the 4-bit one, rows far apart) would fetch lines nobody reads.
-    #[inline(always)]
-    fn prefetch_ahead<T>(row: *const T, len: usize) {
-        let ahead = row.cast::<u8>().wrapping_add(PREFETCH_BYTES);
-        for offset in (0..len).step_by(64) {
-            // SAFETY: a prefetch is a hint that does not fault, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(offset).cast()) };
-        }
-    }
+    use super::check_shapes;
+    use crate::prefetch;
 
     pub fn dot_rows_avx512(codes: &[i8], query: &[i16], out: &mut [i32]) {
         check_shapes(codes, query, out);
@@ -128,7 +102,7 @@ mod x86 {
             unsafe {
                 let row = codes.as_ptr().add(r * dim);
                 if out_len > 1 {
-                    prefetch_ahead(row, dim);
+                    prefetch::scan_ahead(&codes[r * dim..(r + 1) * dim]);
                 }
                 let (mut acc0, mut acc1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
                 let mut i = 0;
@@ -177,7 +151,7 @@ mod x86 {
             let body_sum = unsafe {
                 let row = row_codes.as_ptr();
                 if out_len > 1 {
-                    prefetch_ahead(row, dim);
+                    prefetch::scan_ahead(row_codes);
                 }
                 let (mut acc0, mut acc1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                 let mut i = 0;

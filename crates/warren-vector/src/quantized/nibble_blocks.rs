@@ -31,10 +31,6 @@ pub const QUERY_CODE_LIMIT: i16 = 32_512;
 /// The longest rows whose lane sums cannot overflow an `i32` (`15 · 128 · DIM_MAX < 2^31`).
 pub const DIM_MAX: usize = 1 << 20;
 
-/// How far ahead of the block being summed the x86 kernels prefetch (as the int8 kernels).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-const PREFETCH_BYTES: usize = 8192;
-
 /// The groups of a `dim`-value row.
 pub fn groups(dim: usize) -> usize {
     dim.div_ceil(GROUP_VALUES)
@@ -120,28 +116,25 @@ impl SplitQuery {
     }
 }
 
+/// A row's codes' dot product from a kernel's two sums, `256·hi + lo - zero_share`
+/// ([`SplitQuery::zero_share`] as f64): exact in f64. Every bound of the 4-bit stage takes it
+/// from here, so that they compute it alike.
+#[inline(always)]
+pub fn codes_dot(hi: i32, lo: i32, zero_share: f64) -> f64 {
+    256.0 * f64::from(hi) + f64::from(lo) - zero_share
+}
+
 /// For each block of `blocks` (whole blocks of `query.words.len()` groups), the rows' sums
 /// `Σ n·hi` into `hi` and `Σ n·lo` into `lo` (`BLOCK_ROWS` per block).
 pub type DotBlocks = fn(blocks: &[u8], query: &SplitQuery, hi: &mut [i32], lo: &mut [i32]);
 
 /// The widest kernel this CPU runs.
 pub fn dot_blocks_kernel() -> DotBlocks {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512vnni")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-        {
-            return x86::dot_blocks_avx512vnni;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return x86::dot_blocks_avx2;
-        }
-    }
-    dot_blocks_portable
+    dot_blocks_kernels()[0]
 }
 
-/// Every kernel this CPU runs, widest first.
-#[cfg(test)]
+/// Every kernel this CPU runs, widest first (the portable one last; the tests compare them
+/// all).
 pub fn dot_blocks_kernels() -> Vec<DotBlocks> {
     let mut kernels: Vec<DotBlocks> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -199,7 +192,7 @@ pub fn dot_blocks_portable(blocks: &[u8], query: &SplitQuery, hi: &mut [i32], lo
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    //! The x86-64 kernels; each is handed out by [`super::dot_blocks_kernel`] only after the
+    //! The x86-64 kernels; each is listed by [`super::dot_blocks_kernels`] only after the
     //! features it is compiled for were detected.
 
     use std::arch::x86_64::{
@@ -208,21 +201,11 @@ mod x86 {
         _mm256_set1_epi8, _mm256_setzero_si256, _mm256_srli_epi16, _mm256_storeu_si256,
         _mm512_add_epi32, _mm512_and_si512, _mm512_dpbusd_epi32, _mm512_loadu_si512,
         _mm512_set1_epi32, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_srli_epi16,
-        _mm512_storeu_si512, _mm_prefetch, _MM_HINT_T0,
+        _mm512_storeu_si512,
     };
 
-    use super::{check_shapes, SplitQuery, BLOCK_ROWS, GROUP_BYTES, PREFETCH_BYTES};
-
-    /// Asks for the cache lines [`PREFETCH_BYTES`] past the block at `block` (a hint: an
-    /// address past the copy is never read).
-    #[inline(always)]
-    fn prefetch_ahead(block: *const u8, len: usize) {
-        let ahead = block.wrapping_add(PREFETCH_BYTES);
-        for offset in (0..len).step_by(64) {
-            // SAFETY: a prefetch is a hint that does not fault, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(offset).cast()) };
-        }
-    }
+    use super::{check_shapes, SplitQuery, BLOCK_ROWS, GROUP_BYTES};
+    use crate::prefetch;
 
     pub fn dot_blocks_avx512vnni(
         blocks: &[u8],
@@ -255,7 +238,7 @@ mod x86 {
             // chunks of `hi` and `lo`.
             unsafe {
                 let block = blocks.as_ptr().add(b * block_len);
-                prefetch_ahead(block, block_len);
+                prefetch::scan_ahead(&blocks[b * block_len..(b + 1) * block_len]);
                 let (mut hi_low, mut lo_low) = (_mm512_setzero_si512(), _mm512_setzero_si512());
                 let (mut hi_high, mut lo_high) = (_mm512_setzero_si512(), _mm512_setzero_si512());
                 for (g, words) in query.words.iter().enumerate() {
@@ -303,7 +286,7 @@ mod x86 {
             // 0-7 and 8-15), each half's sums stored as 8 i32.
             unsafe {
                 let block = blocks.as_ptr().add(b * block_len);
-                prefetch_ahead(block, block_len);
+                prefetch::scan_ahead(&blocks[b * block_len..(b + 1) * block_len]);
                 for half in 0..2 {
                     let (mut sum_hi, mut sum_lo) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                     for (g, words) in query.words.iter().enumerate() {
