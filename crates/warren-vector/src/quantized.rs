@@ -23,14 +23,24 @@
 //! norm that overflows) are always scored in FLOAT; a query that is zero or not finite is
 //! answered by the plain scan.
 //!
-//! For rows of at least [`NIBBLE_DIM_MIN`] values the filter runs in two stages (shorter rows
-//! are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes
+//! For rows of at least [`NIBBLE_DIM_MIN`] values the filter runs in three stages (shorter
+//! rows are bounded from their int8 codes alone). The copy also holds each row as 4-bit codes
 //! (`s₄ = max|r|/7`, two codes a byte, in blocks of 16 rows summed in vertical lanes:
 //! [`nibble_blocks`]) with the same kind of bound, about 18 times wider; a row whose 4-bit
 //! upper bound is below the threshold is skipped after reading about half the bytes, and only
 //! the others are bounded again from their int8 codes. On clustered rows the 4-bit stage
 //! leaves about the query's cluster (about 1,900 of 1M rows at 1M x 128); on unclustered
 //! Gaussian rows about a tenth of the rows, which the int8 stage then reads as well.
+//!
+//! Before the 4-bit stage, each block of 16 rows is bounded as a whole from 2-bit codes
+//! ([`crumb_blocks`]: the odd codes -3..=3 at a step of [`CRUMB_STEP_SHARE`] times the
+//! residual's root mean square, four codes a byte) against a byte-coded query, with the
+//! extremes of its rows' factors ([`CrumbFactors`]): a block whose every row's bound is below
+//! the threshold is skipped after reading a quarter of the int8 bytes. The bound is about 3.4
+//! times wider than the 4-bit one, which on clustered rows still leaves about the query's
+//! cluster. Where it skips fewer than half the blocks it costs more than it saves, so each
+//! thread turns it off (but for a sample of its rows) when a window of rows shows that
+//! ([`CrumbSwitch`]).
 //!
 //! The copy is built from a block and answers for that block only: a caller keeps it with the
 //! block's version and rebuilds it when the block changes.
@@ -39,6 +49,7 @@ use std::cmp::Ordering;
 
 use crate::distance::cosine_similarity_f32;
 
+mod crumb_blocks;
 mod int_dot;
 mod nibble_blocks;
 
@@ -74,9 +85,14 @@ fn rank(a: &Scored, b: &Scored) -> Ordering {
 /// What one query read and scored, for the benchmark's bytes-per-query figure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScanCounts {
-    /// Rows bounded by the first stage (4-bit codes, or int8 codes for rows shorter than
-    /// [`NIBBLE_DIM_MIN`]).
+    /// Wanted rows bounded by the filter's first stage that reads each row (2-bit or 4-bit
+    /// codes, or int8 codes for rows shorter than [`NIBBLE_DIM_MIN`]).
     pub filtered: u64,
+    /// Rows whose 2-bit codes were read (whole blocks).
+    pub crumb_rows: u64,
+    /// Rows whose 4-bit codes were read: those of the blocks the 2-bit stage kept or did not
+    /// test (whole blocks, but for the last one).
+    pub nibble_rows: u64,
     /// Rows whose own 4-bit factors were read: those of the blocks whose block-wide bound
     /// reached the threshold.
     pub factor_rows: u64,
@@ -87,20 +103,32 @@ pub struct ScanCounts {
 }
 
 impl ScanCounts {
-    /// Bytes read: the first stage's codes (and, for 4-bit codes, the block extremes) for
-    /// every filtered row, the 4-bit factors of `factor_rows`, the int8 codes and factors of
-    /// every refined row, `4n` per rescored row.
+    fn add(&mut self, other: &ScanCounts) {
+        self.filtered += other.filtered;
+        self.crumb_rows += other.crumb_rows;
+        self.nibble_rows += other.nibble_rows;
+        self.factor_rows += other.factor_rows;
+        self.refined += other.refined;
+        self.rescored += other.rescored;
+    }
+
+    /// Bytes read: the 2-bit and 4-bit codes with their blocks' extremes of the rows read
+    /// (or, for rows shorter than [`NIBBLE_DIM_MIN`], the int8 codes and factors of every
+    /// filtered row), the 4-bit factors of `factor_rows`, the int8 codes and factors of every
+    /// refined row, `4n` per rescored row.
     pub fn bytes(&self, dim: usize) -> u64 {
         let int8_row = dim as u64 + ROW_META_BYTES;
-        let first_stage = match nibble_row_bytes(dim) {
+        let blocks = |rows: u64, meta: u64| (rows * meta).div_ceil(BLOCK_ROWS as u64);
+        let first_stages = match nibble_row_bytes(dim) {
             0 => self.filtered * int8_row,
             bytes => {
-                let block_share =
-                    (self.filtered * BLOCK_META_BYTES).div_ceil(nibble_blocks::BLOCK_ROWS as u64);
-                self.filtered * bytes as u64 + block_share
+                self.crumb_rows * crumb_row_bytes(dim) as u64
+                    + blocks(self.crumb_rows, CRUMB_BLOCK_META_BYTES)
+                    + self.nibble_rows * bytes as u64
+                    + blocks(self.nibble_rows, BLOCK_META_BYTES)
             }
         };
-        first_stage
+        first_stages
             + self.factor_rows * NIBBLE_META_BYTES
             + self.refined * int8_row
             + self.rescored * 4 * dim as u64
@@ -113,16 +141,35 @@ const ROW_META_BYTES: u64 = 16;
 const NIBBLE_META_BYTES: u64 = 12;
 /// Per block of 16 rows: the extremes of its rows' 4-bit factors.
 const BLOCK_META_BYTES: u64 = 20;
+/// Per block of 16 rows: the extremes of its rows' 2-bit factors.
+const CRUMB_BLOCK_META_BYTES: u64 = 24;
+/// Rows per block of the 2-bit and 4-bit codes.
+const BLOCK_ROWS: usize = nibble_blocks::BLOCK_ROWS;
+const _: () = assert!(crumb_blocks::BLOCK_ROWS == BLOCK_ROWS);
+/// The 2-bit codes' step as a share of a row's residual root mean square `|r|/√n`: near the
+/// step that minimizes a Gaussian residual's error with four levels, and measured best of
+/// 0.45, 0.50 and 0.55 on the bench's clustered rows (`OPTIMIZATION_LOG` 175).
+const CRUMB_STEP_SHARE: f64 = 0.45;
 /// The largest 4-bit code.
 const NIBBLE_CODE_MAX: f32 = nibble_blocks::CODE_MAX as f32;
 /// The shortest rows the copy also keeps as 4-bit codes: from here a row's 4-bit codes and
 /// factors (20 bytes at 16 values) are at most about two thirds of its int8 ones (32 bytes).
 pub const NIBBLE_DIM_MIN: usize = 16;
 
-/// Whether a copy of `dim`-value rows keeps 4-bit codes (rows of [`NIBBLE_DIM_MIN`] to
-/// `nibble_blocks::DIM_MAX` values).
+/// Whether a copy of `dim`-value rows keeps 4-bit and 2-bit codes (rows of
+/// [`NIBBLE_DIM_MIN`] to `nibble_blocks::DIM_MAX` values).
 fn has_nibbles(dim: usize) -> bool {
+    const _: () = assert!(nibble_blocks::DIM_MAX <= crumb_blocks::DIM_MAX);
     (NIBBLE_DIM_MIN..=nibble_blocks::DIM_MAX).contains(&dim)
+}
+
+/// Bytes of one row's 2-bit codes in a copy of `dim`-value rows (0 without them).
+fn crumb_row_bytes(dim: usize) -> usize {
+    if has_nibbles(dim) {
+        crumb_blocks::block_bytes(dim) / BLOCK_ROWS
+    } else {
+        0
+    }
 }
 
 /// Bytes of one row's 4-bit codes in a copy of `dim`-value rows (0 without them).
@@ -159,6 +206,25 @@ pub struct Int8Block {
     /// Per block of 16 rows the extremes of its rows' 4-bit factors (`BlockFactors`): a
     /// bound for the whole block that needs no per-row factors.
     block_factors: Vec<BlockFactors>,
+    /// The 2-bit codes in blocks of 16 rows ([`crumb_blocks`]); empty when `nibbles` is.
+    crumbs: Vec<u8>,
+    /// Per block of 16 rows the extremes of its rows' 2-bit factors: the 2-bit stage's only
+    /// factors.
+    crumb_factors: Vec<CrumbFactors>,
+}
+
+/// The extremes of a block's 2-bit factors: `[min s₂/|x|, max s₂/|x|, min 1/|x|, max 1/|x|,
+/// max half-width, max s₂·|c|/|x|]` (the last widens the bound for the error of the query's
+/// byte codes); the half-width infinite when a row of the block has no bound.
+type CrumbFactors = [f32; 6];
+
+/// The extremes of `rows`' 2-bit factors (at most a block's worth; each as
+/// [`quantize_row`] returns them).
+fn crumb_factors(rows: &[[f32; 4]]) -> CrumbFactors {
+    let [a_min, a_max, b_min, b_max, half_width] =
+        block_factors(&rows.iter().map(|r| [r[0], r[1], r[2]]).collect::<Vec<_>>());
+    let code_norm = rows.iter().fold(0f32, |largest, row| largest.max(row[3]));
+    [a_min, a_max, b_min, b_max, half_width, code_norm]
 }
 
 /// The extremes of a block's 4-bit factors: `[min s₄/|x|, max s₄/|x|, min 1/|x|, max 1/|x|,
@@ -211,6 +277,10 @@ struct RowsOut<'a> {
     factors: &'a mut [[f32; 4]],
     nibbles: &'a mut [u8],
     nibble_factors: &'a mut [[f32; 3]],
+    crumbs: &'a mut [u8],
+    /// Each row's 2-bit factors, as [`quantize_row`] returns them (NaN for a row without a
+    /// bound), for the blocks' extremes.
+    crumb_row_factors: &'a mut [[f32; 4]],
 }
 
 impl Int8Block {
@@ -234,37 +304,51 @@ impl Int8Block {
             .next_multiple_of(nibble_blocks::BLOCK_ROWS)
             .max(nibble_blocks::BLOCK_ROWS);
         let mean = column_mean(vectors, dim, chunk_rows);
-        let (mut nibbles, nibble_rows, chunk_nibble_bytes) = if has_nibbles(dim) {
-            let chunk_blocks = chunk_rows / nibble_blocks::BLOCK_ROWS;
-            let bytes = chunk_blocks * nibble_blocks::block_bytes(dim);
-            (nibble_blocks::zeroed(rows, dim), rows, bytes)
+        let chunk_blocks = chunk_rows / BLOCK_ROWS;
+        let (mut nibbles, mut crumbs, nibble_rows) = if has_nibbles(dim) {
+            let crumbs = crumb_blocks::zeroed(rows, dim);
+            (nibble_blocks::zeroed(rows, dim), crumbs, rows)
         } else {
-            (Vec::new(), 0, 0)
+            (Vec::new(), Vec::new(), 0)
         };
+        let chunk_nibble_bytes = chunk_blocks * nibble_blocks::block_bytes(dim);
+        let chunk_crumb_bytes = chunk_blocks * crumb_blocks::block_bytes(dim);
         let mut codes = vec![0i8; vectors.len()];
         let mut factors = vec![[0f32; 4]; rows];
         let mut nibble_factors = vec![[0f32; 3]; nibble_rows];
+        let mut crumb_row_factors = vec![[0f32; 4]; nibble_rows];
         std::thread::scope(|scope| {
             let parts = vectors
                 .chunks(chunk_rows * dim)
                 .zip(codes.chunks_mut(chunk_rows * dim))
                 .zip(factors.chunks_mut(chunk_rows))
                 .zip(split_or_empty(&mut nibbles, chunk_nibble_bytes))
-                .zip(split_or_empty(&mut nibble_factors, chunk_rows));
-            for ((((values, codes), factors), nibbles), nibble_factors) in parts {
+                .zip(split_or_empty(&mut nibble_factors, chunk_rows))
+                .zip(split_or_empty(&mut crumbs, chunk_crumb_bytes))
+                .zip(split_or_empty(&mut crumb_row_factors, chunk_rows));
+            for (((((values_codes, factors), nibbles), nibble_factors), crumbs), crumb_rows) in
+                parts
+            {
+                let ((values, codes), crumb_row_factors) = (values_codes, crumb_rows);
                 let mean = &mean;
                 let out = RowsOut {
                     codes,
                     factors,
                     nibbles,
                     nibble_factors,
+                    crumbs,
+                    crumb_row_factors,
                 };
                 scope.spawn(move || quantize_rows(values, mean, out));
             }
         });
         let block_factors = nibble_factors
-            .chunks(nibble_blocks::BLOCK_ROWS)
+            .chunks(BLOCK_ROWS)
             .map(block_factors)
+            .collect();
+        let crumb_factors = crumb_row_factors
+            .chunks(BLOCK_ROWS)
+            .map(crumb_factors)
             .collect();
         Int8Block {
             dim,
@@ -274,6 +358,8 @@ impl Int8Block {
             nibbles,
             nibble_factors,
             block_factors,
+            crumbs,
+            crumb_factors,
         }
     }
 
@@ -292,6 +378,8 @@ impl Int8Block {
             + self.nibbles.len()
             + self.nibble_factors.len() * NIBBLE_META_BYTES as usize
             + self.block_factors.len() * BLOCK_META_BYTES as usize
+            + self.crumbs.len()
+            + self.crumb_factors.len() * CRUMB_BLOCK_META_BYTES as usize
             + self.mean.len() * 4
     }
 }
@@ -366,6 +454,7 @@ fn quantize_rows_avx2(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
 fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
     let dim = mean.len();
     let block_bytes = nibble_blocks::block_bytes(dim);
+    let crumb_block_bytes = crumb_blocks::block_bytes(dim);
     let with_nibbles = !out.nibble_factors.is_empty();
     let mean_norm = mean
         .iter()
@@ -391,13 +480,18 @@ fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
             continue;
         }
         let nibble_factor = &mut out.nibble_factors[index];
-        // (A row the bound cannot describe keeps the zero codes the blocks start with.)
+        // (A row the bound cannot describe keeps the codes the blocks start with.)
         let Some(shape) = shape else {
             *nibble_factor = [f32::NAN; 3];
+            out.crumb_row_factors[index] = [f32::NAN; 4];
             continue;
         };
-        let block = index / nibble_blocks::BLOCK_ROWS;
-        let lane = index % nibble_blocks::BLOCK_ROWS;
+        let block = index / BLOCK_ROWS;
+        let lane = index % BLOCK_ROWS;
+        out.crumb_row_factors[index] =
+            quantize_crumb_row(row, mean, mean_norm, shape, &mut small_codes);
+        let crumb_range = block * crumb_block_bytes..(block + 1) * crumb_block_bytes;
+        crumb_blocks::put_row(&mut out.crumbs[crumb_range], lane, &small_codes);
         let [scale, inverse_norm, half_width, code_norm] = quantize_row(
             row,
             mean,
@@ -446,7 +540,6 @@ fn quantize_row(
     code_max: f64,
     out: &mut [i8],
 ) -> [f32; 4] {
-    let n = row.len();
     let scale = if largest == 0.0 {
         1.0
     } else {
@@ -461,6 +554,50 @@ fn quantize_row(
         let scaled = (residual * inverse_scale).clamp(-code_max, code_max);
         *code = (scaled + 0.5f64.copysign(scaled)) as i32 as i8;
     }
+    row_factors(row, mean, mean_norm, norm, scale, out)
+}
+
+/// Writes `row`'s odd 2-bit codes (-3, -1, 1, 3 at a step of [`CRUMB_STEP_SHARE`] times its
+/// residual's root mean square) into `out` and returns its bound factors, as
+/// [`quantize_row`].
+#[inline(always)]
+fn quantize_crumb_row(
+    row: &[f32],
+    mean: &[f32],
+    mean_norm: f64,
+    shape: RowShape,
+    out: &mut [i8],
+) -> [f32; 4] {
+    let residual_norm = lane_fold(row, mean, out, add, |v, m, _| (v - m) * (v - m)).sqrt();
+    let scale = CRUMB_STEP_SHARE * residual_norm / (row.len() as f64).sqrt();
+    if scale == 0.0 {
+        // The row is the mean: a zero step leaves no error whatever the codes.
+        out.fill(1);
+        return row_factors(row, mean, mean_norm, shape.norm, 0.0, out);
+    }
+    // The nearest odd code, `2·floor(y/2) + 1`, clamped to -3..=3 (`floor` is one
+    // instruction where the CPU has SSE4.1 or wider).
+    let half_inverse_scale = 0.5 / scale;
+    for ((&v, &m), code) in row.iter().zip(mean).zip(out.iter_mut()) {
+        let residual = f64::from(v) - f64::from(m);
+        let pair = (residual * half_inverse_scale).floor().clamp(-2.0, 1.0);
+        *code = (2.0 * pair + 1.0) as i32 as i8;
+    }
+    row_factors(row, mean, mean_norm, shape.norm, scale, out)
+}
+
+/// The bound factors of a row whose residual `r = x - μ` is approximated by `scale · codes`
+/// (any codes: the bound uses the error they leave); `norm` is `|x|`, `mean_norm` `|μ|`.
+#[inline(always)]
+fn row_factors(
+    row: &[f32],
+    mean: &[f32],
+    mean_norm: f64,
+    norm: f64,
+    scale: f64,
+    out: &[i8],
+) -> [f32; 4] {
+    let n = row.len();
     let error = lane_fold(row, mean, out, add, |v, m, c| {
         let e = (v - m) - scale * c;
         e * e
@@ -597,10 +734,8 @@ where
         let top = plain_cosine_top_k_where(vectors, dim, query, k, &wanted);
         let rows = (0..block.rows()).filter(|&row| wanted(row)).count() as u64;
         let counts = ScanCounts {
-            filtered: 0,
-            factor_rows: 0,
-            refined: 0,
             rescored: if k == 0 { 0 } else { rows },
+            ..ScanCounts::default()
         };
         return Some((top, counts));
     }
@@ -654,12 +789,10 @@ where
         .iter()
         .map(|part| part.threshold)
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut counts = ScanCounts {
-        filtered: parts.iter().map(|part| part.filtered).sum(),
-        factor_rows: parts.iter().map(|part| part.factor_rows).sum(),
-        refined: parts.iter().map(|part| part.refined).sum(),
-        rescored: 0,
-    };
+    let mut counts = ScanCounts::default();
+    for part in &parts {
+        counts.add(&part.counts);
+    }
     let mut top: Vec<Scored> = Vec::new();
     for (row, upper) in parts.into_iter().flat_map(|part| part.kept) {
         if upper < threshold {
@@ -683,53 +816,72 @@ where
 struct Filtered {
     threshold: f64,
     kept: Vec<(u32, f64)>,
-    filtered: u64,
-    factor_rows: u64,
-    refined: u64,
+    /// All but `rescored`.
+    counts: ScanCounts,
 }
 
-/// The query's unit vector `u` as `i16` codes: `u = step·codes + f` with `|f| <= error`.
+/// The query's unit vector `u` as `i16` codes: `u = step·codes + f` with `|f| <= error`,
+/// and again as byte codes for the 2-bit stage.
 struct QueryCodes {
     codes: Vec<i16>,
     /// `codes` split for the 4-bit kernels.
     split: nibble_blocks::SplitQuery,
     step: f64,
     error: f64,
+    /// The byte codes laid out for the 2-bit kernels.
+    crumb: crumb_blocks::CrumbQuery,
+    crumb_step: f64,
+    crumb_error: f64,
 }
 
 impl QueryCodes {
     /// The nearest codes of `unit` (a unit vector, so some value is non-zero) with the largest
-    /// magnitude mapped to `code_max`.
+    /// magnitude mapped to `code_max`, and to [`crumb_blocks::QUERY_CODE_MAX`].
     fn of(unit: &[f32], code_max: i16) -> Self {
-        let largest = unit.iter().fold(0f64, |m, &u| m.max(f64::from(u).abs()));
-        assert!(largest > 0.0, "a unit vector");
-        let step = largest / f64::from(code_max);
-        let limit = f64::from(code_max);
-        let codes: Vec<i16> = unit
-            .iter()
-            .map(|&u| (f64::from(u) / step).round().clamp(-limit, limit) as i16)
-            .collect();
-        let error = unit
-            .iter()
-            .zip(&codes)
-            .map(|(&u, &d)| {
-                let e = f64::from(u) - step * f64::from(d);
-                e * e
-            })
-            .sum::<f64>()
-            .sqrt();
-        let split = nibble_blocks::SplitQuery::of(&codes);
+        let (codes, step, error) = unit_codes(unit, code_max);
+        let (crumb_codes, crumb_step, crumb_error) =
+            unit_codes(unit, i16::from(crumb_blocks::QUERY_CODE_MAX));
+        let crumb_codes: Vec<i8> = crumb_codes.iter().map(|&d| d as i8).collect();
         QueryCodes {
+            split: nibble_blocks::SplitQuery::of(&codes),
             codes,
-            split,
             step,
             error,
+            crumb: crumb_blocks::CrumbQuery::of(&crumb_codes),
+            crumb_step,
+            crumb_error,
         }
     }
 }
 
+/// The nearest codes of `unit` with the largest magnitude mapped to `code_max`, their step and
+/// the norm of the error they leave.
+fn unit_codes(unit: &[f32], code_max: i16) -> (Vec<i16>, f64, f64) {
+    let largest = unit.iter().fold(0f64, |m, &u| m.max(f64::from(u).abs()));
+    assert!(largest > 0.0, "a unit vector");
+    let step = largest / f64::from(code_max);
+    let limit = f64::from(code_max);
+    let codes: Vec<i16> = unit
+        .iter()
+        .map(|&u| (f64::from(u) / step).round().clamp(-limit, limit) as i16)
+        .collect();
+    let error = unit
+        .iter()
+        .zip(&codes)
+        .map(|(&u, &d)| {
+            let e = f64::from(u) - step * f64::from(d);
+            e * e
+        })
+        .sum::<f64>()
+        .sqrt();
+    (codes, step, error)
+}
+
 /// Rows whose integer dot products one kernel call computes.
 const BATCH_ROWS: usize = 64;
+/// Rows whose 2-bit sums one kernel call computes.
+const CRUMB_BATCH_ROWS: usize = 256;
+const _: () = assert!(STOP_POLL_ROWS.is_multiple_of(CRUMB_BATCH_ROWS));
 const _: () = assert!(STOP_POLL_ROWS.is_multiple_of(BATCH_ROWS));
 
 /// What the filtering threads share.
@@ -744,39 +896,36 @@ struct FilterPass<'a, W, S> {
 }
 
 impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
-    /// The pass over `rows`, `None` when `stop` asked to end: the 4-bit dot products of a
-    /// batch of rows, then each wanted row's 4-bit bound against the running threshold, and
-    /// for a row that reaches it, its int8 bound.
+    /// The pass over `rows`, `None` when `stop` asked to end: per batch of rows, the 2-bit
+    /// block bounds, then the 4-bit dot products of the blocks kept, each wanted row's 4-bit
+    /// bound against the running threshold, and for a row that reaches it, its int8 bound.
     fn run(&self, rows: std::ops::Range<usize>) -> Option<Filtered> {
         let mut stage = Stages {
             pass: self,
             dot_rows: int_dot::dot_rows_kernel(),
             lowers: LowerBounds::new(self.k),
             kept: Vec::new(),
-            refined: 0,
+            counts: ScanCounts::default(),
         };
-        let (filtered, factor_rows) = if self.block.nibbles.is_empty() {
-            (self.run_int8(rows, &mut stage)?, 0)
+        if self.block.nibbles.is_empty() {
+            self.run_int8(rows, &mut stage)?;
         } else {
-            self.run_nibbles(rows, &mut stage)?
-        };
+            self.run_blocks(rows, &mut stage)?;
+        }
         Some(Filtered {
             threshold: stage.lowers.threshold(),
             kept: stage.kept,
-            filtered,
-            factor_rows,
-            refined: stage.refined,
+            counts: stage.counts,
         })
     }
 
-    /// The int8 stage alone, a batch of rows' dot products at a time; the rows bounded.
+    /// The int8 stage alone, a batch of rows' dot products at a time.
     fn run_int8(
         &self,
         rows: std::ops::Range<usize>,
         stage: &mut Stages<'_, '_, W, S>,
-    ) -> Option<u64> {
+    ) -> Option<()> {
         let dim = self.block.dim;
-        let mut filtered = 0u64;
         let mut dots = [0i32; BATCH_ROWS];
         let mut start = rows.start;
         while start < rows.end {
@@ -792,90 +941,254 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             );
             for (row, &dot) in (start..end).zip(dots.iter()) {
                 if (self.wanted)(row) {
-                    filtered += 1;
+                    stage.counts.filtered += 1;
                     stage.bound(row, dot);
                 }
             }
             start = end;
         }
-        Some(filtered)
+        Some(())
     }
 
-    /// The 4-bit stage, then the int8 stage for the rows it keeps: per block of 16 rows, a
-    /// bound from the block's factor extremes; the rows of a block it cannot skip are bounded
-    /// with their own factors. Returns the rows bounded and the rows whose factors were read.
-    fn run_nibbles(
+    /// The 2-bit stage (while [`CrumbSwitch`] has it on), then the 4-bit stage for each run
+    /// of blocks it keeps, a batch of rows at a time.
+    fn run_blocks(
         &self,
         rows: std::ops::Range<usize>,
         stage: &mut Stages<'_, '_, W, S>,
-    ) -> Option<(u64, u64)> {
-        const BLOCK_ROWS: usize = nibble_blocks::BLOCK_ROWS;
-        let block = self.block;
-        let block_bytes = nibble_blocks::block_bytes(block.dim);
-        let dot_blocks = nibble_blocks::dot_blocks_kernel();
-        let terms = [
-            self.unit.step,
-            self.unit.split.zero_share as f64,
-            self.offset,
-        ];
+    ) -> Option<()> {
         assert!(
             rows.start.is_multiple_of(BLOCK_ROWS),
             "ranges of whole blocks"
         );
-        let (mut filtered, mut factor_rows) = (0u64, 0u64);
-        let (mut hi, mut lo) = ([0i32; BATCH_ROWS], [0i32; BATCH_ROWS]);
-        let (mut block_uppers, mut uppers) = ([0f64; BATCH_ROWS], [0f64; BATCH_ROWS]);
+        let block = self.block;
+        let crumb_block_bytes = crumb_blocks::block_bytes(block.dim);
+        let dot_crumbs = crumb_blocks::dot_blocks_kernel();
+        let terms = [
+            self.unit.crumb_step,
+            self.unit.crumb.offset_share as f64,
+            self.offset,
+            self.unit.crumb_error,
+        ];
+        let mut nibbles = NibbleStage::new(self);
+        let mut switch = CrumbSwitch::new();
+        let mut sums = [0i32; CRUMB_BATCH_ROWS];
         let mut start = rows.start;
         while start < rows.end {
-            let end = (start + BATCH_ROWS).min(rows.end);
-            if (start - rows.start).is_multiple_of(STOP_POLL_ROWS) && (self.stop)() {
-                return None;
+            let end = (start + CRUMB_BATCH_ROWS).min(rows.end);
+            if (start - rows.start).is_multiple_of(STOP_POLL_ROWS) {
+                if (self.stop)() {
+                    return None;
+                }
+                switch.next_window();
             }
             // The blocks that hold rows `start..end` (the last one may run past `end`).
             let (first, count) = (start / BLOCK_ROWS, (end - start).div_ceil(BLOCK_ROWS));
-            let blocks = &block.nibbles[first * block_bytes..(first + count) * block_bytes];
-            let lanes = count * BLOCK_ROWS;
-            dot_blocks(blocks, &self.unit.split, &mut hi[..lanes], &mut lo[..lanes]);
             let batch = end - start;
-            block_upper_bounds(
-                [&hi[..batch], &lo[..batch]],
-                &block.block_factors[first..first + count],
-                terms,
-                &mut block_uppers[..batch],
-            );
-            for block_start in (start..end).step_by(BLOCK_ROWS) {
-                let block_end = (block_start + BLOCK_ROWS).min(end);
-                let lanes = block_start - start..block_end - start;
-                let threshold = stage.lowers.threshold();
-                if block_uppers[lanes.clone()].iter().all(|&u| u < threshold) {
-                    let wanted = (block_start..block_end).filter(|&row| (self.wanted)(row));
-                    filtered += wanted.count() as u64;
+            let mut kept = [true; CRUMB_BATCH_ROWS / BLOCK_ROWS];
+            if switch.runs_next_batch() {
+                let bytes =
+                    &block.crumbs[first * crumb_block_bytes..(first + count) * crumb_block_bytes];
+                dot_crumbs(bytes, &self.unit.crumb, &mut sums[..count * BLOCK_ROWS]);
+                let factors = &block.crumb_factors[first..first + count];
+                for (b, (kept, factors)) in kept[..count].iter_mut().zip(factors).enumerate() {
+                    let lanes = b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(batch);
+                    let largest = sums[lanes.clone()].iter().fold(i32::MIN, |m, &s| m.max(s));
+                    let threshold = stage.lowers.threshold();
+                    // (A block with a row the bound cannot describe has an infinite bound.)
+                    let upper = crumb_upper_bound(largest, factors, terms);
+                    *kept = upper.is_nan() || upper >= threshold;
+                    if !*kept {
+                        let rows = start + lanes.start..start + lanes.end;
+                        stage.counts.filtered +=
+                            rows.filter(|&row| (self.wanted)(row)).count() as u64;
+                    }
+                }
+                stage.counts.crumb_rows += batch as u64;
+                switch.tested(count, kept[..count].iter().filter(|&&k| k).count());
+            }
+            // Each run of kept blocks through the 4-bit stage.
+            let mut b = 0;
+            while b < count {
+                if !kept[b] {
+                    b += 1;
                     continue;
                 }
-                factor_rows += (block_end - block_start) as u64;
-                nibble_upper_bounds(
-                    [&hi[lanes.clone()], &lo[lanes.clone()]],
-                    &block.nibble_factors[block_start..block_end],
-                    terms,
-                    &mut uppers[lanes.clone()],
-                );
-                for (row, &upper) in (block_start..block_end).zip(&uppers[lanes]) {
-                    if !(self.wanted)(row) {
-                        continue;
-                    }
-                    filtered += 1;
-                    // A row the bound cannot describe has NaN factors: the comparison fails
-                    // and the int8 stage keeps it.
-                    if upper < stage.lowers.threshold() {
-                        continue;
-                    }
-                    stage.refine(row);
-                }
+                let run = kept[b..count]
+                    .iter()
+                    .take_while(|&&k| k)
+                    .count()
+                    .min(BATCH_ROWS / BLOCK_ROWS);
+                let run_rows = start + b * BLOCK_ROWS..(start + (b + run) * BLOCK_ROWS).min(end);
+                nibbles.run(run_rows, stage);
+                b += run;
             }
             start = end;
         }
-        Some((filtered, factor_rows))
+        Some(())
     }
+}
+
+/// Whether a thread runs the 2-bit stage on a batch of rows: on, or off after a window of
+/// [`STOP_POLL_ROWS`] rows in which it kept more than half the blocks it tested (reading the
+/// 2-bit codes then costs more than the 4-bit codes it spares). While off it still tests one
+/// batch in [`CrumbSwitch::SAMPLE_EVERY`], so that each window decides the next from what
+/// the stage would do now: rows where it does not pay cost little more than without it, and
+/// a bad window (at the start, before the threshold rises) costs at most one window.
+struct CrumbSwitch {
+    on: bool,
+    batches: usize,
+    tested: usize,
+    kept: usize,
+}
+
+impl CrumbSwitch {
+    const SAMPLE_EVERY: usize = 8;
+
+    fn new() -> Self {
+        CrumbSwitch {
+            on: true,
+            batches: 0,
+            tested: 0,
+            kept: 0,
+        }
+    }
+
+    /// Whether the next batch runs the stage.
+    fn runs_next_batch(&mut self) -> bool {
+        self.batches += 1;
+        self.on || self.batches.is_multiple_of(Self::SAMPLE_EVERY)
+    }
+
+    fn tested(&mut self, blocks: usize, kept: usize) {
+        self.tested += blocks;
+        self.kept += kept;
+    }
+
+    /// At the start of each window: decides from the one that ended.
+    fn next_window(&mut self) {
+        if self.tested > 0 {
+            self.on = 2 * self.kept <= self.tested;
+        }
+        self.tested = 0;
+        self.kept = 0;
+    }
+}
+
+/// A thread's 4-bit stage: per block of 16 rows, a bound from the block's factor extremes;
+/// the rows of a block it cannot skip are bounded with their own factors, and those that
+/// reach the threshold from their int8 codes.
+struct NibbleStage {
+    dot_blocks: nibble_blocks::DotBlocks,
+    terms: [f64; 3],
+    hi: [i32; BATCH_ROWS],
+    lo: [i32; BATCH_ROWS],
+    block_uppers: [f64; BATCH_ROWS],
+    uppers: [f64; BATCH_ROWS],
+}
+
+impl NibbleStage {
+    fn new<W, S>(pass: &FilterPass<'_, W, S>) -> Self {
+        NibbleStage {
+            dot_blocks: nibble_blocks::dot_blocks_kernel(),
+            terms: [
+                pass.unit.step,
+                pass.unit.split.zero_share as f64,
+                pass.offset,
+            ],
+            hi: [0; BATCH_ROWS],
+            lo: [0; BATCH_ROWS],
+            block_uppers: [0.0; BATCH_ROWS],
+            uppers: [0.0; BATCH_ROWS],
+        }
+    }
+
+    /// The stage over `rows` (at most a batch, from a block's first row).
+    fn run<W: Fn(usize) -> bool, S>(
+        &mut self,
+        rows: std::ops::Range<usize>,
+        stage: &mut Stages<'_, '_, W, S>,
+    ) {
+        let block = stage.pass.block;
+        let wanted = stage.pass.wanted;
+        let block_bytes = nibble_blocks::block_bytes(block.dim);
+        let (start, end) = (rows.start, rows.end);
+        assert!(start.is_multiple_of(BLOCK_ROWS) && end - start <= BATCH_ROWS);
+        let (first, count) = (start / BLOCK_ROWS, (end - start).div_ceil(BLOCK_ROWS));
+        let blocks = &block.nibbles[first * block_bytes..(first + count) * block_bytes];
+        let lanes = count * BLOCK_ROWS;
+        (self.dot_blocks)(
+            blocks,
+            &stage.pass.unit.split,
+            &mut self.hi[..lanes],
+            &mut self.lo[..lanes],
+        );
+        let batch = end - start;
+        stage.counts.nibble_rows += batch as u64;
+        block_upper_bounds(
+            [&self.hi[..batch], &self.lo[..batch]],
+            &block.block_factors[first..first + count],
+            self.terms,
+            &mut self.block_uppers[..batch],
+        );
+        for block_start in (start..end).step_by(BLOCK_ROWS) {
+            let block_end = (block_start + BLOCK_ROWS).min(end);
+            let lanes = block_start - start..block_end - start;
+            let threshold = stage.lowers.threshold();
+            if self.block_uppers[lanes.clone()]
+                .iter()
+                .all(|&u| u < threshold)
+            {
+                let wanted = (block_start..block_end).filter(|&row| wanted(row));
+                stage.counts.filtered += wanted.count() as u64;
+                continue;
+            }
+            stage.counts.factor_rows += (block_end - block_start) as u64;
+            nibble_upper_bounds(
+                [&self.hi[lanes.clone()], &self.lo[lanes.clone()]],
+                &block.nibble_factors[block_start..block_end],
+                self.terms,
+                &mut self.uppers[lanes.clone()],
+            );
+            for (row, &upper) in (block_start..block_end).zip(&self.uppers[lanes]) {
+                if !wanted(row) {
+                    continue;
+                }
+                stage.counts.filtered += 1;
+                // A row the bound cannot describe has NaN factors: the comparison fails
+                // and the int8 stage keeps it.
+                if upper < stage.lowers.threshold() {
+                    continue;
+                }
+                stage.refine(row);
+            }
+        }
+    }
+}
+
+/// The 2-bit bound of the block's rows whose kernel sum (`Σ m·d`, [`crumb_blocks`]) is
+/// `sum`: `max(s₂/|x|)·x` (the smallest factor for a negative `x`, `x = step · dot`) plus
+/// `offset` times the larger or smaller `1/|x|` as its sign asks, plus the largest half-width
+/// and the largest `s₂·|c|/|x|` times the query's error (`[step, offset_share, offset, query
+/// error]`): each term at least the row's own, so the bound holds for every row of the block
+/// with that sum. It grows with the sum (and its f64 rounding is monotone), so the bound at
+/// the block's largest sum holds for the whole block.
+#[inline]
+fn crumb_upper_bound(
+    sum: i32,
+    factors: &CrumbFactors,
+    [step, offset_share, offset, query_error]: [f64; 4],
+) -> f64 {
+    let [scale_min, scale_max, inverse_min, inverse_max, half_width, code_norm] =
+        factors.map(f64::from);
+    let inverse = if offset >= 0.0 {
+        inverse_max
+    } else {
+        inverse_min
+    };
+    let x = step * (2.0 * f64::from(sum) - offset_share);
+    let scale = if x >= 0.0 { scale_max } else { scale_min };
+    (scale * x + offset * inverse) + (half_width + code_norm * query_error)
 }
 
 /// The 4-bit upper bounds of a batch of rows, `centre + half-width` with `centre = (s₄/|x|) ·
@@ -1006,14 +1319,14 @@ struct Stages<'p, 'a, W, S> {
     dot_rows: int_dot::DotRows,
     lowers: LowerBounds,
     kept: Vec<(u32, f64)>,
-    refined: u64,
+    counts: ScanCounts,
 }
 
 impl<W, S> Stages<'_, '_, W, S> {
     /// Bounds `row` from its int8 codes after the 4-bit stage kept it.
     fn refine(&mut self, row: usize) {
         let dim = self.pass.block.dim;
-        self.refined += 1;
+        self.counts.refined += 1;
         let mut dot = [0i32; 1];
         let codes = &self.pass.block.codes[row * dim..(row + 1) * dim];
         (self.dot_rows)(codes, &self.pass.unit.codes, &mut dot);
@@ -1235,19 +1548,49 @@ mod tests {
     /// On clustered data the bound skips most rows: few are scored in FLOAT.
     #[test]
     fn clustered_rows_are_mostly_filtered() {
-        let (vectors, queries) = crate::sample::clustered(20_000, 5, 64, 3);
-        let block = Int8Block::build(&vectors, 64);
+        // 64 clusters of about 1,000 rows: a block of 16 rows holds one of the query's
+        // cluster about one time in five.
+        let rows = 64_000;
+        let (vectors, queries) = crate::sample::clustered(rows, 5, 64, 3);
+        let block = Int8Block::build_parallel(&vectors, 64, 2);
         assert_eq!(
             block.bytes(),
-            20_000 * (64 + 16 + 32 + 12) + 1_250 * 20 + 64 * 4
+            rows * (64 + 16 + 32 + 12 + 16) + rows / 16 * (20 + 24) + 64 * 4
         );
         for query in queries.chunks_exact(64) {
             let (found, counts) = cosine_top_k(&block, &vectors, query, 10, 2);
             assert!(same(&found, &plain_cosine_top_k(&vectors, 64, query, 10)));
-            assert_eq!(counts.filtered, 20_000);
-            assert!(counts.refined < 20_000, "{counts:?}");
+            let rows = rows as u64;
+            assert_eq!(counts.filtered, rows);
+            assert!(counts.crumb_rows > rows / 2, "{counts:?}");
+            assert!(counts.nibble_rows < rows * 2 / 5, "{counts:?}");
+            assert!(counts.refined < rows / 20, "{counts:?}");
             assert!(counts.rescored < 2_000, "{counts:?}");
         }
+    }
+
+    /// Where the 2-bit stage keeps most blocks (rows that do not cluster), each thread turns
+    /// it off for most of its rows.
+    #[test]
+    fn the_2_bit_stage_is_turned_off_where_it_does_not_pay() {
+        let (rows, dim) = (200_000, 32);
+        let (vectors, queries) = crate::sample::clustered(rows, 1, dim, 5);
+        let mut random = 0x2545_f491_4f6c_dd1du64;
+        let mut noise = || {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            (random >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        let vectors: Vec<f32> = vectors.iter().map(|_| noise()).collect();
+        let block = Int8Block::build_parallel(&vectors, dim, 2);
+        let (found, counts) = cosine_top_k(&block, &vectors, &queries, 10, 2);
+        assert!(same(
+            &found,
+            &plain_cosine_top_k(&vectors, dim, &queries, 10)
+        ));
+        assert!(counts.crumb_rows < rows as u64 / 2, "{counts:?}");
+        assert_eq!(counts.filtered, rows as u64);
     }
 
     #[test]
@@ -1280,10 +1623,8 @@ mod tests {
             assert_eq!(
                 counts,
                 ScanCounts {
-                    filtered: 0,
-                    factor_rows: 0,
-                    refined: 0,
-                    rescored: 3
+                    rescored: 3,
+                    ..ScanCounts::default()
                 }
             );
         }
