@@ -973,6 +973,7 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
         let mut nibbles = NibbleStage::new(self);
         let mut switch = CrumbSwitch::new();
         let mut sums = [0i32; CRUMB_BATCH_ROWS];
+        let mut largest_sums = [0i32; CRUMB_BATCH_ROWS / BLOCK_ROWS];
         let mut start = rows.start;
         while start < rows.end {
             let end = (start + CRUMB_BATCH_ROWS).min(rows.end);
@@ -989,11 +990,18 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
             if switch.runs_next_batch() {
                 let bytes =
                     &block.crumbs[first * crumb_block_bytes..(first + count) * crumb_block_bytes];
-                dot_crumbs(bytes, &self.unit.crumb, &mut sums[..count * BLOCK_ROWS]);
+                let sums = &mut sums[..count * BLOCK_ROWS];
+                let largest_sums = &mut largest_sums[..count];
+                dot_crumbs(bytes, &self.unit.crumb, sums, largest_sums);
                 let factors = &block.crumb_factors[first..first + count];
                 for (b, (kept, factors)) in kept[..count].iter_mut().zip(factors).enumerate() {
                     let lanes = b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(batch);
-                    let largest = sums[lanes.clone()].iter().fold(i32::MIN, |m, &s| m.max(s));
+                    // (The kernel's largest sum counts the padding rows of a last block.)
+                    let largest = if lanes.len() == BLOCK_ROWS {
+                        largest_sums[b]
+                    } else {
+                        sums[lanes.clone()].iter().fold(i32::MIN, |m, &s| m.max(s))
+                    };
                     let threshold = stage.lowers.threshold();
                     // (A block with a row the bound cannot describe has an infinite bound.)
                     let upper = crumb_upper_bound(largest, factors, terms);

@@ -95,8 +95,9 @@ impl CrumbQuery {
 }
 
 /// For each block of `blocks` (whole blocks of `query.words.len()` groups), the rows' sums
-/// `Σ m·d` into `sums` (`BLOCK_ROWS` per block).
-pub type DotBlocks = fn(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]);
+/// `Σ m·d` into `sums` (`BLOCK_ROWS` per block) and the largest of them, padding rows
+/// included, into `largest` (one per block).
+pub type DotBlocks = fn(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32], largest: &mut [i32]);
 
 /// The widest kernel this CPU runs.
 pub fn dot_blocks_kernel() -> DotBlocks {
@@ -122,7 +123,7 @@ pub fn dot_blocks_kernels() -> Vec<DotBlocks> {
     kernels
 }
 
-fn check_shapes(blocks: &[u8], query: &CrumbQuery, sums: &[i32]) {
+fn check_shapes(blocks: &[u8], query: &CrumbQuery, sums: &[i32], largest: &[i32]) {
     let block = query.words.len() * GROUP_BYTES;
     assert!(
         block > 0 && blocks.len().is_multiple_of(block),
@@ -133,11 +134,21 @@ fn check_shapes(blocks: &[u8], query: &CrumbQuery, sums: &[i32]) {
         blocks.len() / block * BLOCK_ROWS,
         "a sum per row"
     );
+    assert_eq!(
+        largest.len(),
+        blocks.len() / block,
+        "a largest sum per block"
+    );
 }
 
 /// The reference kernel.
-pub fn dot_blocks_portable(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) {
-    check_shapes(blocks, query, sums);
+pub fn dot_blocks_portable(
+    blocks: &[u8],
+    query: &CrumbQuery,
+    sums: &mut [i32],
+    largest: &mut [i32],
+) {
+    check_shapes(blocks, query, sums, largest);
     let block_len = query.words.len() * GROUP_BYTES;
     for (block, sums) in blocks
         .chunks_exact(block_len)
@@ -155,6 +166,9 @@ pub fn dot_blocks_portable(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) 
             }
         }
     }
+    for (largest, sums) in largest.iter_mut().zip(sums.chunks_exact(BLOCK_ROWS)) {
+        *largest = sums.iter().copied().max().expect("a block has rows");
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -170,21 +184,36 @@ mod x86 {
         _mm512_set1_epi32, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_srli_epi16,
         _mm512_storeu_si512,
     };
+    use std::arch::x86_64::{
+        _mm256_castsi256_si128, _mm256_extracti128_si256, _mm256_max_epi32,
+        _mm512_reduce_max_epi32, _mm_cvtsi128_si32, _mm_max_epi32, _mm_shuffle_epi32,
+    };
 
     use super::{check_shapes, CrumbQuery, BLOCK_ROWS, GROUP_BYTES};
     use crate::prefetch;
 
-    pub fn dot_blocks_avx512vnni(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) {
-        check_shapes(blocks, query, sums);
+    pub fn dot_blocks_avx512vnni(
+        blocks: &[u8],
+        query: &CrumbQuery,
+        sums: &mut [i32],
+        largest: &mut [i32],
+    ) {
+        check_shapes(blocks, query, sums, largest);
         // SAFETY: handed out only when AVX-512 VNNI and AVX-512BW were detected.
-        unsafe { dot_blocks_avx512vnni_body(blocks, query, sums) }
+        unsafe { dot_blocks_avx512vnni_body(blocks, query, sums, largest) }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    fn dot_blocks_avx512vnni_body(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) {
+    fn dot_blocks_avx512vnni_body(
+        blocks: &[u8],
+        query: &CrumbQuery,
+        sums: &mut [i32],
+        largest: &mut [i32],
+    ) {
         let block_len = query.words.len() * GROUP_BYTES;
         let crumbs: __m512i = _mm512_set1_epi8(3);
-        for (b, sums) in sums.chunks_exact_mut(BLOCK_ROWS).enumerate() {
+        let blocks_out = sums.chunks_exact_mut(BLOCK_ROWS).zip(largest.iter_mut());
+        for (b, (sums, largest)) in blocks_out.enumerate() {
             // SAFETY: `check_shapes` proved block `b` lies inside `blocks`; group `g` reads
             // its 64 bytes at `g · 64 < block_len`; the store writes 16 i32 into the 16-row
             // chunk of `sums`.
@@ -210,14 +239,34 @@ mod x86 {
                     _mm512_add_epi32(sum[2], sum[3]),
                 );
                 _mm512_storeu_si512(sums.as_mut_ptr().cast(), total);
+                *largest = _mm512_reduce_max_epi32(total);
             }
         }
     }
 
-    pub fn dot_blocks_avx2(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) {
-        check_shapes(blocks, query, sums);
+    pub fn dot_blocks_avx2(
+        blocks: &[u8],
+        query: &CrumbQuery,
+        sums: &mut [i32],
+        largest: &mut [i32],
+    ) {
+        check_shapes(blocks, query, sums, largest);
         // SAFETY: handed out only when AVX2 was detected.
-        unsafe { dot_blocks_avx2_body(blocks, query, sums) }
+        unsafe { dot_blocks_avx2_body(blocks, query, sums, largest) }
+    }
+
+    /// The largest of eight lanes.
+    #[target_feature(enable = "avx2")]
+    fn max_lane(values: __m256i) -> i32 {
+        let half = _mm_max_epi32(
+            _mm256_castsi256_si128(values),
+            _mm256_extracti128_si256::<1>(values),
+        );
+        let quarter = _mm_max_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+        _mm_cvtsi128_si32(_mm_max_epi32(
+            quarter,
+            _mm_shuffle_epi32::<0b10_11_00_01>(quarter),
+        ))
     }
 
     /// Four bytes times four signed bytes, summed into each 32-bit lane: `vpmaddubsw` (pairs
@@ -229,18 +278,25 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2")]
-    fn dot_blocks_avx2_body(blocks: &[u8], query: &CrumbQuery, sums: &mut [i32]) {
+    fn dot_blocks_avx2_body(
+        blocks: &[u8],
+        query: &CrumbQuery,
+        sums: &mut [i32],
+        largest: &mut [i32],
+    ) {
         let block_len = query.words.len() * GROUP_BYTES;
         let crumbs: __m256i = _mm256_set1_epi8(3);
         let ones: __m256i = _mm256_set1_epi16(1);
         let half_rows = BLOCK_ROWS / 2;
-        for (b, sums) in sums.chunks_exact_mut(BLOCK_ROWS).enumerate() {
+        let blocks_out = sums.chunks_exact_mut(BLOCK_ROWS).zip(largest.iter_mut());
+        for (b, (sums, largest)) in blocks_out.enumerate() {
             // SAFETY: as in the AVX-512 kernel, each group read in two 32-byte halves (rows
             // 0-7 and 8-15), each half's sums stored as 8 i32.
             unsafe {
                 let block = blocks.as_ptr().add(b * block_len);
                 prefetch::scan_ahead(&blocks[b * block_len..(b + 1) * block_len]);
-                for half in 0..2 {
+                let mut halves = [_mm256_setzero_si256(); 2];
+                for (half, total) in halves.iter_mut().enumerate() {
                     let (mut even, mut odd) = (_mm256_setzero_si256(), _mm256_setzero_si256());
                     for (g, words) in query.words.iter().enumerate() {
                         let at = block.add(g * GROUP_BYTES + 32 * half);
@@ -254,9 +310,11 @@ mod x86 {
                         even = _mm256_add_epi32(even, dot4(c2, words[2], ones));
                         odd = _mm256_add_epi32(odd, dot4(c3, words[3], ones));
                     }
+                    *total = _mm256_add_epi32(even, odd);
                     let at = sums.as_mut_ptr().add(half * half_rows);
-                    _mm256_storeu_si256(at.cast(), _mm256_add_epi32(even, odd));
+                    _mm256_storeu_si256(at.cast(), *total);
                 }
+                *largest = max_lane(_mm256_max_epi32(halves[0], halves[1]));
             }
         }
     }
@@ -317,8 +375,14 @@ mod tests {
                 .collect();
             for kernel in dot_blocks_kernels() {
                 let mut sums = vec![0i32; padded_rows];
-                kernel(&blocks, &crumb_query, &mut sums);
+                let mut largest = vec![0i32; padded_rows / BLOCK_ROWS];
+                kernel(&blocks, &crumb_query, &mut sums, &mut largest);
                 prop_assert_eq!(&dots(&sums, &crumb_query)[..rows], &expected[..]);
+                let block_largest: Vec<i32> = sums
+                    .chunks_exact(BLOCK_ROWS)
+                    .map(|block| *block.iter().max().unwrap())
+                    .collect();
+                prop_assert_eq!(largest, block_largest);
             }
         }
     }
@@ -334,8 +398,8 @@ mod tests {
                 let crumb_query = CrumbQuery::of(&query);
                 let expected = f64::from(QUERY_CODE_MAX * sign) * f64::from(code) * dim as f64;
                 for kernel in dot_blocks_kernels() {
-                    let mut sums = vec![0i32; 32];
-                    kernel(&blocks, &crumb_query, &mut sums);
+                    let (mut sums, mut largest) = (vec![0i32; 32], vec![0i32; 2]);
+                    kernel(&blocks, &crumb_query, &mut sums, &mut largest);
                     let found = dots(&sums, &crumb_query);
                     assert!(
                         found[..17].iter().all(|&s| s == expected),
