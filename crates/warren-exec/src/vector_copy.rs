@@ -1,4 +1,4 @@
-//! The quantized (4-bit and int8) copies of stored `FLOAT[n]` blocks ([`Int8Block`]) that the
+//! The quantized (2-bit, 4-bit and int8) copies of stored `FLOAT[n]` blocks ([`Int8Block`]) that the
 //! vector top-k scan filters rows with (`docs/VECTORS.md`, "Exact brute force through a
 //! quantized copy"), one database's worth, shared by its connections.
 //!
@@ -10,7 +10,7 @@
 //!
 //! A copy is built the second time a query asks for the same block (the first query scans the
 //! FLOAT block, so a one-off query never pays the build), on the query's threads. Copies are
-//! held within a byte bound ([`DEFAULT_LIMIT_BYTES`], `Int8Block::bytes`: about 221 bytes a row at
+//! held within a byte bound ([`DEFAULT_LIMIT_BYTES`], `Int8Block::bytes`: about 255 bytes a row at
 //! n = 128): the
 //! least recently used copies are dropped to make room, and a block whose copy alone exceeds
 //! the bound gets none (its queries scan the FLOAT block).
@@ -22,7 +22,7 @@ use warren_storage::buffer::WeakBytes;
 use warren_storage::column::Column;
 use warren_vector::quantized::Int8Block;
 
-/// The default bound on the bytes of all copies: 1 GiB, the copies of about 4.8 million
+/// The default bound on the bytes of all copies: 1 GiB, the copies of about 4.2 million
 /// `FLOAT[128]` rows.
 pub const DEFAULT_LIMIT_BYTES: usize = 1 << 30;
 
