@@ -48,6 +48,11 @@ pub struct SimulatedStats {
 #[derive(Clone, Debug)]
 pub struct SimulatedFileSystem {
     disk: Arc<Mutex<Disk>>,
+    /// For a process's view ([`SimulatedFileSystem::process`]): the crash count when it was
+    /// taken. Once the machine crashed again, every operation through it fails: the process
+    /// died with the machine, and none of its threads may touch the disk the machine reboots
+    /// with. `None` for the test's own view, which outlives crashes.
+    boot: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -463,6 +468,18 @@ impl SimulatedFileSystem {
         };
         Self {
             disk: Arc::new(Mutex::new(disk)),
+            boot: None,
+        }
+    }
+
+    /// The view of one process that uses the file system from now on (a database opened
+    /// on it): after the next crash every operation through it fails, as the process would
+    /// have died with the machine, so that a thread of it still running (a background
+    /// checkpoint) cannot write to the disk the machine reboots with.
+    pub fn process(&self) -> SimulatedFileSystem {
+        SimulatedFileSystem {
+            disk: Arc::clone(&self.disk),
+            boot: Some(self.lock().stats.crashes),
         }
     }
 
@@ -471,6 +488,16 @@ impl SimulatedFileSystem {
         self.disk
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The disk for an operation on `path`, or the crash's error for a process that died in
+    /// a crash.
+    fn disk_for(&self, path: &Path) -> Result<MutexGuard<'_, Disk>> {
+        let disk = self.lock();
+        match self.boot {
+            Some(boot) if boot != disk.stats.crashes => Err(crash_error(path)),
+            _ => Ok(disk),
+        }
     }
 
     /// Crashes the machine now: every file keeps its durable bytes plus a seeded subset of its
@@ -487,6 +514,7 @@ impl SimulatedFileSystem {
         disk.locks.clear();
         Self {
             disk: Arc::new(Mutex::new(disk)),
+            boot: None,
         }
     }
 
@@ -526,7 +554,7 @@ impl SimulatedFileSystem {
 
 impl FileSystem for SimulatedFileSystem {
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Box<dyn FileHandle>> {
-        let mut disk = self.lock();
+        let mut disk = self.disk_for(path)?;
         let inode = if mode == OpenMode::CreateNew {
             disk.create(path)?
         } else {
@@ -545,7 +573,7 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn exists(&self, path: &Path) -> Result<bool> {
-        let disk = self.lock();
+        let disk = self.disk_for(path)?;
         Ok(disk.names.keys().any(|name| name.starts_with(path))
             || disk.dirs.iter().any(|dir| dir.starts_with(path)))
     }
@@ -555,22 +583,22 @@ impl FileSystem for SimulatedFileSystem {
             from: from.to_path_buf(),
             to: to.to_path_buf(),
         };
-        self.lock().change_dir(from, change)
+        self.disk_for(from)?.change_dir(from, change)
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
         let change = DirChange::Unlink {
             path: path.to_path_buf(),
         };
-        self.lock().change_dir(path, change)
+        self.disk_for(path)?.change_dir(path, change)
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.lock().sync_dir(dir)
+        self.disk_for(dir)?.sync_dir(dir)
     }
 
     fn create_dir_all(&self, path: &Path) -> Result<()> {
-        let mut disk = self.lock();
+        let mut disk = self.disk_for(path)?;
         if disk.names.contains_key(path) {
             return Err(io_error(path, os_error(libc::EEXIST)));
         }
@@ -579,7 +607,7 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn is_dir(&self, path: &Path) -> Result<bool> {
-        let disk = self.lock();
+        let disk = self.disk_for(path)?;
         Ok(disk.dirs.contains(path)
             || disk
                 .names
@@ -588,7 +616,7 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn list_dir(&self, dir: &Path) -> Result<Vec<PathBuf>> {
-        let disk = self.lock();
+        let disk = self.disk_for(dir)?;
         if !disk.dirs.contains(dir) {
             return Err(io_error(dir, os_error(libc::ENOENT)));
         }
@@ -601,7 +629,7 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn map(&self, path: &Path) -> Result<Arc<FileMap>> {
-        let mut disk = self.lock();
+        let mut disk = self.disk_for(path)?;
         let number = *disk
             .names
             .get(path)
@@ -615,7 +643,7 @@ impl FileSystem for SimulatedFileSystem {
     }
 
     fn try_lock(&self, path: &Path) -> Result<Option<FileLock>> {
-        if !self.lock().locks.insert(path.to_path_buf()) {
+        if !self.disk_for(path)?.locks.insert(path.to_path_buf()) {
             return Ok(None);
         }
         let guard = SimulatedLock {

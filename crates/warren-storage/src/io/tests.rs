@@ -38,6 +38,27 @@ fn synced_bytes_survive_a_crash_and_unsynced_names_do_not() {
 }
 
 #[test]
+fn a_process_that_died_in_a_crash_cannot_touch_the_rebooted_disk() {
+    let fs = simulated(FaultPlan::default());
+    let process = fs.process();
+    let path = Path::new("db/a");
+    create_with(&process, path, b"before").sync_data().unwrap();
+    process.sync_dir(Path::new("db")).unwrap();
+    fs.crash();
+    // A thread of the dead process (a background checkpoint) still running: refused.
+    let later = Path::new("db/b");
+    assert!(process.open(later, OpenMode::CreateNew).is_err());
+    assert!(process.remove(path).is_err());
+    assert!(process.sync_dir(Path::new("db")).is_err());
+    assert!(process.exists(path).is_err());
+    // The test's view and a new process see the rebooted disk and may write.
+    assert!(fs.exists(path).unwrap() && !fs.exists(later).unwrap());
+    let next = fs.process();
+    create_with(&next, later, b"after");
+    assert!(next.exists(later).unwrap());
+}
+
+#[test]
 fn a_crash_tears_unsynced_writes_at_sector_granularity() {
     for seed in 0..20 {
         let fs = simulated(FaultPlan {
