@@ -974,6 +974,7 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
         let mut switch = CrumbSwitch::new();
         let mut sums = [0i32; CRUMB_BATCH_ROWS];
         let mut largest_sums = [0i32; CRUMB_BATCH_ROWS / BLOCK_ROWS];
+        let mut uppers = [0f64; CRUMB_BATCH_ROWS / BLOCK_ROWS];
         let mut start = rows.start;
         while start < rows.end {
             let end = (start + CRUMB_BATCH_ROWS).min(rows.end);
@@ -993,18 +994,18 @@ impl<W: Fn(usize) -> bool, S: Fn() -> bool> FilterPass<'_, W, S> {
                 let sums = &mut sums[..count * BLOCK_ROWS];
                 let largest_sums = &mut largest_sums[..count];
                 dot_crumbs(bytes, &self.unit.crumb, sums, largest_sums);
+                if !batch.is_multiple_of(BLOCK_ROWS) {
+                    // The kernel's largest sum of a last block counts its padding rows.
+                    let lanes = (count - 1) * BLOCK_ROWS..batch;
+                    largest_sums[count - 1] = sums[lanes].iter().fold(i32::MIN, |m, &s| m.max(s));
+                }
+                let uppers = &mut uppers[..count];
                 let factors = &block.crumb_factors[first..first + count];
-                for (b, (kept, factors)) in kept[..count].iter_mut().zip(factors).enumerate() {
+                crumb_upper_bounds(largest_sums, factors, terms, uppers);
+                let threshold = stage.lowers.threshold();
+                for (b, (kept, &upper)) in kept[..count].iter_mut().zip(uppers.iter()).enumerate() {
                     let lanes = b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(batch);
-                    // (The kernel's largest sum counts the padding rows of a last block.)
-                    let largest = if lanes.len() == BLOCK_ROWS {
-                        largest_sums[b]
-                    } else {
-                        sums[lanes.clone()].iter().fold(i32::MIN, |m, &s| m.max(s))
-                    };
-                    let threshold = stage.lowers.threshold();
                     // (A block with a row the bound cannot describe has an infinite bound.)
-                    let upper = crumb_upper_bound(largest, factors, terms);
                     *kept = upper.is_nan() || upper >= threshold;
                     if !*kept {
                         let rows = start + lanes.start..start + lanes.end;
@@ -1174,29 +1175,56 @@ impl NibbleStage {
     }
 }
 
-/// The 2-bit bound of the block's rows whose kernel sum (`Σ m·d`, [`crumb_blocks`]) is
-/// `sum`: `max(s₂/|x|)·x` (the smallest factor for a negative `x`, `x = step · dot`) plus
-/// `offset` times the larger or smaller `1/|x|` as its sign asks, plus the largest half-width
-/// and the largest `s₂·|c|/|x|` times the query's error (`[step, offset_share, offset, query
-/// error]`): each term at least the row's own, so the bound holds for every row of the block
-/// with that sum. It grows with the sum (and its f64 rounding is monotone), so the bound at
-/// the block's largest sum holds for the whole block.
-#[inline]
-fn crumb_upper_bound(
-    sum: i32,
-    factors: &CrumbFactors,
+/// The 2-bit bound of each block of a batch from its largest kernel sum (`Σ m·d`,
+/// [`crumb_blocks`]): `max(s₂/|x|)·x` (the smallest factor for a negative `x`, `x = step ·
+/// dot`) plus `offset` times the larger or smaller `1/|x|` as its sign asks, plus the largest
+/// half-width and the largest `s₂·|c|/|x|` times the query's error (`[step, offset_share,
+/// offset, query error]`): each term at least a row's own, so the bound holds for every row
+/// of the block with that sum. It grows with the sum (and its f64 rounding is monotone), so
+/// the bound at the block's largest sum holds for the whole block. Compiled for AVX-512F when
+/// the CPU has it (a loop without branches, so that it vectorizes).
+fn crumb_upper_bounds(largest: &[i32], blocks: &[CrumbFactors], terms: [f64; 4], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked above).
+            return unsafe { crumb_upper_bounds_avx512(largest, blocks, terms, out) };
+        }
+    }
+    crumb_upper_bounds_with(largest, blocks, terms, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn crumb_upper_bounds_avx512(
+    largest: &[i32],
+    blocks: &[CrumbFactors],
+    terms: [f64; 4],
+    out: &mut [f64],
+) {
+    crumb_upper_bounds_with(largest, blocks, terms, out);
+}
+
+#[inline(always)]
+fn crumb_upper_bounds_with(
+    largest: &[i32],
+    blocks: &[CrumbFactors],
     [step, offset_share, offset, query_error]: [f64; 4],
-) -> f64 {
-    let [scale_min, scale_max, inverse_min, inverse_max, half_width, code_norm] =
-        factors.map(f64::from);
-    let inverse = if offset >= 0.0 {
-        inverse_max
-    } else {
-        inverse_min
-    };
-    let x = step * (2.0 * f64::from(sum) - offset_share);
-    let scale = if x >= 0.0 { scale_max } else { scale_min };
-    (scale * x + offset * inverse) + (half_width + code_norm * query_error)
+    out: &mut [f64],
+) {
+    assert!(largest.len() == out.len() && blocks.len() == out.len());
+    for ((upper, &sum), factors) in out.iter_mut().zip(largest).zip(blocks) {
+        let [scale_min, scale_max, inverse_min, inverse_max, half_width, code_norm] =
+            factors.map(f64::from);
+        let inverse = if offset >= 0.0 {
+            inverse_max
+        } else {
+            inverse_min
+        };
+        let x = step * (2.0 * f64::from(sum) - offset_share);
+        let scale = if x >= 0.0 { scale_max } else { scale_min };
+        *upper = (scale * x + offset * inverse) + (half_width + code_norm * query_error);
+    }
 }
 
 /// The 4-bit upper bounds of a batch of rows, `centre + half-width` with `centre = (s₄/|x|) ·
