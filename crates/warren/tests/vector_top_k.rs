@@ -154,6 +154,22 @@ fn check_all(conn: &mut Connection, rng: &mut TestRng) {
         assert!(plan.contains("VectorTopK"), "{query}\n{plan}");
         let expected: Vec<Value> = sorted.iter().take(12).cloned().collect();
         assert_eq!(ids(conn, &query, &parameters), expected, "{query}");
+        // The node carried by WITH, as a search that seeds a later clause is written.
+        let function_of_m = function.replace("n.", "m.");
+        let query = format!(
+            "MATCH (n:T) {filter} WITH n AS m ORDER BY {function_of_m} {order} LIMIT 12 \
+             RETURN m.id"
+        );
+        let plan = explain(conn, &query, &parameters);
+        assert!(plan.contains("VectorTopK"), "{query}\n{plan}");
+        assert_eq!(ids(conn, &query, &parameters), expected, "{query}");
+        let query =
+            format!("MATCH (n:T) {filter} WITH n ORDER BY {function} {order} LIMIT 12 RETURN n.id");
+        assert!(
+            explain(conn, &query, &parameters).contains("VectorTopK"),
+            "{query}"
+        );
+        assert_eq!(ids(conn, &query, &parameters), expected, "{query}");
     }
 }
 

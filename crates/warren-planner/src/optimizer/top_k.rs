@@ -13,7 +13,9 @@
 //!           Unit
 //! ```
 //!
-//! The sort key may be the function itself or a slot the projection assigns it to.
+//! The sort key may be the function itself or a slot the projection assigns it to, and its
+//! node may be the scan's slot or a slot the projection copies it to (`MATCH (n:T) WITH n
+//! ORDER BY f(n.v, $q) LIMIT k`, the form that seeds a later clause).
 
 use crate::constant::evaluate_constant;
 use crate::expr::Expr;
@@ -95,7 +97,16 @@ fn vector_top_k(
             },
             Some(key),
         ) if matches!(**input, Plan::Unit) && tables.len() == 1 => {
-            match_distance(key, *slot, tables[0]).map(|(function, array_type, column, query)| {
+            // The scan's node and the slots the projection copies it to.
+            let nodes: Vec<usize> = std::iter::once(*slot)
+                .chain(
+                    assignments
+                        .iter()
+                        .filter(|(_, e)| *e == Expr::Slot(*slot))
+                        .map(|(copy, _)| *copy),
+                )
+                .collect();
+            match_distance(key, &nodes, tables[0]).map(|(function, array_type, column, query)| {
                 VectorTopK {
                     input: Plan::Unit,
                     table: tables[0],
@@ -125,11 +136,12 @@ fn vector_top_k(
     }
 }
 
-/// `f(cast(#slot.column), cast(constant))` in either argument order: the function, the array
-/// type, the column and the constant.
+/// `f(cast(#node.column), cast(constant))` in either argument order, `node` one of `nodes`
+/// (slots holding the scanned node): the function, the array type, the column and the
+/// constant.
 fn match_distance(
     key: &Expr,
-    slot: usize,
+    nodes: &[usize],
     table: warren_common::TableId,
 ) -> Option<(
     crate::functions::ScalarFunction,
@@ -147,7 +159,9 @@ fn match_distance(
         return None;
     };
     let column_of = |e: &Expr| match e {
-        Expr::Property { base, property } if **base == Expr::Slot(slot) => property.column(table),
+        Expr::Property { base, property } if matches!(**base, Expr::Slot(node) if nodes.contains(&node)) => {
+            property.column(table)
+        }
         _ => None,
     };
     let constant = |e: &Expr| evaluate_constant(e).map(Expr::Literal);
