@@ -222,7 +222,7 @@ type CrumbFactors = [f32; 6];
 /// [`quantize_row`] returns them).
 fn crumb_factors(rows: &[[f32; 4]]) -> CrumbFactors {
     let [a_min, a_max, b_min, b_max, half_width] =
-        block_factors(&rows.iter().map(|r| [r[0], r[1], r[2]]).collect::<Vec<_>>());
+        block_factors(rows.iter().map(|&[a, b, half_width, _]| [a, b, half_width]));
     let code_norm = rows.iter().fold(0f32, |largest, row| largest.max(row[3]));
     [a_min, a_max, b_min, b_max, half_width, code_norm]
 }
@@ -233,9 +233,9 @@ fn crumb_factors(rows: &[[f32; 4]]) -> CrumbFactors {
 type BlockFactors = [f32; 5];
 
 /// The extremes of `rows`' factors (at most a block's worth).
-fn block_factors(rows: &[[f32; 3]]) -> BlockFactors {
+fn block_factors(rows: impl IntoIterator<Item = [f32; 3]>) -> BlockFactors {
     let mut extremes = [f32::INFINITY, 0.0, f32::INFINITY, 0.0, 0.0];
-    for &[scale, inverse_norm, half_width] in rows {
+    for [scale, inverse_norm, half_width] in rows {
         if scale.is_nan() || inverse_norm.is_nan() || half_width.is_nan() {
             extremes[4] = f32::INFINITY;
             continue;
@@ -278,9 +278,8 @@ struct RowsOut<'a> {
     nibbles: &'a mut [u8],
     nibble_factors: &'a mut [[f32; 3]],
     crumbs: &'a mut [u8],
-    /// Each row's 2-bit factors, as [`quantize_row`] returns them (NaN for a row without a
-    /// bound), for the blocks' extremes.
-    crumb_row_factors: &'a mut [[f32; 4]],
+    /// Per block of 16 rows, the extremes of its rows' 2-bit factors.
+    crumb_factors: &'a mut [CrumbFactors],
 }
 
 impl Int8Block {
@@ -316,7 +315,7 @@ impl Int8Block {
         let mut codes = vec![0i8; vectors.len()];
         let mut factors = vec![[0f32; 4]; rows];
         let mut nibble_factors = vec![[0f32; 3]; nibble_rows];
-        let mut crumb_row_factors = vec![[0f32; 4]; nibble_rows];
+        let mut crumb_factors = vec![[0f32; 6]; nibble_rows.div_ceil(BLOCK_ROWS)];
         std::thread::scope(|scope| {
             let parts = vectors
                 .chunks(chunk_rows * dim)
@@ -325,11 +324,12 @@ impl Int8Block {
                 .zip(split_or_empty(&mut nibbles, chunk_nibble_bytes))
                 .zip(split_or_empty(&mut nibble_factors, chunk_rows))
                 .zip(split_or_empty(&mut crumbs, chunk_crumb_bytes))
-                .zip(split_or_empty(&mut crumb_row_factors, chunk_rows));
-            for (((((values_codes, factors), nibbles), nibble_factors), crumbs), crumb_rows) in
-                parts
+                .zip(split_or_empty(&mut crumb_factors, chunk_blocks));
+            for (
+                (((((values, codes), factors), nibbles), nibble_factors), crumbs),
+                crumb_factors,
+            ) in parts
             {
-                let ((values, codes), crumb_row_factors) = (values_codes, crumb_rows);
                 let mean = &mean;
                 let out = RowsOut {
                     codes,
@@ -337,18 +337,14 @@ impl Int8Block {
                     nibbles,
                     nibble_factors,
                     crumbs,
-                    crumb_row_factors,
+                    crumb_factors,
                 };
                 scope.spawn(move || quantize_rows(values, mean, out));
             }
         });
         let block_factors = nibble_factors
             .chunks(BLOCK_ROWS)
-            .map(block_factors)
-            .collect();
-        let crumb_factors = crumb_row_factors
-            .chunks(BLOCK_ROWS)
-            .map(crumb_factors)
+            .map(|rows| block_factors(rows.iter().copied()))
             .collect();
         Int8Block {
             dim,
@@ -463,6 +459,9 @@ fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
         .sqrt();
     let query_error = nibble_query_error_max(dim);
     let mut small_codes = vec![0i8; dim];
+    let rows = values.len() / dim;
+    // The 2-bit factors of the current block's rows, for its extremes.
+    let mut crumb_rows = [[f32::NAN; 4]; BLOCK_ROWS];
     for (index, (row, codes)) in values
         .chunks_exact(dim)
         .zip(out.codes.chunks_exact_mut(dim))
@@ -479,31 +478,34 @@ fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
         if !with_nibbles {
             continue;
         }
-        let nibble_factor = &mut out.nibble_factors[index];
-        // (A row the bound cannot describe keeps the codes the blocks start with.)
-        let Some(shape) = shape else {
-            *nibble_factor = [f32::NAN; 3];
-            out.crumb_row_factors[index] = [f32::NAN; 4];
-            continue;
-        };
         let block = index / BLOCK_ROWS;
         let lane = index % BLOCK_ROWS;
-        out.crumb_row_factors[index] =
-            quantize_crumb_row(row, mean, mean_norm, shape, &mut small_codes);
-        let crumb_range = block * crumb_block_bytes..(block + 1) * crumb_block_bytes;
-        crumb_blocks::put_row(&mut out.crumbs[crumb_range], lane, &small_codes);
-        let [scale, inverse_norm, half_width, code_norm] = quantize_row(
-            row,
-            mean,
-            mean_norm,
-            shape,
-            f64::from(NIBBLE_CODE_MAX),
-            &mut small_codes,
-        );
-        let block_bytes_range = block * block_bytes..(block + 1) * block_bytes;
-        nibble_blocks::put_row(&mut out.nibbles[block_bytes_range], lane, &small_codes);
-        let widened = f64::from(half_width) + f64::from(code_norm) * query_error;
-        *nibble_factor = [scale, inverse_norm, f32_at_least(widened)];
+        // (A row the bound cannot describe keeps the codes the blocks start with.)
+        (out.nibble_factors[index], crumb_rows[lane]) = match shape {
+            None => ([f32::NAN; 3], [f32::NAN; 4]),
+            Some(shape) => {
+                let crumb_factors =
+                    quantize_crumb_row(row, mean, mean_norm, shape, &mut small_codes);
+                let crumb_range = block * crumb_block_bytes..(block + 1) * crumb_block_bytes;
+                crumb_blocks::put_row(&mut out.crumbs[crumb_range], lane, &small_codes);
+                let [scale, inverse_norm, half_width, code_norm] = quantize_row(
+                    row,
+                    mean,
+                    mean_norm,
+                    shape,
+                    f64::from(NIBBLE_CODE_MAX),
+                    &mut small_codes,
+                );
+                let block_bytes_range = block * block_bytes..(block + 1) * block_bytes;
+                nibble_blocks::put_row(&mut out.nibbles[block_bytes_range], lane, &small_codes);
+                let widened = f64::from(half_width) + f64::from(code_norm) * query_error;
+                let nibble_factors = [scale, inverse_norm, f32_at_least(widened)];
+                (nibble_factors, crumb_factors)
+            }
+        };
+        if lane == BLOCK_ROWS - 1 || index + 1 == rows {
+            out.crumb_factors[block] = crumb_factors(&crumb_rows[..=lane]);
+        }
     }
 }
 
