@@ -53,6 +53,42 @@ mod crumb_blocks;
 mod int_dot;
 mod nibble_blocks;
 
+/// Defines `fn $name(...)`, which runs `$body` (an `#[inline(always)]` function taking the same
+/// arguments) compiled for the first of `$features` the CPU has, or for the baseline: the
+/// loops vectorize at that width, and since they make the same operations in the same order
+/// at every width, the result does not depend on it.
+macro_rules! at_widest_vector_unit {
+    (
+        $(#[$attribute:meta])*
+        fn $name:ident($($argument:ident: $type:ty),* $(,)?) => $body:ident,
+        [$($feature:tt),+]
+    ) => {
+        $(#[$attribute])*
+        fn $name($($argument: $type),*) {
+            at_widest_vector_unit!(
+                @dispatch [$($feature),+] ($($argument: $type),*) ($($argument),*) $body
+            )
+        }
+    };
+    (@dispatch [$($feature:tt),+] $parameters:tt $arguments:tt $body:ident) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            $(
+                if std::arch::is_x86_feature_detected!($feature) {
+                    #[target_feature(enable = $feature)]
+                    fn widened $parameters {
+                        $body $arguments
+                    }
+                    // SAFETY: the CPU has the feature `widened` is compiled for (checked
+                    // above).
+                    return unsafe { widened $arguments };
+                }
+            )+
+        }
+        $body $arguments
+    }};
+}
+
 /// Added to every bound besides the rounding terms that grow with `n` ([`slack`]): covers the
 /// f32 rounding of the stored factors and of the query's unit vector.
 pub const SLACK: f64 = 1e-4;
@@ -416,35 +452,13 @@ fn column_mean(vectors: &[f32], dim: usize, chunk_rows: usize) -> Vec<f32> {
         .collect()
 }
 
-/// Quantizes whole rows (`mean.len()` values each) into `out`, compiled for the widest vector
-/// unit the CPU has (the same operations in the same order at every width, so the copy does
-/// not depend on it).
-fn quantize_rows(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { quantize_rows_avx512(values, mean, out) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked above).
-            return unsafe { quantize_rows_avx2(values, mean, out) };
-        }
-    }
-    quantize_rows_with(values, mean, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn quantize_rows_avx512(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
-    quantize_rows_with(values, mean, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn quantize_rows_avx2(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
-    quantize_rows_with(values, mean, out);
-}
+at_widest_vector_unit!(
+    /// Quantizes whole rows (`mean.len()` values each) into `out`, compiled for the widest vector
+    /// unit the CPU has (the same operations in the same order at every width, so the copy does not
+    /// depend on it).
+    fn quantize_rows(values: &[f32], mean: &[f32], out: RowsOut<'_>) => quantize_rows_with,
+    ["avx512f", "avx2"]
+);
 
 #[inline(always)]
 fn quantize_rows_with(values: &[f32], mean: &[f32], out: RowsOut<'_>) {
@@ -1177,35 +1191,23 @@ impl NibbleStage {
     }
 }
 
-/// The 2-bit bound of each block of a batch from its largest kernel sum (`Σ m·d`,
-/// [`crumb_blocks`]): `max(s₂/|x|)·x` (the smallest factor for a negative `x`, `x = step ·
-/// dot`) plus `offset` times the larger or smaller `1/|x|` as its sign asks, plus the largest
-/// half-width and the largest `s₂·|c|/|x|` times the query's error (`[step, offset_share,
-/// offset, query error]`): each term at least a row's own, so the bound holds for every row
-/// of the block with that sum. It grows with the sum (and its f64 rounding is monotone), so
-/// the bound at the block's largest sum holds for the whole block. Compiled for AVX-512F when
-/// the CPU has it (a loop without branches, so that it vectorizes).
-fn crumb_upper_bounds(largest: &[i32], blocks: &[CrumbFactors], terms: [f64; 4], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { crumb_upper_bounds_avx512(largest, blocks, terms, out) };
-        }
-    }
-    crumb_upper_bounds_with(largest, blocks, terms, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn crumb_upper_bounds_avx512(
-    largest: &[i32],
-    blocks: &[CrumbFactors],
-    terms: [f64; 4],
-    out: &mut [f64],
-) {
-    crumb_upper_bounds_with(largest, blocks, terms, out);
-}
+at_widest_vector_unit!(
+    /// The 2-bit bound of each block of a batch from its largest kernel sum (`Σ m·d`,
+    /// [`crumb_blocks`]): `max(s₂/|x|)·x` (the smallest factor for a negative `x`, `x = step ·
+    /// dot`) plus `offset` times the larger or smaller `1/|x|` as its sign asks, plus the largest
+    /// half-width and the largest `s₂·|c|/|x|` times the query's error (`[step, offset_share,
+    /// offset, query error]`): each term at least a row's own, so the bound holds for every row of
+    /// the block with that sum. It grows with the sum (and its f64 rounding is monotone), so the
+    /// bound at the block's largest sum holds for the whole block. Compiled for AVX-512F when the
+    /// CPU has it (a loop without branches, so that it vectorizes).
+    fn crumb_upper_bounds(
+        largest: &[i32],
+        blocks: &[CrumbFactors],
+        terms: [f64; 4],
+        out: &mut [f64],
+    ) => crumb_upper_bounds_with,
+    ["avx512f"]
+);
 
 #[inline(always)]
 fn crumb_upper_bounds_with(
@@ -1229,46 +1231,19 @@ fn crumb_upper_bounds_with(
     }
 }
 
-/// The 4-bit upper bounds of a batch of rows, `centre + half-width` with `centre = (s₄/|x|) ·
-/// step · (dot - zero_share) + offset · (1/|x|)` (`[step, zero_share, offset]`), in f64 as the
-/// int8 stage's; compiled for the widest vector unit the CPU has (a loop without branches, so
-/// that it vectorizes; the same operations in the same order at every width).
-fn nibble_upper_bounds(sums: [&[i32]; 2], factors: &[[f32; 3]], terms: [f64; 3], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { nibble_upper_bounds_avx512(sums, factors, terms, out) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked above).
-            return unsafe { nibble_upper_bounds_avx2(sums, factors, terms, out) };
-        }
-    }
-    nibble_upper_bounds_with(sums, factors, terms, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn nibble_upper_bounds_avx512(
-    sums: [&[i32]; 2],
-    factors: &[[f32; 3]],
-    terms: [f64; 3],
-    out: &mut [f64],
-) {
-    nibble_upper_bounds_with(sums, factors, terms, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn nibble_upper_bounds_avx2(
-    sums: [&[i32]; 2],
-    factors: &[[f32; 3]],
-    terms: [f64; 3],
-    out: &mut [f64],
-) {
-    nibble_upper_bounds_with(sums, factors, terms, out);
-}
+at_widest_vector_unit!(
+    /// The 4-bit upper bounds of a batch of rows, `centre + half-width` with `centre = (s₄/|x|) ·
+    /// step · (dot - zero_share) + offset · (1/|x|)` (`[step, zero_share, offset]`), in f64 as the
+    /// int8 stage's; compiled for the widest vector unit the CPU has (a loop without branches, so
+    /// that it vectorizes; the same operations in the same order at every width).
+    fn nibble_upper_bounds(
+        sums: [&[i32]; 2],
+        factors: &[[f32; 3]],
+        terms: [f64; 3],
+        out: &mut [f64],
+    ) => nibble_upper_bounds_with,
+    ["avx512f", "avx2"]
+);
 
 /// `sums` are the kernel's `[Σ n·hi, Σ n·lo]` per row (`nibble_blocks`): the codes' dot
 /// product is `256·hi + lo - zero_share`, exact in f64.
@@ -1288,37 +1263,20 @@ fn nibble_upper_bounds_with(
     }
 }
 
-/// The block-wide 4-bit upper bounds of a batch of rows (whole blocks from the batch's
-/// first): each row's dot product with its block's factor extremes (`BlockFactors`), the
-/// larger or smaller factor as the term's sign asks, in the same order of operations as
-/// [`nibble_upper_bounds`], so that (rounding being monotone) a row's block-wide bound is
-/// never below its own.
-fn block_upper_bounds(
-    sums: [&[i32]; 2],
-    blocks: &[BlockFactors],
-    terms: [f64; 3],
-    out: &mut [f64],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked above).
-            return unsafe { block_upper_bounds_avx512(sums, blocks, terms, out) };
-        }
-    }
-    block_upper_bounds_with(sums, blocks, terms, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn block_upper_bounds_avx512(
-    sums: [&[i32]; 2],
-    blocks: &[BlockFactors],
-    terms: [f64; 3],
-    out: &mut [f64],
-) {
-    block_upper_bounds_with(sums, blocks, terms, out);
-}
+at_widest_vector_unit!(
+    /// The block-wide 4-bit upper bounds of a batch of rows (whole blocks from the batch's first):
+    /// each row's dot product with its block's factor extremes (`BlockFactors`), the larger or
+    /// smaller factor as the term's sign asks, in the same order of operations as
+    /// [`nibble_upper_bounds`], so that (rounding being monotone) a row's block-wide bound is never
+    /// below its own.
+    fn block_upper_bounds(
+        sums: [&[i32]; 2],
+        blocks: &[BlockFactors],
+        terms: [f64; 3],
+        out: &mut [f64],
+    ) => block_upper_bounds_with,
+    ["avx512f"]
+);
 
 #[inline(always)]
 fn block_upper_bounds_with(
