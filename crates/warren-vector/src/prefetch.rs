@@ -1,5 +1,5 @@
 //! Software prefetch hints over vector memory: one cache line (the HNSW search, a node it is
-//! about to read) and a scan's run of bytes a fixed distance ahead (the FLOAT and quantized
+//! about to read), a row read soon (the index ranking its beam) and a scan's run of bytes a fixed distance ahead (the FLOAT and quantized
 //! scans). A prefetch is a hint: it never faults and reads nothing the program sees; off
 //! x86-64 these are no-ops.
 
@@ -18,6 +18,21 @@ pub(crate) fn line(address: *const i8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// Asks the CPU to start loading every cache line of `run` (a row read soon, out of order).
+#[inline(always)]
+pub(crate) fn lines<T>(run: &[T]) {
+    let bytes = std::mem::size_of_val(run);
+    if bytes == 0 {
+        return;
+    }
+    let start = run.as_ptr().cast::<i8>();
+    let first_line = start as usize / 64;
+    let last_line = (start as usize + bytes - 1) / 64;
+    for index in 0..=last_line - first_line {
+        line(start.wrapping_add(index * 64));
+    }
 }
 
 /// Asks for the cache lines [`SCAN_AHEAD_BYTES`] past each 64 bytes of `run` (the row or

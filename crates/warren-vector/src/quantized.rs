@@ -50,7 +50,7 @@ use std::cmp::Ordering;
 use crate::distance::cosine_similarity_f32;
 
 mod crumb_blocks;
-mod int_dot;
+pub(crate) mod int_dot;
 mod nibble_blocks;
 
 /// Defines `fn $name(...)`, which runs `$body` (an `#[inline(always)]` function taking the same

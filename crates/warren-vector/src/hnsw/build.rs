@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
+use super::measure::Query;
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -18,6 +19,7 @@ const BUILD_CHUNK_ROWS: usize = 64;
 #[derive(Default)]
 struct InsertScratch {
     search: SearchScratch,
+    query: Query,
     found: Vec<Neighbour>,
     selected: Vec<Neighbour>,
     list: Vec<u32>,
@@ -75,16 +77,18 @@ impl HnswIndex {
         Ok(())
     }
 
-    /// Links `row` into the layers it belongs to.
+    /// Links `row` into the layers it belongs to, measuring from the row's own codes.
     fn link_row(&self, row: u32, scratch: &mut InsertScratch) {
         let upper_node = self.upper_node[row as usize];
-        let query = self.lower.vector(row);
+        let space = self.space();
+        let mut prepared = std::mem::take(&mut scratch.query);
+        space.prepare_row(row, &mut prepared);
         let upper_ef = if upper_node == EMPTY {
             UPPER_SEARCH_EF
         } else {
             self.params.efc
         };
-        self.upper_entries(query, upper_ef, &mut scratch.search);
+        self.upper_entries(&prepared, upper_ef, &mut scratch.search);
         if upper_node != EMPTY {
             scratch.found.clone_from(&scratch.search.found);
             let upper_rows = &self.upper_rows;
@@ -92,8 +96,6 @@ impl HnswIndex {
             self.connect(&self.upper, upper_node, row_of, scratch);
         }
         let entries = std::mem::take(&mut scratch.search.entries);
-        let space = self.space();
-        let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         let ef = self.params.efc;
         search_layer(
@@ -108,6 +110,7 @@ impl HnswIndex {
         );
         scratch.found = found;
         scratch.search.entries = entries;
+        scratch.query = prepared;
         self.connect(&self.lower, row, |other| other, scratch);
     }
 

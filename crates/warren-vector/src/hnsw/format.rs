@@ -18,7 +18,7 @@
 //! Reading checks the magic, version, lengths, checksum, and that every count and neighbour id
 //! is in range, so a corrupt buffer is an error, never a wrong graph. The vectors are not in
 //! the buffer (the engine's file keeps them beside it): reading takes them as an argument and
-//! copies them into the index's blocks, with the stored inverse norms.
+//! codes them into the index's blocks (`measure`), under cosine with the stored inverse norms.
 
 use super::index::{keeps_norms, HnswIndex};
 use super::layer::{Layer, EMPTY};
@@ -44,7 +44,7 @@ impl HnswIndex {
             HEADER_BYTES
                 + 4 * (upper_nodes * (2 + self.params.mu) + self.rows * (1 + self.params.ml))
                 + 8 * self.deleted.len()
-                + 4 * self.rows * usize::from(self.lower.keeps_norms())
+                + 4 * self.rows * usize::from(keeps_norms(self.params))
                 + 4,
         );
         out.extend_from_slice(MAGIC);
@@ -78,8 +78,8 @@ impl HnswIndex {
         for word in &self.deleted {
             out.extend_from_slice(&word.to_le_bytes());
         }
-        if self.lower.keeps_norms() {
-            for norm in self.lower.inverse_norms() {
+        if keeps_norms(self.params) {
+            for norm in self.lower.factor_column(1) {
                 out.extend_from_slice(&norm.to_le_bytes());
             }
         }
@@ -139,7 +139,7 @@ impl HnswIndex {
         }
         let upper_rows = reader.u32s(upper_nodes)?;
         let upper = read_layer(&mut reader, Layer::new(mu, 0), upper_nodes)?;
-        let lower_layer = Layer::with_vectors(ml, dim, keeps_norms(params));
+        let lower_layer = Layer::with_codes(ml, dim);
         let lower = read_layer(&mut reader, lower_layer, rows)?;
         let deleted = reader.u64s(rows.div_ceil(64))?;
         let norm_rows = if keeps_norms(params) { rows } else { 0 };
@@ -158,7 +158,7 @@ impl HnswIndex {
         for row in 0..rows {
             let vector = &vectors[row * dim..(row + 1) * dim];
             let norm = inverse_norms.get(row).copied().unwrap_or(f32::NAN);
-            index.lower.set_vector(row as u32, vector, norm);
+            index.set_row_codes(row as u32, vector, norm);
         }
         Ok(index)
     }

@@ -9,7 +9,7 @@
 use super::exact::exact_top_k;
 use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
-use super::measure::{inverse_norm, Space};
+use super::measure::{distance, encode_row, inverse_norm, row_vector, Query, Space};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
 use super::search::{search_layer, Neighbour, SearchScratch};
 
@@ -22,6 +22,9 @@ pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
 /// docs/OPTIMIZATION_LOG.md).
 pub(crate) const UPPER_SEARCH_EF: usize = 8;
 
+/// How many rows ahead of the exact ranking of a beam their FLOAT rows are prefetched.
+const RANK_PREFETCH_AHEAD: usize = 4;
+
 pub struct HnswIndex {
     pub(crate) params: HnswParams,
     pub(crate) dim: usize,
@@ -31,8 +34,8 @@ pub struct HnswIndex {
     /// Row -> upper-layer node, `EMPTY` when the row is only in the lower layer.
     pub(crate) upper_node: Vec<u32>,
     pub(crate) upper: Layer,
-    /// Node = row. Its blocks also keep the index's copy of each row's vector and, under
-    /// cosine, `1 / |row|` (see `layer`, `measure`).
+    /// Node = row. Its blocks also keep each row's int8 codes and their factors, which the
+    /// graph measures (see `layer`, `measure`).
     pub(crate) lower: Layer,
     pub(crate) deleted: Vec<u64>,
     pub(crate) deleted_rows: usize,
@@ -54,7 +57,7 @@ impl HnswIndex {
             upper_rows: Vec::new(),
             upper_node: Vec::new(),
             upper: Layer::new(params.mu, 0),
-            lower: Layer::with_vectors(params.ml, dim, keeps_norms(params)),
+            lower: Layer::with_codes(params.ml, dim),
             deleted: Vec::new(),
             deleted_rows: 0,
         })
@@ -104,27 +107,24 @@ impl HnswIndex {
         Ok(())
     }
 
-    /// Makes room for rows `0..rows`, sampling the new ones into the upper layer and copying
-    /// their vectors (and inverse norms) from `vectors` into the lower layer's blocks.
+    /// Makes room for rows `0..rows`, sampling the new ones into the upper layer and coding
+    /// their vectors from `vectors` into the lower layer's blocks.
     pub(crate) fn grow(&mut self, vectors: &[f32], rows: usize) -> Result<(), HnswError> {
         self.check_block(vectors, rows)?;
         let first = self.rows;
         self.grow_graph(rows)?;
         for row in first..rows {
-            let vector = &vectors[row * self.dim..(row + 1) * self.dim];
-            self.lower
-                .set_vector(row as u32, vector, self.inverse_norm_of(vector));
+            let vector = row_vector(vectors, self.dim, row as u32);
+            self.set_row_codes(row as u32, vector, inverse_norm(vector));
         }
         Ok(())
     }
 
-    /// `1 / |vector|` under cosine (unused otherwise).
-    fn inverse_norm_of(&self, vector: &[f32]) -> f32 {
-        if self.lower.keeps_norms() {
-            inverse_norm(vector)
-        } else {
-            f32::NAN
-        }
+    /// Codes `vector` (with its inverse norm, used under cosine) into row `row`'s block.
+    pub(crate) fn set_row_codes(&mut self, row: u32, vector: &[f32], inverse_norm: f32) {
+        let mut codes = vec![0i8; self.dim];
+        let factors = encode_row(self.params.metric, vector, inverse_norm, &mut codes);
+        self.lower.set_codes(row, &codes, factors);
     }
 
     /// Makes room for rows `0..rows` in both layers (vectors zero), sampling the new ones into
@@ -151,13 +151,9 @@ impl HnswIndex {
         Ok(())
     }
 
-    /// The index's rows as it measures them (its own copy, in the lower layer).
+    /// The index's rows as the graph measures them (their codes, in the lower layer).
     pub(crate) fn space(&self) -> Space<'_> {
-        Space {
-            metric: self.params.metric,
-            rows: &self.lower,
-            dot: super::measure::inner_product_kernel(),
-        }
+        Space::new(self.params.metric, &self.lower)
     }
 
     /// Marks `row` deleted; false when it already was. Errors when the row is not indexed.
@@ -223,11 +219,12 @@ impl HnswIndex {
         if efs >= self.live_rows() || selective {
             return Ok(self.scan(vectors, query, k, accept));
         }
-        self.upper_entries(query, UPPER_SEARCH_EF, scratch);
+        let space = self.space();
+        let mut prepared = std::mem::take(&mut scratch.query);
+        space.prepare(query, &mut prepared);
+        self.upper_entries(&prepared, UPPER_SEARCH_EF, scratch);
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
-        let space = self.space();
-        let prepared = space.query(query);
         scratch.counts.lower += search_layer(
             &self.lower,
             &entries,
@@ -238,15 +235,33 @@ impl HnswIndex {
             scratch,
             &mut found,
         );
+        self.rank_exactly(vectors, query, &mut found);
         found.truncate(k);
         let result = if found.len() < k {
             self.scan(vectors, query, k, accept)
         } else {
             found.clone()
         };
+        scratch.query = prepared;
         scratch.entries = entries;
         scratch.found = found;
         Ok(result)
+    }
+
+    /// Gives the beam's rows their exact distances to `query` (from the caller's FLOAT rows)
+    /// and sorts them by it, nearest first: the graph measured them on codes.
+    fn rank_exactly(&self, vectors: &[f32], query: &[f32], found: &mut [Neighbour]) {
+        let row = |hit: &Neighbour| row_vector(vectors, self.dim, hit.row);
+        for hit in found.iter().take(RANK_PREFETCH_AHEAD) {
+            crate::prefetch::lines(row(hit));
+        }
+        for at in 0..found.len() {
+            if let Some(later) = found.get(at + RANK_PREFETCH_AHEAD) {
+                crate::prefetch::lines(row(later));
+            }
+            found[at].distance = distance(self.params.metric, query, row(&found[at]));
+        }
+        found.sort_unstable();
     }
 
     fn scan(
@@ -270,16 +285,15 @@ impl HnswIndex {
 
     /// Walks the upper layer from the entry with beam `ef`; leaves the rows of the nodes found
     /// (nearest first) in `scratch.entries` and the nodes in `scratch.found`.
-    pub(crate) fn upper_entries(&self, query: &[f32], ef: usize, scratch: &mut SearchScratch) {
+    pub(crate) fn upper_entries(&self, prepared: &Query, ef: usize, scratch: &mut SearchScratch) {
         let upper_rows = &self.upper_rows;
         let space = self.space();
-        let prepared = space.query(query);
         let mut found = std::mem::take(&mut scratch.found);
         scratch.counts.upper += search_layer(
             &self.upper,
             &[0],
             ef,
-            |node| space.query_distance(&prepared, upper_rows[node as usize]),
+            |node| space.query_distance(prepared, upper_rows[node as usize]),
             |_| true,
             |node| space.prefetch(upper_rows[node as usize]),
             scratch,

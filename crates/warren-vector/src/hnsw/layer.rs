@@ -6,13 +6,14 @@
 //! sees each slot either old or new, always a valid id or `EMPTY`. Writers hold the node's lock,
 //! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
 //!
-//! A layer may also keep each node's vector (and, under cosine, its inverse norm) in the
-//! node's block: `[count | slots | inverse norm]` padded to whole lines, then the vector padded
-//! to whole lines (`with_vectors`). The lower layer does: a search that measures a node and
-//! later expands it reads one block, in the same pages, instead of a list here and a vector in
-//! the caller's column (docs/OPTIMIZATION_LOG.md). Vectors are written only through `&mut
-//! self`, before the node is linked, so plain reads of them never race a write. Blocks of large
-//! layers are backed by huge pages where the system allows it (`pages`).
+//! A layer may also keep each node's row as int8 codes with two factor words (`measure`
+//! says what they mean) in the node's block: `[count | slots | factors]` padded to whole
+//! lines, then the codes padded to whole lines (`with_codes`). The lower layer does: a search
+//! that measures a node and later expands it reads one block, in the same pages, instead of a
+//! list here and a vector in the caller's column, and the codes take a quarter of the FLOAT
+//! row's lines (docs/OPTIMIZATION_LOG.md). Codes are written only through `&mut self`, before
+//! the node is linked, so plain reads of them never race a write. Blocks of large layers are
+//! backed by huge pages where the system allows it (`pages`).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -25,20 +26,21 @@ const SPINS_BEFORE_YIELD: u32 = 64;
 /// Words in one 64-byte cache line.
 const LINE_WORDS: usize = 16;
 
+/// Factor words kept beside a node's codes (`measure::RowFactors`).
+pub const FACTOR_WORDS: usize = 2;
+
 /// One cache line of a layer's blocks.
 #[repr(C, align(64))]
 struct Line([AtomicU32; LINE_WORDS]);
 
 pub struct Layer {
     degree: usize,
-    /// Words of a block's list part: the count, `degree` slots and (when kept) the inverse
-    /// norm, rounded up to whole lines; the vector starts right after it.
+    /// Words of a block's list part: the count, `degree` slots and (when codes are kept) the
+    /// factor words, rounded up to whole lines; the codes start right after it.
     list_words: usize,
-    /// Values per kept vector; 0 when the layer keeps none.
+    /// Codes per kept row; 0 when the layer keeps none.
     dim: usize,
-    /// Whether each block keeps its vector's inverse norm (word `1 + degree`).
-    norms: bool,
-    /// Words per node block: the list part and the vector, each in whole lines.
+    /// Words per node block: the list part and the codes, each in whole lines.
     stride: usize,
     nodes: usize,
     lines: Vec<Line>,
@@ -62,32 +64,31 @@ fn whole_lines(words: usize) -> usize {
 }
 
 impl Layer {
-    /// A layer of `nodes` nodes with empty lists and no vectors.
+    /// A layer of `nodes` nodes with empty lists and no codes.
     pub fn new(degree: usize, nodes: usize) -> Self {
-        let mut layer = Layer::with_vectors(degree, 0, false);
+        let mut layer = Layer::with_codes(degree, 0);
         layer.grow(nodes);
         layer
     }
 
-    /// An empty layer whose blocks also keep a `dim`-long vector per node and, when `norms`,
-    /// its inverse norm (`dim` 0: no vectors). New nodes' vectors read zero until set.
-    pub fn with_vectors(degree: usize, dim: usize, norms: bool) -> Self {
+    /// An empty layer whose blocks also keep `dim` int8 codes and `FACTOR_WORDS` factors per
+    /// node (`dim` 0: none). New nodes' codes and factors read zero until set.
+    pub fn with_codes(degree: usize, dim: usize) -> Self {
         assert!(degree > 0, "a layer needs a positive degree");
-        assert!(dim > 0 || !norms, "inverse norms belong to kept vectors");
-        let list_words = whole_lines(1 + degree + usize::from(norms));
+        let factor_words = if dim > 0 { FACTOR_WORDS } else { 0 };
+        let list_words = whole_lines(1 + degree + factor_words);
         Layer {
             degree,
             list_words,
             dim,
-            norms,
-            stride: list_words + whole_lines(dim),
+            stride: list_words + whole_lines(dim.div_ceil(4)),
             nodes: 0,
             lines: Vec::new(),
             locks: Vec::new(),
         }
     }
 
-    /// Fills a new layer (`Layer::new` or `with_vectors`) with its serialized counts and
+    /// Fills a new layer (`Layer::new` or `with_codes`) with its serialized counts and
     /// slots (already validated): `slot(i)` is the i-th slot in node order, `degree` per node.
     pub fn from_parts(mut layer: Layer, counts: &[u32], slot: impl Fn(usize) -> u32) -> Self {
         assert_eq!(layer.nodes, 0, "parts fill a new layer");
@@ -109,9 +110,9 @@ impl Layer {
         self.degree
     }
 
-    /// Whether the blocks keep their vectors' inverse norms.
-    pub fn keeps_norms(&self) -> bool {
-        self.norms
+    /// Codes kept per node (0: none).
+    pub fn dim(&self) -> usize {
+        self.dim
     }
 
     pub fn nodes(&self) -> usize {
@@ -162,11 +163,12 @@ impl Layer {
         });
         self.locks.resize_with(nodes, || AtomicBool::new(false));
         self.nodes = nodes;
-        let (stride, list_words) = (self.stride, self.list_words);
+        let (stride, degree) = (self.stride, self.degree);
         let words = self.words_mut();
         for node in old..nodes {
             *words[node * stride].get_mut() = 0;
-            for word in &mut words[node * stride + list_words..(node + 1) * stride] {
+            // The factors, the padding and the codes.
+            for word in &mut words[node * stride + 1 + degree..(node + 1) * stride] {
                 *word.get_mut() = 0;
             }
         }
@@ -185,58 +187,61 @@ impl Layer {
         self.lines = room;
     }
 
-    /// The node's vector (zeros until `set_vector`); the layer must keep vectors.
+    /// The node's codes (zeros until `set_codes`); the layer must keep codes.
     #[inline]
-    pub fn vector(&self, node: u32) -> &[f32] {
-        debug_assert!(self.dim > 0, "the layer keeps no vectors");
+    pub fn codes(&self, node: u32) -> &[i8] {
+        debug_assert!(self.dim > 0, "the layer keeps no codes");
         let start = node as usize * self.stride + self.list_words;
-        let words = &self.words()[start..start + self.dim];
-        // SAFETY: `AtomicU32` and `f32` have the same size and alignment, and vector words are
-        // written only through `&mut self` (`set_vector`, `grow`), so no write races this read.
-        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<f32>(), self.dim) }
+        let words = &self.words()[start..start + self.dim.div_ceil(4)];
+        // SAFETY: the words hold at least `dim` bytes, any byte is a valid `i8`, and code words
+        // are written only through `&mut self` (`set_codes`, `grow`), so no write races this
+        // read.
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<i8>(), self.dim) }
     }
 
-    /// The inverse norm kept with the node's vector; the layer must keep norms.
+    /// The factor words kept with the node's codes; the layer must keep codes.
     #[inline]
-    pub fn inverse_norm(&self, node: u32) -> f32 {
-        debug_assert!(self.norms, "the layer keeps no inverse norms");
-        let word = &self.words()[node as usize * self.stride + 1 + self.degree];
-        f32::from_bits(word.load(Ordering::Relaxed))
+    pub fn factors(&self, node: u32) -> [f32; FACTOR_WORDS] {
+        debug_assert!(self.dim > 0, "the layer keeps no codes");
+        let start = node as usize * self.stride + 1 + self.degree;
+        let words = &self.words()[start..start + FACTOR_WORDS];
+        std::array::from_fn(|index| f32::from_bits(words[index].load(Ordering::Relaxed)))
     }
 
-    /// Stores the node's vector and, when the layer keeps them, its inverse norm.
-    pub fn set_vector(&mut self, node: u32, vector: &[f32], inverse_norm: f32) {
-        assert_eq!(vector.len(), self.dim, "a vector of the layer's length");
+    /// Stores the node's codes and factors.
+    pub fn set_codes(&mut self, node: u32, codes: &[i8], factors: [f32; FACTOR_WORDS]) {
+        assert_eq!(codes.len(), self.dim, "codes of the layer's length");
         assert!(
             (node as usize) < self.nodes,
             "node {node} is not in the layer"
         );
-        let (start, list_words, degree, norms) = (
-            node as usize * self.stride,
-            self.list_words,
-            self.degree,
-            self.norms,
-        );
+        let (start, list_words, degree) =
+            (node as usize * self.stride, self.list_words, self.degree);
         let words = self.words_mut();
-        if norms {
-            *words[start + 1 + degree].get_mut() = inverse_norm.to_bits();
+        for (word, factor) in words[start + 1 + degree..].iter_mut().zip(factors) {
+            *word.get_mut() = factor.to_bits();
         }
-        let values = &mut words[start + list_words..start + list_words + vector.len()];
-        for (word, value) in values.iter_mut().zip(vector) {
-            *word.get_mut() = value.to_bits();
+        let code_words =
+            &mut words[start + list_words..start + list_words + codes.len().div_ceil(4)];
+        for (word, quad) in code_words.iter_mut().zip(codes.chunks(4)) {
+            let mut bytes = [0u8; 4];
+            for (byte, &code) in bytes.iter_mut().zip(quad) {
+                *byte = code as u8;
+            }
+            *word.get_mut() = u32::from_ne_bytes(bytes);
         }
     }
 
-    /// Asks the CPU to start loading the node's vector and the line of its inverse norm (a
-    /// search is about to measure it).
+    /// Asks the CPU to start loading the node's codes and the line of its factors (a search is
+    /// about to measure it).
     #[inline]
-    pub fn prefetch_vector(&self, node: u32) {
+    pub fn prefetch_codes(&self, node: u32) {
         let start = node as usize * self.stride;
         let words = &self.words()[start..start + self.stride];
-        if self.norms {
-            crate::prefetch::line(words[1 + self.degree..].as_ptr().cast());
-        }
-        for line in words[self.list_words..self.list_words + self.dim].chunks(LINE_WORDS) {
+        crate::prefetch::line(words[1 + self.degree..].as_ptr().cast());
+        for line in
+            words[self.list_words..self.list_words + self.dim.div_ceil(4)].chunks(LINE_WORDS)
+        {
             crate::prefetch::line(line.as_ptr().cast());
         }
     }
@@ -304,9 +309,9 @@ impl Layer {
         block[0].store(list.len() as u32, Ordering::Release);
     }
 
-    /// The kept inverse norms in node order, for serialization.
-    pub fn inverse_norms(&self) -> impl Iterator<Item = f32> + '_ {
-        (0..self.nodes as u32).map(|node| self.inverse_norm(node))
+    /// Factor word `index` of every node in node order, for serialization.
+    pub fn factor_column(&self, index: usize) -> impl Iterator<Item = f32> + '_ {
+        (0..self.nodes as u32).map(move |node| self.factors(node)[index])
     }
 
     /// The counts, for serialization.
@@ -352,32 +357,33 @@ mod tests {
     }
 
     #[test]
-    fn a_block_keeps_its_vector_and_norm_beside_its_list() {
-        let mut layer = Layer::with_vectors(60, 20, true);
-        // Count, 60 slots and the norm in 4 lines, then 20 values in 2 lines.
-        assert_eq!((layer.list_words, layer.stride), (64, 96));
+    fn a_block_keeps_its_codes_and_factors_beside_its_list() {
+        let mut layer = Layer::with_codes(60, 130);
+        // Count, 60 slots and 2 factors in 4 lines, then 130 codes in 3 lines.
+        assert_eq!((layer.list_words, layer.stride), (64, 112));
         layer.grow(2);
-        assert_eq!(layer.vector(1), &[0.0; 20]);
-        let vector: Vec<f32> = (0..20).map(|i| i as f32 - 7.5).collect();
-        layer.set_vector(1, &vector, 0.25);
+        assert_eq!(layer.codes(1), &[0i8; 130]);
+        assert_eq!(layer.factors(1), [0.0, 0.0]);
+        let codes: Vec<i8> = (0..130).map(|i| (i * 37 % 255 - 127) as i8).collect();
+        layer.set_codes(1, &codes, [0.25, -3.5]);
         {
             let guard = layer.lock(1);
             layer.set_neighbours(&guard, 1, &[0]);
         }
-        assert_eq!(layer.vector(1), vector.as_slice());
-        assert_eq!(layer.inverse_norm(1), 0.25);
+        assert_eq!(layer.codes(1), codes.as_slice());
+        assert_eq!(layer.factors(1), [0.25, -3.5]);
         assert_eq!(
-            layer.vector(1).as_ptr() as usize % 64,
+            layer.codes(1).as_ptr() as usize % 64,
             0,
-            "vectors start on a line"
+            "codes start on a line"
         );
-        // The norm is not a slot: serialization sees the list alone.
+        // The factors are not slots: serialization sees the list alone.
         assert_eq!(layer.all_slots().filter(|&id| id != EMPTY).count(), 1);
-        assert_eq!(layer.inverse_norms().nth(1), Some(0.25));
-        // Growing moves the blocks; the vectors move with them, new ones read zero.
+        assert_eq!(layer.factor_column(1).nth(1), Some(-3.5));
+        // Growing moves the blocks; the codes move with them, new ones read zero.
         layer.grow(1000);
-        assert_eq!(layer.vector(1), vector.as_slice());
-        assert_eq!(layer.vector(999), &[0.0; 20]);
+        assert_eq!(layer.codes(1), codes.as_slice());
+        assert_eq!(layer.codes(999), &[0i8; 130]);
         let mut out = Vec::new();
         layer.copy_neighbours(1, &mut out);
         assert_eq!(out, [0]);

@@ -1,29 +1,44 @@
-//! The one place the index computes a distance, with the process's run-time chosen SIMD
-//! kernels (`crate::distance::kernels`). NaN (a zero vector under cosine, on the graph path)
-//! counts as farthest.
+//! The one place the index computes a distance. Inside the graph, rows are measured on int8
+//! codes kept in the lower layer's blocks; the exact distance on the FLOAT rows
+//! ([`distance`]) ranks a search's final beam (`index`) and answers scans.
 //!
-//! Under cosine the index keeps each row's inverse norm, so a distance inside the graph is one
-//! inner product (`1 - a·b / (|a| |b|)` with both inverse norms known) instead of three sums.
-//! Both come from the index's own copy of the rows, kept in the lower layer's blocks (`layer`).
+//! A row `x` is kept as codes `c` (`-127..=127`) and a scale `s`, `x̂ ≈ s·c`, where `x̂` is the
+//! row itself, or under cosine the unit row `x / |x|`; `s = max|x̂_i| / 127`. Beside the scale
+//! the block keeps the row's inverse norm (cosine; it is serialized with the index) or its
+//! squared norm (the other metrics). A query is quantized the same way to `i16` codes, so a
+//! distance is one exact integer dot product (`crate::quantized::int_dot`) and a few flops:
+//!
+//! ```text
+//! p = (codes_q · codes_x) · (s_q · s_x)        ≈ q̂ · x̂
+//! cosine 1 - p;  l2sq |q|² + |x|² - 2p;  l2 √l2sq;  dotproduct -p
+//! ```
+//!
+//! Between two rows (the build's neighbour selection) both sides are int8 codes; the build's
+//! searches use the inserted row's own codes as the query, so every distance of the build is
+//! the same function of two rows' codes (copies of one vector measure the same from both
+//! sides, and ties keep them linked, see `select`). Rows or queries with a value that is not
+//! finite, and zero vectors under cosine, get a NaN scale: they measure NaN, counted as
+//! farthest, as the exact distance does.
+//!
+//! Each code is within half a step of its value, so `p` is within
+//! `(|x̂|₁ s_q + |q̂|₁ s_x) / 2 + n s_q s_x / 4` of `q̂ · x̂` (plus f32 rounding): for 128 unit
+//! values at most about 0.01 and typically about 1e-3 (the roundings' signs vary). That is
+//! small against the gaps a beam decides on, and the final ranking is exact.
 
-use super::layer::Layer;
+use super::layer::{Layer, FACTOR_WORDS};
 use crate::distance::Metric;
+use crate::quantized::int_dot::{self, DotCodes, DotRows};
 
-/// The inner product the cosine path uses (the process's kernel).
+/// The largest row code.
+const ROW_CODE_MAX: f32 = 127.0;
+
+/// The inner product the norms use (the process's kernel).
 #[inline]
 fn inner_product(a: &[f32], b: &[f32]) -> f32 {
     crate::distance::inner_product_f32(a, b)
 }
 
-/// A distance kernel over two equal-length rows.
-pub type KernelF32 = fn(&[f32], &[f32]) -> f32;
-
-/// The process's inner-product kernel, looked up once per `Space` instead of once per distance.
-pub fn inner_product_kernel() -> KernelF32 {
-    crate::distance::kernels().inner_product_f32
-}
-
-/// `1 / |vector|`: infinite for a zero vector, which then measures NaN, counted as farthest.
+/// `1 / |vector|`: infinite for a zero vector.
 pub fn inverse_norm(vector: &[f32]) -> f32 {
     1.0 / inner_product(vector, vector).sqrt()
 }
@@ -37,67 +52,201 @@ fn not_nan(distance: f32) -> f32 {
     }
 }
 
-/// The index's rows under a metric: the vectors (and, under cosine, inverse norms) that the
-/// lower layer keeps, node = row.
+/// `value`, or 0 where it is negative; NaN stays NaN.
+#[inline]
+fn non_negative(value: f32) -> f32 {
+    if value < 0.0 {
+        0.0
+    } else {
+        value
+    }
+}
+
+/// `(x + ROUNDER) - ROUNDER` rounds `|x| < 2²²` to the nearest integer, ties to even, in
+/// plain adds that vectorize at any SIMD width (`round_ties_even` calls `rintf` on baseline
+/// x86-64).
+const ROUNDER: f32 = 12_582_912.0;
+
+/// A code type: the value a rounded, clamped f32 converts to.
+trait Code: Copy + Default {
+    fn from_rounded(value: f32) -> Self;
+}
+
+impl Code for i8 {
+    #[inline(always)]
+    fn from_rounded(value: f32) -> Self {
+        value as i8
+    }
+}
+
+impl Code for i16 {
+    #[inline(always)]
+    fn from_rounded(value: f32) -> Self {
+        value as i16
+    }
+}
+
+/// Codes of `values[i] · multiplier` scaled so that the largest magnitude maps to `code_max`,
+/// and the scale (value per code unit); NaN and zero codes when a value is not finite, 0 and
+/// zero codes when every value is 0. Two plain loops over slices that vectorize (rounding to
+/// nearest, ties to even).
+fn quantize<C: Code>(values: &[f32], multiplier: f32, code_max: f32, out: &mut [C]) -> f32 {
+    assert_eq!(values.len(), out.len(), "a code per value");
+    let mut largest = 0.0f32;
+    let mut finite = true;
+    for &value in values {
+        let scaled = value * multiplier;
+        finite &= scaled.is_finite();
+        largest = largest.max(scaled.abs());
+    }
+    if !finite {
+        out.fill(C::default());
+        return f32::NAN;
+    }
+    if largest == 0.0 {
+        out.fill(C::default());
+        return 0.0;
+    }
+    let step = code_max / largest * multiplier;
+    for (code, &value) in out.iter_mut().zip(values) {
+        let scaled = (value * step).clamp(-code_max, code_max);
+        *code = C::from_rounded((scaled + ROUNDER) - ROUNDER);
+    }
+    largest / code_max
+}
+
+/// The int8 codes of `vector` under `metric` (written to `codes`) and its factor words:
+/// `[scale, inverse norm]` under cosine (`inverse_norm` is the row's, passed in so that a
+/// stored one is used as it is), `[scale, squared norm]` otherwise.
+pub fn encode_row(
+    metric: Metric,
+    vector: &[f32],
+    inverse_norm: f32,
+    codes: &mut [i8],
+) -> [f32; FACTOR_WORDS] {
+    assert_eq!(vector.len(), codes.len(), "a code per value");
+    if metric == Metric::Cosine {
+        // A zero vector's unit row is not finite (infinite inverse norm): the scale is NaN.
+        let scale = quantize(vector, inverse_norm, ROW_CODE_MAX, codes);
+        [scale, inverse_norm]
+    } else {
+        let scale = quantize(vector, 1.0, ROW_CODE_MAX, codes);
+        [scale, inner_product(vector, vector)]
+    }
+}
+
+/// The index's rows under a metric, as the lower layer keeps them (node = row).
 #[derive(Clone, Copy)]
 pub struct Space<'a> {
     pub metric: Metric,
     pub rows: &'a Layer,
-    /// The inner-product kernel (`inner_product_kernel()`).
-    pub dot: KernelF32,
+    dot_rows: DotRows,
+    dot_codes: DotCodes,
 }
 
-/// A query vector with its inverse norm (under cosine).
-#[derive(Clone, Copy)]
-pub struct Query<'a> {
-    vector: &'a [f32],
-    inverse_norm: f32,
+/// A query as the graph measures it: `i16` codes, their scale and, for the L2 metrics, the
+/// squared norm.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    codes: Vec<i16>,
+    scale: f32,
+    squared_norm: f32,
 }
 
 impl<'a> Space<'a> {
-    fn uses_norms(&self) -> bool {
-        self.rows.keeps_norms()
+    /// The rows of `rows` (a layer keeping codes) under `metric`, with the process's kernels.
+    pub fn new(metric: Metric, rows: &'a Layer) -> Self {
+        assert!(rows.dim() > 0, "the layer keeps codes");
+        assert!(
+            rows.dim() <= int_dot::CODES_DIM_MAX,
+            "rows of at most {} values",
+            int_dot::CODES_DIM_MAX
+        );
+        Space {
+            metric,
+            rows,
+            dot_rows: int_dot::dot_rows_kernel(),
+            dot_codes: int_dot::dot_codes_kernel(),
+        }
     }
 
-    pub fn query(&self, vector: &'a [f32]) -> Query<'a> {
-        let inverse_norm = if self.uses_norms() {
-            inverse_norm(vector)
+    /// A FLOAT query vector, quantized (into `query`, reusing its buffer).
+    pub fn prepare(&self, vector: &[f32], query: &mut Query) {
+        let dim = self.rows.dim();
+        assert_eq!(vector.len(), dim, "a query of the index's length");
+        let code_max = f32::from(int_dot::query_code_max(dim).expect("dim fits the codes"));
+        query.codes.resize(dim, 0);
+        if self.metric == Metric::Cosine {
+            query.scale = quantize(vector, inverse_norm(vector), code_max, &mut query.codes);
+            query.squared_norm = 1.0;
         } else {
-            f32::NAN
+            query.scale = quantize(vector, 1.0, code_max, &mut query.codes);
+            query.squared_norm = inner_product(vector, vector);
+        }
+    }
+
+    /// Row `row`'s own codes as a query (into `query`): the build measures a row it inserts
+    /// exactly as `between` measures two rows.
+    pub fn prepare_row(&self, row: u32, query: &mut Query) {
+        query.codes.clear();
+        query
+            .codes
+            .extend(self.rows.codes(row).iter().map(|&code| i16::from(code)));
+        let [scale, norm] = self.rows.factors(row);
+        query.scale = scale;
+        query.squared_norm = if self.metric == Metric::Cosine {
+            1.0
+        } else {
+            norm
         };
-        Query {
-            vector,
-            inverse_norm,
+    }
+
+    /// The distance from `p`, the approximate product of two rows (or a query and a row),
+    /// and the second side's squared norm factor.
+    #[inline]
+    fn distance_of_product(&self, product: f32, left_squared: f32, right_squared: f32) -> f32 {
+        // Rounding may take a squared distance below 0; NaN stays NaN (`f32::max` would not).
+        let squared = || non_negative(left_squared + right_squared - 2.0 * product);
+        not_nan(match self.metric {
+            Metric::Cosine => 1.0 - product,
+            Metric::L2Squared => squared(),
+            Metric::L2 => squared().sqrt(),
+            Metric::DotProduct => -product,
+        })
+    }
+
+    /// The squared norm a row's factors give (1 under cosine, where codes are of unit rows).
+    #[inline]
+    fn squared_norm(&self, factors: [f32; FACTOR_WORDS]) -> f32 {
+        if self.metric == Metric::Cosine {
+            1.0
+        } else {
+            factors[1]
         }
     }
 
     /// The distance of row `row` to `query`.
     #[inline]
-    pub fn query_distance(&self, query: &Query<'_>, row: u32) -> f32 {
-        let vector = self.rows.vector(row);
-        if self.uses_norms() {
-            let dot = (self.dot)(query.vector, vector);
-            not_nan(1.0 - dot * query.inverse_norm * self.rows.inverse_norm(row))
-        } else {
-            distance(self.metric, query.vector, vector)
-        }
+    pub fn query_distance(&self, query: &Query, row: u32) -> f32 {
+        let mut dot = [0i32];
+        (self.dot_rows)(self.rows.codes(row), &query.codes, &mut dot);
+        let factors = self.rows.factors(row);
+        let product = dot[0] as f32 * (query.scale * factors[0]);
+        self.distance_of_product(product, query.squared_norm, self.squared_norm(factors))
     }
 
     /// The distance between rows `a` and `b`.
     #[inline]
     pub fn between(&self, a: u32, b: u32) -> f32 {
-        let (left, right) = (self.rows.vector(a), self.rows.vector(b));
-        if self.uses_norms() {
-            let scale = self.rows.inverse_norm(a) * self.rows.inverse_norm(b);
-            not_nan(1.0 - (self.dot)(left, right) * scale)
-        } else {
-            distance(self.metric, left, right)
-        }
+        let dot = (self.dot_codes)(self.rows.codes(a), self.rows.codes(b));
+        let (left, right) = (self.rows.factors(a), self.rows.factors(b));
+        let product = dot as f32 * (left[0] * right[0]);
+        self.distance_of_product(product, self.squared_norm(left), self.squared_norm(right))
     }
 
     #[inline]
     pub fn prefetch(&self, row: u32) {
-        self.rows.prefetch_vector(row);
+        self.rows.prefetch_codes(row);
     }
 }
 
@@ -122,6 +271,8 @@ pub fn row_vector(vectors: &[f32], dim: usize, row: u32) -> &[f32] {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -134,38 +285,141 @@ mod tests {
         assert_eq!(row_vector(&[1.0, 2.0, 3.0, 4.0], 2, 1), &[3.0, 4.0]);
     }
 
-    #[test]
-    fn cosine_through_norms_matches_the_metric() {
-        let vectors = [1.0f32, 2.0, 3.0, -1.0, 0.5, 2.0, 0.0, 0.0, 0.0];
-        let layer = |norms: bool| {
-            let mut layer = Layer::with_vectors(4, 3, norms);
-            layer.grow(3);
-            for (row, vector) in vectors.chunks(3).enumerate() {
-                layer.set_vector(row as u32, vector, inverse_norm(vector));
-            }
-            layer
-        };
-        let (with_norms, without) = (layer(true), layer(false));
-        let space = Space {
-            metric: Metric::Cosine,
-            rows: &with_norms,
-            dot: inner_product_kernel(),
-        };
-        let plain = Space {
-            rows: &without,
-            ..space
-        };
-        let query = [0.3f32, -0.2, 0.9];
-        for row in 0..2 {
-            let expected = distance(Metric::Cosine, &query, &vectors[row * 3..row * 3 + 3]);
-            let fast = space.query_distance(&space.query(&query), row as u32);
-            assert!((fast - expected).abs() < 1e-6, "{fast} vs {expected}");
-            assert_eq!(
-                plain.query_distance(&plain.query(&query), row as u32),
-                expected
-            );
+    /// A layer keeping `rows` (of `dim` values) encoded under `metric`.
+    fn coded(metric: Metric, rows: &[f32], dim: usize) -> Layer {
+        let mut layer = Layer::with_codes(4, dim);
+        layer.grow(rows.len() / dim);
+        let mut codes = vec![0i8; dim];
+        for (row, vector) in rows.chunks(dim).enumerate() {
+            let factors = encode_row(metric, vector, inverse_norm(vector), &mut codes);
+            layer.set_codes(row as u32, &codes, factors);
         }
-        assert!((space.between(0, 1) - plain.between(0, 1)).abs() < 1e-6);
-        assert_eq!(space.query_distance(&space.query(&query), 2), f32::INFINITY);
+        layer
+    }
+
+    const METRICS: [Metric; 4] = [
+        Metric::Cosine,
+        Metric::L2,
+        Metric::L2Squared,
+        Metric::DotProduct,
+    ];
+
+    #[test]
+    fn zero_and_non_finite_rows_measure_farthest() {
+        let rows = [
+            0.0f32,
+            0.0,
+            0.0,
+            1.0,
+            f32::NAN,
+            2.0,
+            1.0,
+            f32::INFINITY,
+            0.0,
+        ];
+        for metric in METRICS {
+            let layer = coded(metric, &rows, 3);
+            let space = Space::new(metric, &layer);
+            let mut query = Query::default();
+            space.prepare(&[0.3, -0.2, 0.9], &mut query);
+            for row in 1..3 {
+                assert_eq!(
+                    space.query_distance(&query, row),
+                    f32::INFINITY,
+                    "{metric:?}"
+                );
+                assert_eq!(space.between(0, row), f32::INFINITY, "{metric:?}");
+            }
+            let zero = space.query_distance(&query, 0);
+            if metric == Metric::Cosine {
+                // No direction: farthest in the graph (the exact kernel's similarity is 0).
+                assert_eq!(zero, f32::INFINITY);
+            } else {
+                let exact = distance(metric, &[0.3, -0.2, 0.9], &rows[..3]);
+                assert!(
+                    (zero - exact).abs() <= 1e-6 * exact,
+                    "{metric:?}: a zero row"
+                );
+            }
+            space.prepare(&[0.0, 0.0, 0.0], &mut query);
+            if metric == Metric::Cosine {
+                assert_eq!(space.query_distance(&query, 0), f32::INFINITY);
+            }
+        }
+    }
+
+    #[test]
+    fn copies_of_a_row_measure_the_same_from_both_sides() {
+        let rows = [0.5f32, -1.25, 3.0, 0.5, -1.25, 3.0, 2.0, 0.0, -1.0];
+        for metric in METRICS {
+            let layer = coded(metric, &rows, 3);
+            let space = Space::new(metric, &layer);
+            let mut query = Query::default();
+            space.prepare_row(0, &mut query);
+            assert_eq!(space.query_distance(&query, 1), space.between(0, 1));
+            assert_eq!(space.query_distance(&query, 2), space.between(0, 2));
+            assert_eq!(space.between(0, 1), space.between(1, 0));
+            assert_eq!(space.between(1, 2), space.between(0, 2));
+        }
+    }
+
+    fn rows_and_query() -> impl Strategy<Value = (usize, Vec<f32>, Vec<f32>)> {
+        (1usize..160, 1usize..6).prop_flat_map(|(dim, rows)| {
+            (
+                Just(dim),
+                proptest::collection::vec(-4.0f32..4.0, dim * rows),
+                proptest::collection::vec(-4.0f32..4.0, dim),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The graph's distances are within the stated error of the exact ones, for every
+        /// metric and length.
+        #[test]
+        fn coded_distances_are_near_the_exact_ones((dim, rows, query) in rows_and_query()) {
+            for metric in METRICS {
+                let layer = coded(metric, &rows, dim);
+                let space = Space::new(metric, &layer);
+                let mut prepared = Query::default();
+                space.prepare(&query, &mut prepared);
+                // The largest magnitude of a row as it is coded (unit rows under cosine).
+                let largest = |vector: &[f32]| {
+                    let norm: f32 = if metric == Metric::Cosine {
+                        vector.iter().map(|v| v * v).sum::<f32>().sqrt()
+                    } else {
+                        1.0
+                    };
+                    vector.iter().fold(0.0f32, |m, v| m.max(v.abs())) / norm
+                };
+                let n = dim as f32;
+                let query_code_max = f32::from(int_dot::query_code_max(dim).unwrap());
+                for (row, vector) in rows.chunks(dim).enumerate() {
+                    let exact = distance(metric, &query, vector);
+                    let coded = space.query_distance(&prepared, row as u32);
+                    if !exact.is_finite() || !coded.is_finite() {
+                        prop_assert_eq!(exact.is_finite(), coded.is_finite());
+                        continue;
+                    }
+                    // The module's bound with |v|₁ <= n max|v|, and room for f32 rounding.
+                    let (mx, mq) = (largest(vector), largest(&query));
+                    let (sx, sq) = (mx / 127.0, mq / query_code_max);
+                    let bound = n * (mx * sq + mq * sx) / 2.0 + n * sq * sx / 4.0;
+                    let squares: f32 = query.iter().chain(vector).map(|v| v * v).sum();
+                    let rounding = 1e-5 * (1.0 + n * mx * mq + squares);
+                    let allowed = match metric {
+                        Metric::L2 => (2.0 * bound + rounding).sqrt(),
+                        Metric::L2Squared => 2.0 * bound + rounding,
+                        _ => bound + rounding,
+                    };
+                    prop_assert!(
+                        (coded - exact).abs() <= allowed,
+                        "{:?} dim {}: coded {} exact {} allowed {}", metric, dim, coded, exact, allowed
+                    );
+                }
+            }
+        }
     }
 }

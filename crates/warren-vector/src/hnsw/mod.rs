@@ -5,9 +5,10 @@
 //!
 //! The caller keeps the rows in a contiguous block (`rows * dim` `f32`s, a `FLOAT[n]` column),
 //! passed to every call: rows are appended to it and never change (a changed vector is a new
-//! row). The index copies each row's vector into its lower layer's blocks when the row is added,
-//! beside the row's neighbour list, and measures graph distances on that copy; exact scans read
-//! the caller's block. See `docs/VECTORS.md`.
+//! row). The index codes each row as int8 into its lower layer's blocks when the row is added,
+//! beside the row's neighbour list, and measures graph distances on the codes (`measure`); a
+//! search's final beam is ranked by exact distances from the caller's block, which exact scans
+//! also read. See `docs/VECTORS.md`.
 
 mod build;
 mod exact;

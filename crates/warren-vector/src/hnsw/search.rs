@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::layer::{Layer, EMPTY};
+use super::measure::Query;
 
 /// A row (or, inside a layer, a node) and its distance to the query. Ordered by distance, then
 /// id, so that results are deterministic.
@@ -41,6 +42,8 @@ pub struct SearchScratch {
     results: BinaryHeap<Neighbour>,
     pub(crate) found: Vec<Neighbour>,
     pub(crate) entries: Vec<u32>,
+    /// The query as the graph measures it (its codes).
+    pub(crate) query: Query,
     /// The unvisited neighbours of the node being expanded.
     fresh: Vec<u32>,
     /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).

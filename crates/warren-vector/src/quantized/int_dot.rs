@@ -1,5 +1,7 @@
 //! Exact integer dot products of one query's `i16` codes with many rows of `i8` codes: the
-//! int8 stage of the copy's filter ([`super`]; the 4-bit stage's are in `nibble_blocks`).
+//! int8 stage of the copy's filter ([`super`]; the 4-bit stage's are in `nibble_blocks`), and
+//! the vector index's distances between its int8 rows (`crate::hnsw`), one pair at a time
+//! ([`DotCodes`]).
 //! Every kernel returns the exact sum (no rounding: [`query_code_max`] keeps every partial
 //! sum inside `i32`), so the kernels agree bit for bit and the filter's bound needs no
 //! rounding term for them. Chosen at run time: AVX-512BW (32 codes per step, the row's tail
@@ -47,6 +49,53 @@ pub fn dot_rows_kernels() -> Vec<DotRows> {
     kernels
 }
 
+/// `Σ_i a[i] · b[i]` over two rows of `i8` codes of one length, at most
+/// [`CODES_DIM_MAX`] (so no partial sum of codes in `-127..=127` overflows an `i32`).
+pub type DotCodes = fn(a: &[i8], b: &[i8]) -> i32;
+
+/// The longest rows [`DotCodes`] takes: `dim · 127²` fits an `i32`.
+pub const CODES_DIM_MAX: usize = (i32::MAX as usize) / (CODE_LIMIT * CODE_LIMIT) as usize;
+
+/// The widest pair kernel this CPU runs.
+pub fn dot_codes_kernel() -> DotCodes {
+    dot_codes_kernels()[0]
+}
+
+/// Every pair kernel this CPU runs, widest first (the portable one last).
+pub fn dot_codes_kernels() -> Vec<DotCodes> {
+    let mut kernels: Vec<DotCodes> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+        {
+            kernels.push(x86::dot_codes_avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            kernels.push(x86::dot_codes_avx2);
+        }
+    }
+    kernels.push(dot_codes_portable);
+    kernels
+}
+
+fn check_pair(a: &[i8], b: &[i8]) {
+    assert_eq!(a.len(), b.len(), "rows of one length");
+    assert!(
+        a.len() <= CODES_DIM_MAX,
+        "rows of at most {CODES_DIM_MAX} codes"
+    );
+}
+
+/// The reference pair kernel.
+pub fn dot_codes_portable(a: &[i8], b: &[i8]) -> i32 {
+    check_pair(a, b);
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
+}
+
 fn check_shapes(codes: &[i8], query: &[i16], out: &[i32]) {
     assert!(!query.is_empty(), "a query of at least one value");
     assert_eq!(codes.len(), out.len() * query.len(), "whole rows of codes");
@@ -77,8 +126,89 @@ mod x86 {
         _mm_cvtsi128_si32, _mm_loadu_si128, _mm_shuffle_epi32,
     };
 
-    use super::check_shapes;
+    use super::{check_pair, check_shapes};
     use crate::prefetch;
+
+    pub fn dot_codes_avx512(a: &[i8], b: &[i8]) -> i32 {
+        check_pair(a, b);
+        // SAFETY: handed out only when AVX-512BW and AVX-512VL were detected.
+        unsafe { dot_codes_avx512_body(a, b) }
+    }
+
+    #[target_feature(enable = "avx512bw,avx512vl")]
+    fn dot_codes_avx512_body(a: &[i8], b: &[i8]) -> i32 {
+        const W: usize = 32;
+        let dim = a.len();
+        let body = dim - dim % W;
+        let tail = dim - body;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        // SAFETY: every full load reads `W` codes of each row below `body <= dim`; the tail's
+        // loads are masked to the `tail` codes left (masked-out lanes are not read).
+        unsafe {
+            let (mut acc0, mut acc1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+            let mut i = 0;
+            while i + 2 * W <= body {
+                let a0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pa.add(i).cast()));
+                let b0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pb.add(i).cast()));
+                let a1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pa.add(i + W).cast()));
+                let b1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pb.add(i + W).cast()));
+                acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(a0, b0));
+                acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(a1, b1));
+                i += 2 * W;
+            }
+            if i < body {
+                let a0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pa.add(i).cast()));
+                let b0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pb.add(i).cast()));
+                acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(a0, b0));
+                i += W;
+            }
+            if tail > 0 {
+                let mask: u32 = (1u32 << tail) - 1;
+                let at = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, pa.add(i)));
+                let bt = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(mask, pb.add(i)));
+                acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(at, bt));
+            }
+            _mm512_reduce_add_epi32(_mm512_add_epi32(acc0, acc1))
+        }
+    }
+
+    pub fn dot_codes_avx2(a: &[i8], b: &[i8]) -> i32 {
+        check_pair(a, b);
+        // SAFETY: handed out only when AVX2 was detected.
+        unsafe { dot_codes_avx2_body(a, b) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn dot_codes_avx2_body(a: &[i8], b: &[i8]) -> i32 {
+        const W: usize = 16;
+        let dim = a.len();
+        let body = dim - dim % W;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        // SAFETY: every load reads `W` codes of each row below `body <= dim`.
+        let body_sum = unsafe {
+            let mut acc = _mm256_setzero_si256();
+            let mut i = 0;
+            while i < body {
+                let a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pa.add(i).cast()));
+                let b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pb.add(i).cast()));
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(a0, b0));
+                i += W;
+            }
+            let half = _mm_add_epi32(
+                _mm256_castsi256_si128(acc),
+                _mm256_extracti128_si256::<1>(acc),
+            );
+            let quarter = _mm_add_epi32(half, _mm_shuffle_epi32::<0b01_00_11_10>(half));
+            let last = _mm_add_epi32(quarter, _mm_shuffle_epi32::<0b10_11_00_01>(quarter));
+            _mm_cvtsi128_si32(last)
+        };
+        let tail: i32 = a[body..]
+            .iter()
+            .zip(&b[body..])
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        body_sum + tail
+    }
 
     pub fn dot_rows_avx512(codes: &[i8], query: &[i16], out: &mut [i32]) {
         check_shapes(codes, query, out);
@@ -227,6 +357,34 @@ mod tests {
         }
     }
 
+    /// Pairs at the longest rows and the extreme codes give exact sums.
+    #[test]
+    fn pair_kernels_are_exact_at_the_extremes() {
+        assert!(CODES_DIM_MAX as i64 * 127 * 127 <= i64::from(i32::MAX));
+        for dim in [
+            1usize,
+            15,
+            16,
+            17,
+            31,
+            32,
+            33,
+            64,
+            95,
+            128,
+            515,
+            CODES_DIM_MAX,
+        ] {
+            for (x, y) in [(127i8, 127i8), (-127, 127), (-127, -127)] {
+                let expected = i64::from(x) * i64::from(y) * dim as i64;
+                for kernel in dot_codes_kernels() {
+                    let sum = kernel(&vec![x; dim], &vec![y; dim]);
+                    assert_eq!(i64::from(sum), expected, "{dim}");
+                }
+            }
+        }
+    }
+
     fn case() -> impl Strategy<Value = (Vec<i16>, Vec<i8>, usize)> {
         (1usize..200, 0usize..9).prop_flat_map(|(dim, rows)| {
             let limit = query_code_max(dim).unwrap();
@@ -257,6 +415,21 @@ mod tests {
                 let mut out = vec![0i32; rows];
                 kernel(&codes, &query, &mut out);
                 prop_assert_eq!(&out, &expected);
+            }
+        }
+
+        /// Every pair kernel equals the scalar sum, for every length.
+        #[test]
+        fn every_pair_kernel_equals_the_scalar_sum(
+            pair in (1usize..300).prop_flat_map(|dim| (
+                proptest::collection::vec(-127i8..=127, dim),
+                proptest::collection::vec(-127i8..=127, dim),
+            ))
+        ) {
+            let (a, b) = pair;
+            let expected: i64 = a.iter().zip(&b).map(|(&x, &y)| i64::from(x) * i64::from(y)).sum();
+            for kernel in dot_codes_kernels() {
+                prop_assert_eq!(i64::from(kernel(&a, &b)), expected);
             }
         }
     }
