@@ -90,6 +90,17 @@ fn recall(
             found.iter().all(|hit| live(hit.row)),
             "a deleted or filtered row came back"
         );
+        // The graph measures codes; what comes back carries the exact distance, nearest first.
+        for hit in &found {
+            let metric = index.params().metric;
+            let alone = hit.row..hit.row + 1;
+            let exact = exact_top_k(vectors, dim, alone, query, 1, metric, |_| true)[0];
+            assert_eq!(hit.distance, exact.distance, "row {}", hit.row);
+        }
+        assert!(
+            found.windows(2).all(|pair| pair[0] <= pair[1]),
+            "nearest first"
+        );
         hits += found
             .iter()
             .filter(|hit| truth.iter().any(|exact| exact.row == hit.row))
