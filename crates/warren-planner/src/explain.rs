@@ -374,6 +374,7 @@ pub fn operator_line(plan: &Plan) -> String {
             dead,
             unread,
             ordered,
+            top,
             ..
         } => {
             let arguments: Vec<String> = call.arguments.iter().map(expr_text).collect();
@@ -388,8 +389,9 @@ pub fn operator_line(plan: &Plan) -> String {
                 format!(" unread {unread:?}")
             };
             let unordered = if *ordered { "" } else { " unordered" };
+            let top = top.map_or(String::new(), |top| format!(" top {top}"));
             format!(
-                "Procedure {}({}) -> {columns:?}{dropped}{unread}{unordered}",
+                "Procedure {}({}) -> {columns:?}{dropped}{unread}{unordered}{top}",
                 call.name,
                 arguments.join(", ")
             )

@@ -148,6 +148,9 @@ pub enum Plan {
     /// `unread` are the procedure's own columns no operator above reads (the procedure may
     /// leave them NULL); `ordered` is false when nothing above depends on the order of its
     /// rows (set by `optimizer/procedure_order.rs`), so it may skip the order it documents.
+    /// `top`: only rows that can be among the first `top` of the procedure's ranking are
+    /// needed (ties at the boundary included), when a top-N above sorts by that ranking first
+    /// (set by `optimizer/procedure_top.rs`).
     Procedure {
         input: Box<Plan>,
         call: Arc<crate::procedure::ProcedureCall>,
@@ -155,6 +158,7 @@ pub enum Plan {
         dead: Vec<usize>,
         unread: Vec<usize>,
         ordered: bool,
+        top: Option<u64>,
     },
     /// Runs `inner` (whose leaf is [`Plan::Argument`]) per input row; if it yields nothing, emits
     /// the input row with `null_slots` set to NULL.
@@ -755,6 +759,7 @@ impl Plan {
                 dead,
                 unread,
                 ordered,
+                top,
             } => Plan::Procedure {
                 input: boxed(input),
                 call,
@@ -762,6 +767,7 @@ impl Plan {
                 dead,
                 unread,
                 ordered,
+                top,
             },
             Plan::Optional {
                 input,

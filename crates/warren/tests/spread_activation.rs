@@ -354,3 +354,73 @@ fn rows_whose_order_nothing_reads_come_unranked_and_fold_to_the_same_groups() {
                     RETURN pid, count(node), sum(hops) ORDER BY pid";
     assert_eq!(rows(&mut conn, by_input), ["0|3|2", "1|2|1"]);
 }
+
+/// A star of hubs with many tied activations: node 0 points at 1..=8; each of those at
+/// `10 * i + 1 ..= 10 * i + 6`; the leaves of even hubs also point at 100.
+fn ties() -> Connection {
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    for statement in [
+        "CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))",
+        "CREATE REL TABLE Knows(FROM Person TO Person)",
+        "UNWIND range(0, 100) AS i CREATE (:Person {id: i})",
+        "MATCH (a:Person), (b:Person) WHERE a.id = 0 AND b.id >= 1 AND b.id <= 8 \
+         CREATE (a)-[:Knows]->(b)",
+        "MATCH (a:Person), (b:Person) WHERE a.id >= 1 AND a.id <= 8 \
+         AND b.id > 10 * a.id AND b.id <= 10 * a.id + 6 CREATE (a)-[:Knows]->(b)",
+        "MATCH (a:Person), (b:Person) WHERE a.id > 10 AND a.id < 90 AND (a.id / 10) % 2 = 0 \
+         AND b.id = 100 CREATE (a)-[:Knows]->(b)",
+    ] {
+        conn.query(statement).unwrap();
+    }
+    conn
+}
+
+#[test]
+fn a_top_n_by_activation_gets_only_the_rows_it_can_keep() {
+    let mut conn = ties();
+    let call = format!("{FROM_ZERO}CALL spread_activation('Knows', seeds, max_hops := 3) ");
+    for (skip, limit) in [
+        (0, 1),
+        (0, 3),
+        (0, 9),
+        (0, 10),
+        (2, 8),
+        (5, 20),
+        (0, 100),
+        (0, 0),
+    ] {
+        let skip_text = if skip > 0 {
+            format!("SKIP {skip} ")
+        } else {
+            String::new()
+        };
+        let order = format!("ORDER BY activation DESC, node.id {skip_text}LIMIT {limit}");
+        let top = format!("{call}RETURN node.id, activation, hops {order}");
+        let text = plan(&mut conn, &top);
+        assert!(text.contains(&format!(" top {}", skip + limit)), "{text}");
+        // A filter between the call and the top-N keeps the call whole: the reference.
+        let whole = format!(
+            "{call}WITH node, activation, hops WHERE hops >= 0 \
+             RETURN node.id, activation, hops {order}"
+        );
+        assert!(!plan(&mut conn, &whole).contains(" top "));
+        assert_eq!(rows(&mut conn, &top), rows(&mut conn, &whole), "{order}");
+    }
+    // Sorted by something else first, or ascending: every row may matter.
+    for order in [
+        "ORDER BY node.id LIMIT 3",
+        "ORDER BY activation, node.id LIMIT 3",
+        "ORDER BY hops DESC, node.id LIMIT 3",
+    ] {
+        let query = format!("{call}RETURN node.id, activation, hops {order}");
+        assert!(!plan(&mut conn, &query).contains(" top "), "{order}");
+    }
+    // The top ten: node 100 (24 leaves send it 0.125 each), the seed, then the eight tied
+    // nodes of hop 1 by id (the 48 leaves tie at 0.25 below them).
+    let ten = format!("{call}RETURN node.id ORDER BY activation DESC, node.id LIMIT 10");
+    assert_eq!(
+        rows(&mut conn, &ten),
+        ["100", "0", "1", "2", "3", "4", "5", "6", "7", "8"]
+    );
+}

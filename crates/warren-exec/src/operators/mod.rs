@@ -231,6 +231,7 @@ fn build_operator(
             dead,
             unread,
             ordered,
+            top,
         } => Box::new(procedure::ProcedureScan::new(
             child(input),
             call.clone(),
@@ -239,6 +240,7 @@ fn build_operator(
             crate::procedures::OutputShape {
                 ordered: *ordered,
                 read: columns.iter().map(|slot| !unread.contains(slot)).collect(),
+                top: *top,
             },
         )),
         Plan::Optional {

@@ -25,11 +25,14 @@ pub trait GraphProcedure: Send + Sync {
 }
 
 /// What the plan above a call needs of its rows: whether in the procedure's documented order,
-/// and which columns it reads (an unread column may be left [`ProcedureColumn::Unread`]).
+/// which columns it reads (an unread column may be left [`ProcedureColumn::Unread`]), and
+/// whether only the rows that can be among the first `top` of its documented ranking (ties at
+/// the boundary included; a procedure without a ranking ignores it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputShape {
     pub ordered: bool,
     pub read: Vec<bool>,
+    pub top: Option<u64>,
 }
 
 impl OutputShape {
@@ -38,6 +41,7 @@ impl OutputShape {
         Self {
             ordered: true,
             read: vec![true; width],
+            top: None,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! graph of the rel table (the stored CSRs in place when one pair joins one node table), reads
 //! the weight column in place when it can, runs [`crate::recursive::spread`] on the query's
 //! threads, and returns `(node, activation, hops)` rows: ranked when the plan needs their
-//! order, by node id otherwise, and only the columns the plan reads.
+//! order, by node id otherwise, only the columns the plan reads, and only the rows that can be
+//! in a top-N above by activation when there is one (`OutputShape::top`).
 
 use warren_common::value::Value;
 use warren_common::{Error, InternalId, Result};
@@ -13,8 +14,8 @@ use super::{GraphProcedure, OutputShape, ProcedureColumn, ProcedureRows};
 use crate::context::ExecContext;
 use crate::recursive::graph::{Adjacency, Graph};
 use crate::recursive::spread::{
-    spread_in_chunks, Activation, EdgeWeights, SpreadGraph, SpreadOrder, SpreadParameters,
-    SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
+    ranked_top, spread_in_chunks, Activation, EdgeWeights, SpreadGraph, SpreadOrder,
+    SpreadParameters, SpreadRun, SpreadStrategy, SPREAD_HOPS_MAX,
 };
 use crate::recursive::weighted::edge_weights;
 
@@ -197,12 +198,18 @@ impl GraphProcedure for SpreadActivationProcedure {
             memory: &ctx.memory,
             states: Some(&ctx.spread_states),
         };
-        let order = if shape.ordered {
+        // A top wants few rows, ranked: they are selected from the rows in id order (no sort
+        // of every reached node).
+        let order = if shape.ordered && shape.top.is_none() {
             SpreadOrder::Ranked
         } else {
             SpreadOrder::ById
         };
-        let activations = spread_in_chunks(&spread_graph, &dense, parameters, &run, order)?;
+        let mut activations = spread_in_chunks(&spread_graph, &dense, parameters, &run, order)?;
+        if let Some(top) = shape.top {
+            let top = usize::try_from(top).unwrap_or(usize::MAX);
+            activations = vec![ranked_top(&activations, top)];
+        }
         graph.check_corruption()?;
         Ok(rows(&graph, &activations, &shape.read))
     }

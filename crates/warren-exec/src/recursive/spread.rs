@@ -980,6 +980,37 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
 
 /// The `count` reached nodes with their totals and first hops, id ascending: one pass over the
 /// first-hop array, no sort.
+/// The rows of `chunks` that can be among the first `top` of the ranking (activation
+/// descending, then id ascending): every row whose activation is at least the `top`-th
+/// largest, so that all rows tied with it are kept; ranked. A top-N above that sorts by the
+/// activation first keeps only such rows (`Plan::Procedure::top`).
+pub fn ranked_top(chunks: &[Vec<Activation>], top: usize) -> Vec<Activation> {
+    let count: usize = chunks.iter().map(Vec::len).sum();
+    if top == 0 {
+        return Vec::new();
+    }
+    let mut kept: Vec<Activation> = if count <= top {
+        chunks.concat()
+    } else {
+        let mut values: Vec<f64> = chunks.iter().flatten().map(|a| a.activation).collect();
+        let (_, boundary, _) = values.select_nth_unstable_by(top - 1, |a, b| b.total_cmp(a));
+        let boundary = *boundary;
+        chunks
+            .iter()
+            .flatten()
+            .filter(|a| a.activation.total_cmp(&boundary).is_ge())
+            .copied()
+            .collect()
+    };
+    kept.sort_unstable_by(|a, b| {
+        b.activation
+            .total_cmp(&a.activation)
+            .then(a.node.cmp(&b.node))
+    });
+    debug_assert!(kept.len() >= top.min(count));
+    kept
+}
+
 fn by_id(state: &State, count: usize) -> Vec<Activation> {
     let mut out = Vec::with_capacity(count);
     for (v, &hop) in state.first_hop.iter().enumerate() {

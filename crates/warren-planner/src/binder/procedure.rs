@@ -118,6 +118,7 @@ impl Binder<'_> {
             dead: Vec::new(),
             unread: Vec::new(),
             ordered: true,
+            top: None,
         };
         if let Some(predicate) = &call.where_clause {
             let (predicate, _) = self.bind_expr(predicate, scope)?;

@@ -1,12 +1,14 @@
 //! Plan rewrites applied after binding, one rule per file: dead-slot pruning (don't build path
 //! values nobody reads), path counting (aggregate over path counts instead of paths), expansion
 //! counting (aggregate over degrees instead of a last hop's rows) and top-k (ORDER BY ... LIMIT
-//! as a bounded heap, or as a parallel vector scan), and procedure order (a procedure's rows
-//! need not come in its documented order when nothing above depends on it).
+//! as a bounded heap, or as a parallel vector scan), procedure top (a spread hands on only the
+//! rows a top-N by its activation can keep) and procedure order (a procedure's rows need not
+//! come in its documented order when nothing above depends on it).
 
 mod count_expand;
 mod count_paths;
 mod procedure_order;
+mod procedure_top;
 mod prune;
 mod top_k;
 
@@ -30,6 +32,9 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     }
     if plan.any(&top_k::rewrites) {
         plan = top_k::top_k(plan);
+    }
+    if plan.any(&procedure_top::rewrites) {
+        plan = procedure_top::procedure_top(plan);
     }
     if plan.any(&procedure_order::rewrites) {
         plan = procedure_order::mark_order(plan);

@@ -123,6 +123,7 @@ mod tests {
             dead: Vec::new(),
             unread: Vec::new(),
             ordered: true,
+            top: None,
         }
     }
 

@@ -62,6 +62,7 @@ fn mark_dead_slots(plan: Plan, live_above: &HashSet<usize>) -> Plan {
             dead: _,
             unread: _,
             ordered,
+            top,
         } => {
             let mut written = Vec::new();
             input.all_written_slots(&mut written);
@@ -80,6 +81,7 @@ fn mark_dead_slots(plan: Plan, live_above: &HashSet<usize>) -> Plan {
                 dead: written,
                 unread,
                 ordered,
+                top,
             }
         }
         other => other,

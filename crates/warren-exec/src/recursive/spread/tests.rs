@@ -482,3 +482,42 @@ fn a_pool_keeps_one_clear_state_per_graph_size_within_its_bound() {
     run(Some(&small), 0);
     assert_eq!(small.idle_states(), 0, "a state over the bound is not kept");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The top of the rows, from chunks in id order, is the full ranking's first `top` rows
+    /// and every later row tied with the last of them, ranked.
+    #[test]
+    fn ranked_top_keeps_the_first_rows_and_their_ties(
+        levels in proptest::collection::vec(0u8..6, 0..60),
+        cut in 0usize..60,
+        top in 0usize..70,
+    ) {
+        // Few distinct activations, so the boundary is often tied.
+        let rows: Vec<Activation> = levels
+            .iter()
+            .enumerate()
+            .map(|(node, &level)| Activation {
+                node: node as u32,
+                activation: f64::from(level) * 0.25,
+                hops: 1,
+            })
+            .collect();
+        let cut = cut.min(rows.len());
+        let chunks = vec![rows[..cut].to_vec(), rows[cut..].to_vec()];
+        let mut full = rows.clone();
+        full.sort_unstable_by(|a, b| {
+            b.activation.total_cmp(&a.activation).then(a.node.cmp(&b.node))
+        });
+        let got = ranked_top(&chunks, top);
+        let expected: Vec<Activation> = match top.min(full.len()) {
+            0 => Vec::new(),
+            first => {
+                let boundary = full[first - 1].activation;
+                full.iter().copied().filter(|a| a.activation >= boundary).collect()
+            }
+        };
+        prop_assert_eq!(got, expected);
+    }
+}
