@@ -78,8 +78,9 @@ fn rows_kept(skip: Option<&Expr>, limit: &Expr) -> Option<u64> {
 }
 
 /// Follows `slot` down through projections to a `spread_activation` call whose activation it
-/// is, and sets that call's `top`; any other operator ends the walk unchanged.
-fn mark(plan: Plan, slot: usize, top: u64) -> Plan {
+/// is, and sets that call's `top` to `rows` (or keeps a smaller one); any other operator ends
+/// the walk unchanged.
+fn mark(plan: Plan, slot: usize, rows: u64) -> Plan {
     match plan {
         Plan::Project { input, assignments } => {
             let below = match assignments.iter().find(|(assigned, _)| *assigned == slot) {
@@ -90,36 +91,23 @@ fn mark(plan: Plan, slot: usize, top: u64) -> Plan {
                 None => Some(slot),
             };
             let input = match below {
-                Some(source) => Box::new(mark(*input, source, top)),
+                Some(source) => Box::new(mark(*input, source, rows)),
                 None => input,
             };
             Plan::Project { input, assignments }
         }
-        Plan::Procedure {
-            input,
-            call,
-            columns,
-            dead,
-            unread,
-            ordered,
-            top: old,
-        } => {
-            let ranked_by_slot = matches!(call.kind, ProcedureKind::SpreadActivation(_))
-                && columns.get(ACTIVATION_COLUMN) == Some(&slot);
-            let top = if ranked_by_slot {
-                Some(old.map_or(top, |old| old.min(top)))
-            } else {
-                old
-            };
-            Plan::Procedure {
-                input,
-                call,
-                columns,
-                dead,
-                unread,
-                ordered,
-                top,
+        mut procedure @ Plan::Procedure { .. } => {
+            if let Plan::Procedure {
+                call, columns, top, ..
+            } = &mut procedure
+            {
+                let ranked_by_slot = matches!(call.kind, ProcedureKind::SpreadActivation(_))
+                    && columns.get(ACTIVATION_COLUMN) == Some(&slot);
+                if ranked_by_slot {
+                    *top = Some(top.map_or(rows, |old| old.min(rows)));
+                }
             }
+            procedure
         }
         other => other,
     }
