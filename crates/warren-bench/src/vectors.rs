@@ -21,6 +21,7 @@
 use std::hint::black_box;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use warren_vector::distance::Metric;
@@ -385,8 +386,10 @@ fn int8_filter_run(
     )
 }
 
-/// Seconds to answer every query with `threads` threads (query `i` on thread `i % threads`),
-/// and the answers in query order.
+/// Seconds to answer every query with `threads` threads, and the answers in query order. The
+/// threads take the next query from a shared counter (as hnswlib's `knn_query` and faiss do),
+/// so a thread the machine preempts for a while does not hold the round up with a fixed share
+/// of the queries.
 fn query_round(
     index: &HnswIndex,
     vectors: &[f32],
@@ -397,23 +400,26 @@ fn query_round(
 ) -> (f64, Vec<Vec<u32>>) {
     let dim = index.dim();
     let count = queries.len() / dim;
+    let next = AtomicUsize::new(0);
     let started = Instant::now();
     let parts: Vec<Vec<(usize, Vec<u32>)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|thread| {
-                scope.spawn(move || {
+            .map(|_| {
+                scope.spawn(|| {
                     let mut scratch = SearchScratch::new();
                     scratch.set_prefetch(prefetch);
-                    (thread..count)
-                        .step_by(threads)
-                        .map(|at| {
-                            let query = &queries[at * dim..(at + 1) * dim];
-                            let found = index
-                                .search(vectors, query, TOP_K, efs, &mut scratch)
-                                .expect("the workload's queries are valid");
-                            (at, found.iter().map(|hit| hit.row).collect())
-                        })
-                        .collect()
+                    let mut answers = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        if at >= count {
+                            break answers;
+                        }
+                        let query = &queries[at * dim..(at + 1) * dim];
+                        let found = index
+                            .search(vectors, query, TOP_K, efs, &mut scratch)
+                            .expect("the workload's queries are valid");
+                        answers.push((at, found.iter().map(|hit| hit.row).collect()));
+                    }
                 })
             })
             .collect();
