@@ -5,7 +5,7 @@
 //! * `brute force`: exact top-10 cosine per query, a parallel scan with a bounded heap over the
 //!   contiguous block, as GB/s and as a share of the read bandwidth;
 //! * `index build`: the HNSW index over every row (Kùzu's default parameters);
-//! * `index query efs=N`: queries per second (queries split over the threads) and recall@10
+//! * `index query efs=N`: queries per second (the threads take queries from a shared counter) and recall@10
 //!   against the brute-force answers, at each `efs`;
 //! * `hybrid ...` (unless `--no-hybrid`): vector search then spreading activation over a
 //!   Graph500 graph on the same nodes, through Cypher (`crate::vectors_hybrid`): the index
