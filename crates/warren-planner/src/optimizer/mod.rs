@@ -41,3 +41,37 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     }
     plan
 }
+
+/// Plans the rules' unit tests share.
+#[cfg(test)]
+pub(crate) mod test_plans {
+    use std::sync::Arc;
+
+    use crate::plan::Plan;
+    use crate::procedure::{ProcedureCall, ProcedureKind, SpreadActivation};
+
+    /// A `spread_activation` call over `R` on one empty input row, its rows in `columns`
+    /// (node, activation, hops), ordered and without a top.
+    pub fn spread_call(columns: Vec<usize>) -> Plan {
+        Plan::Procedure {
+            input: Box::new(Plan::Unit),
+            call: Arc::new(ProcedureCall {
+                name: "spread_activation".into(),
+                arguments: Vec::new(),
+                columns: Vec::new(),
+                kind: ProcedureKind::SpreadActivation(SpreadActivation {
+                    rel_table: "R".into(),
+                    steps: Vec::new(),
+                    both: false,
+                    weight: None,
+                    node_tables: Vec::new(),
+                }),
+            }),
+            columns,
+            dead: Vec::new(),
+            unread: Vec::new(),
+            ordered: true,
+            top: None,
+        }
+    }
+}

@@ -98,33 +98,11 @@ fn need_of_input(plan: &Plan, need: &Need) -> Need {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::expr::AggregateExpr;
-    use crate::procedure::{ProcedureCall, ProcedureKind, SpreadActivation};
 
     fn procedure() -> Plan {
-        Plan::Procedure {
-            input: Box::new(Plan::Unit),
-            call: Arc::new(ProcedureCall {
-                name: "p".into(),
-                arguments: Vec::new(),
-                columns: Vec::new(),
-                kind: ProcedureKind::SpreadActivation(SpreadActivation {
-                    rel_table: "R".into(),
-                    steps: Vec::new(),
-                    both: false,
-                    weight: None,
-                    node_tables: Vec::new(),
-                }),
-            }),
-            columns: vec![0, 1],
-            dead: Vec::new(),
-            unread: Vec::new(),
-            ordered: true,
-            top: None,
-        }
+        crate::optimizer::test_plans::spread_call(vec![0, 1])
     }
 
     fn aggregate(input: Plan, keys: &[usize], function: AggregateFunction) -> Plan {

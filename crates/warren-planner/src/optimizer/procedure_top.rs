@@ -115,32 +115,10 @@ fn mark(plan: Plan, slot: usize, rows: u64) -> Plan {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::procedure::{ProcedureCall, SpreadActivation};
 
     fn spread() -> Plan {
-        Plan::Procedure {
-            input: Box::new(Plan::Unit),
-            call: Arc::new(ProcedureCall {
-                name: "spread_activation".into(),
-                arguments: Vec::new(),
-                columns: Vec::new(),
-                kind: ProcedureKind::SpreadActivation(SpreadActivation {
-                    rel_table: "R".into(),
-                    steps: Vec::new(),
-                    both: false,
-                    weight: None,
-                    node_tables: Vec::new(),
-                }),
-            }),
-            columns: vec![3, 4, 5],
-            dead: Vec::new(),
-            unread: Vec::new(),
-            ordered: true,
-            top: None,
-        }
+        crate::optimizer::test_plans::spread_call(vec![3, 4, 5])
     }
 
     fn top_n(input: Plan, key: Expr, descending: bool, skip: Option<i64>) -> Plan {
