@@ -1,7 +1,7 @@
 //! Software prefetch hints over vector memory: one cache line (the HNSW search, a node it is
-//! about to read), a row read soon (the index ranking its beam) and a scan's run of bytes a fixed distance ahead (the FLOAT and quantized
-//! scans). A prefetch is a hint: it never faults and reads nothing the program sees; off
-//! x86-64 these are no-ops.
+//! about to read), a row read soon (the index ranking its beam) and a scan's run of bytes a
+//! fixed distance ahead (the FLOAT and quantized scans). A prefetch is a hint: it never faults
+//! and reads nothing the program sees; off x86-64 these are no-ops.
 
 /// How far ahead of the row (or block) being read a scan over contiguous memory prefetches:
 /// 8 KiB measured best for the quantized kernels (`OPTIMIZATION_LOG` 165: 94-95% of a plain

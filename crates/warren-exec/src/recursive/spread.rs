@@ -951,11 +951,7 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
     let nodes = state.first_hop.len();
     if reached.len() < RADIX_RANK_MIN || (reached.len() as f64) < RADIX_RANK_SHARE * nodes as f64 {
         let mut out: Vec<Activation> = reached.into_iter().map(|v| activation(state, v)).collect();
-        out.sort_unstable_by(|a, b| {
-            b.activation
-                .total_cmp(&a.activation)
-                .then(a.node.cmp(&b.node))
-        });
+        out.sort_unstable_by(rank_order);
         return out;
     }
     // Each item carries what its row needs (the key is the activation, inverted), so the
@@ -978,8 +974,6 @@ fn ranked(state: &State, reached: Vec<u32>) -> Vec<Activation> {
         .collect()
 }
 
-/// The `count` reached nodes with their totals and first hops, id ascending: one pass over the
-/// first-hop array, no sort.
 /// The rows of `chunks` that can be among the first `top` of the ranking (activation
 /// descending, then id ascending): every row whose activation is at least the `top`-th
 /// largest, so that all rows tied with it are kept; ranked. A top-N above that sorts by the
@@ -1002,15 +996,20 @@ pub fn ranked_top(chunks: &[Vec<Activation>], top: usize) -> Vec<Activation> {
             .copied()
             .collect()
     };
-    kept.sort_unstable_by(|a, b| {
-        b.activation
-            .total_cmp(&a.activation)
-            .then(a.node.cmp(&b.node))
-    });
+    kept.sort_unstable_by(rank_order);
     debug_assert!(kept.len() >= top.min(count));
     kept
 }
 
+/// The ranking's order: activation descending, then id ascending.
+fn rank_order(a: &Activation, b: &Activation) -> std::cmp::Ordering {
+    b.activation
+        .total_cmp(&a.activation)
+        .then(a.node.cmp(&b.node))
+}
+
+/// The `count` reached nodes with their totals and first hops, id ascending: one pass over the
+/// first-hop array, no sort.
 fn by_id(state: &State, count: usize) -> Vec<Activation> {
     let mut out = Vec::with_capacity(count);
     for (v, &hop) in state.first_hop.iter().enumerate() {

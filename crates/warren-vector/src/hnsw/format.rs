@@ -155,11 +155,9 @@ impl HnswIndex {
             )));
         }
         index.install(rows, upper_rows, upper, lower, deleted)?;
-        for row in 0..rows {
-            let vector = &vectors[row * dim..(row + 1) * dim];
-            let norm = inverse_norms.get(row).copied().unwrap_or(f32::NAN);
-            index.set_row_codes(row as u32, vector, norm);
-        }
+        index.code_rows(vectors, 0..rows, |row, _| {
+            inverse_norms.get(row).copied().unwrap_or(f32::NAN)
+        });
         Ok(index)
     }
 

@@ -120,18 +120,24 @@ impl HnswIndex {
         self.check_block(vectors, rows)?;
         let first = self.rows;
         self.grow_graph(rows)?;
-        for row in first..rows {
-            let vector = row_vector(vectors, self.dim, row as u32);
-            self.set_row_codes(row as u32, vector, inverse_norm(vector));
-        }
+        self.code_rows(vectors, first..rows, |_, vector| inverse_norm(vector));
         Ok(())
     }
 
-    /// Codes `vector` (with its inverse norm, used under cosine) into row `row`'s block.
-    pub(crate) fn set_row_codes(&mut self, row: u32, vector: &[f32], inverse_norm: f32) {
+    /// Codes the rows `rows` of `vectors` into their blocks, with `norm(row, vector)` as each
+    /// row's inverse norm (used under cosine), through one buffer.
+    pub(crate) fn code_rows(
+        &mut self,
+        vectors: &[f32],
+        rows: std::ops::Range<usize>,
+        norm: impl Fn(usize, &[f32]) -> f32,
+    ) {
         let mut codes = vec![0i8; self.dim];
-        let factors = encode_row(self.params.metric, vector, inverse_norm, &mut codes);
-        self.lower.set_codes(row, &codes, factors);
+        for row in rows {
+            let vector = row_vector(vectors, self.dim, row as u32);
+            let factors = encode_row(self.params.metric, vector, norm(row, vector), &mut codes);
+            self.lower.set_codes(row as u32, &codes, factors);
+        }
     }
 
     /// Makes room for rows `0..rows` in both layers (vectors zero), sampling the new ones into

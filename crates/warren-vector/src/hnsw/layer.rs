@@ -26,7 +26,7 @@ const SPINS_BEFORE_YIELD: u32 = 64;
 /// Words in one 64-byte cache line.
 const LINE_WORDS: usize = 16;
 
-/// Factor words kept beside a node's codes (`measure::RowFactors`).
+/// Factor words kept beside a node's codes (`measure::encode_row` says what they hold).
 pub const FACTOR_WORDS: usize = 2;
 
 /// One cache line of a layer's blocks.

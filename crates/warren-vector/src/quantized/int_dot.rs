@@ -9,6 +9,8 @@
 //! prefetched ahead (`crate::prefetch::scan_ahead`); a call for one row (the int8 stage after
 //! the 4-bit one, rows far apart) is not, since it would fetch lines nobody reads.
 
+use std::sync::OnceLock;
+
 /// The copy's codes lie in `-CODE_LIMIT..=CODE_LIMIT` (`super::CODE_MAX`).
 const CODE_LIMIT: i64 = 127;
 
@@ -25,9 +27,10 @@ pub fn query_code_max(dim: usize) -> Option<i16> {
 /// the codes in `-127..=127`, so no partial sum overflows.
 pub type DotRows = fn(codes: &[i8], query: &[i16], out: &mut [i32]);
 
-/// The widest kernel this CPU runs.
+/// The widest kernel this CPU runs (chosen on first use: the index looks it up per search).
 pub fn dot_rows_kernel() -> DotRows {
-    dot_rows_kernels()[0]
+    static CHOSEN: OnceLock<DotRows> = OnceLock::new();
+    *CHOSEN.get_or_init(|| dot_rows_kernels()[0])
 }
 
 /// Every kernel this CPU runs, widest first (the portable one last; the tests compare them
@@ -56,9 +59,10 @@ pub type DotCodes = fn(a: &[i8], b: &[i8]) -> i32;
 /// The longest rows [`DotCodes`] takes: `dim · 127²` fits an `i32`.
 pub const CODES_DIM_MAX: usize = (i32::MAX as usize) / (CODE_LIMIT * CODE_LIMIT) as usize;
 
-/// The widest pair kernel this CPU runs.
+/// The widest pair kernel this CPU runs (chosen on first use, as [`dot_rows_kernel`]).
 pub fn dot_codes_kernel() -> DotCodes {
-    dot_codes_kernels()[0]
+    static CHOSEN: OnceLock<DotCodes> = OnceLock::new();
+    *CHOSEN.get_or_init(|| dot_codes_kernels()[0])
 }
 
 /// Every pair kernel this CPU runs, widest first (the portable one last).
