@@ -4,6 +4,7 @@
 
 mod bench_commands;
 mod demo;
+mod malloc_policy;
 mod output;
 mod pipe;
 mod remote_shell;
@@ -149,6 +150,7 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
+    malloc_policy::apply();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

@@ -193,16 +193,14 @@ impl State {
         Ok(())
     }
 
-    /// Resets the entries of the nodes `out` lists (the spread's reached nodes), leaving the
-    /// state as [`State::new`] made it: the arrivals and private arrays are already reset hop
-    /// by hop, so only the totals and first hops remain. O(reached), not O(nodes).
+    /// Resets the entries of the nodes `out` lists (the spread's reached nodes): the arrivals
+    /// and private arrays are already reset hop by hop, so only the totals and first hops
+    /// remain. O(reached), not O(nodes).
     fn clear_reached(&mut self, out: &[Vec<Activation>]) {
         for a in out.iter().flatten() {
             self.total[a.node as usize] = 0.0;
             self.first_hop[a.node as usize] = HOPS_NONE;
         }
-        self.private_charged = 0;
-        debug_assert!(self.is_clear(), "a cleared state is as new");
     }
 
     /// Whether every entry is as [`State::new`] makes it (for assertions: O(nodes)).
@@ -306,19 +304,18 @@ pub fn spread_in_chunks(
     run.memory.release(bytes + state.private_charged);
     // A failed spread leaves its state half-written: it is dropped, never pooled.
     let levels = result?;
-    let out = match (levels.rows, order) {
-        (Some(rows), _) => {
-            debug_assert!(
-                rows.concat() == by_id(&state, rows.iter().map(Vec::len).sum()),
-                "the merge's rows are by_id's"
-            );
-            rows
-        }
-        (None, SpreadOrder::Ranked) => vec![ranked(&state, levels.reached)],
-        (None, SpreadOrder::ById) => vec![by_id(&state, levels.reached.len())],
+    let (out, cleared) = match (levels.rows, order) {
+        // The merge that made the rows also cleared every node's total and first hop.
+        (Some(rows), _) => (rows, true),
+        (None, SpreadOrder::Ranked) => (vec![ranked(&state, levels.reached)], false),
+        (None, SpreadOrder::ById) => (vec![by_id(&state, levels.reached.len())], false),
     };
     if let Some(pool) = run.states {
-        state.clear_reached(&out);
+        if !cleared {
+            state.clear_reached(&out);
+        }
+        state.private_charged = 0;
+        debug_assert!(state.is_clear(), "a state goes back to its pool as new");
         pool.give_back(state);
     }
     Ok(out)
@@ -715,7 +712,9 @@ unsafe fn take_arrived(arrays: &[SharedSlice<f64>], v: usize) -> f64 {
 
 /// [`merge_last_range`] making the output rows of `range` instead of listing the nodes first
 /// reached: one row per node reached at any hop, id ascending, each written at a cursor that
-/// advances only for reached nodes (no branch on what arrived).
+/// advances only for reached nodes (no branch on what arrived). The rows hold all the spread
+/// says of their nodes, so each node's total and first hop are reset as its row is made (the
+/// state is then as new, with no pass over the reached nodes afterwards).
 ///
 /// # Safety
 /// No other thread may access the slots of `range` in any of the arrays during the call.
@@ -737,15 +736,13 @@ unsafe fn merge_last_range_rows(
         let reached = sum.is_sign_positive();
         // SAFETY: the caller's contract.
         unsafe {
-            let new_total = total.get(v) + sum;
-            total.replace(v, new_total);
-            let old = first_hop.get(v);
+            let new_total = total.replace(v, 0.0) + sum;
+            let old = first_hop.replace(v, HOPS_NONE);
             let hops = if reached & (old == HOPS_NONE) {
                 hop_byte
             } else {
                 old
             };
-            first_hop.replace(v, hops);
             debug_assert!(count < rows.capacity(), "the cursor is within the capacity");
             slots.add(count).write(Activation {
                 node: v as u32,

@@ -157,7 +157,7 @@ fn check_against_reference(
 ) {
     let expected = reference(graph, follow, seeds, p);
     // One pool for every run: all but the first spread reuse the state the one before it
-    // cleared (which `State::clear_reached` asserts is as new in debug builds).
+    // cleared (`spread_in_chunks` asserts it is as new in debug builds, `all_idle_clear` here).
     let states = SpreadStatePool::default();
     for threads in [1, 3] {
         for strategy in [
