@@ -9,7 +9,7 @@ use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
 use super::measure::Query;
 use super::params::{HnswError, HnswParams};
-use super::search::{search_layer, Neighbour, SearchScratch};
+use super::search::{search_layer_beam, Neighbour, SearchScratch};
 use super::select::select_neighbours;
 
 /// Rows a build thread takes from the shared counter at once.
@@ -98,12 +98,11 @@ impl HnswIndex {
         let entries = std::mem::take(&mut scratch.search.entries);
         let mut found = std::mem::take(&mut scratch.found);
         let ef = self.params.efc;
-        search_layer(
+        search_layer_beam(
             &self.lower,
             &entries,
             ef,
             |other| space.query_distance(&prepared, other),
-            |_| true,
             |other| space.prefetch(other),
             &mut scratch.search,
             &mut found,

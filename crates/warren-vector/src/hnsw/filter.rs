@@ -15,6 +15,11 @@ pub trait RowFilter: Sync {
     fn passing_rows(&self) -> Option<usize> {
         None
     }
+
+    /// Whether every row passes (the search then takes the unfiltered beam).
+    fn passes_all(&self) -> bool {
+        false
+    }
 }
 
 /// Every row passes (the unfiltered search).
@@ -23,6 +28,10 @@ pub struct AllRows;
 
 impl RowFilter for AllRows {
     fn passes(&self, _row: u32) -> bool {
+        true
+    }
+
+    fn passes_all(&self) -> bool {
         true
     }
 }

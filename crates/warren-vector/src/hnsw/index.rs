@@ -11,7 +11,7 @@ use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
 use super::measure::{distance, encode_row, inverse_norm, row_vector, Query, Space};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
-use super::search::{search_layer, Neighbour, SearchScratch};
+use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch};
 
 /// Tombstones over this fraction of the rows make `needs_rebuild` true.
 pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
@@ -238,16 +238,31 @@ impl HnswIndex {
         self.upper_entries(&prepared, UPPER_SEARCH_EF, scratch);
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
-        scratch.counts.lower += search_layer(
-            &self.lower,
-            &entries,
-            efs.max(k),
-            |row| space.query_distance(&prepared, row),
-            accept,
-            |row| space.prefetch(row),
-            scratch,
-            &mut found,
-        );
+        let ef = efs.max(k);
+        let distance = |row| space.query_distance(&prepared, row);
+        let prefetch = |row| space.prefetch(row);
+        scratch.counts.lower += if self.deleted_rows == 0 && filter.passes_all() {
+            search_layer_beam(
+                &self.lower,
+                &entries,
+                ef,
+                distance,
+                prefetch,
+                scratch,
+                &mut found,
+            )
+        } else {
+            search_layer(
+                &self.lower,
+                &entries,
+                ef,
+                distance,
+                accept,
+                prefetch,
+                scratch,
+                &mut found,
+            )
+        };
         let ranked = found.len().min(RANKED_ROWS_PER_RESULT * k);
         self.rank_exactly(vectors, query, &mut found[..ranked]);
         found.truncate(k);
@@ -303,12 +318,11 @@ impl HnswIndex {
         let upper_rows = &self.upper_rows;
         let space = self.space();
         let mut found = std::mem::take(&mut scratch.found);
-        scratch.counts.upper += search_layer(
+        scratch.counts.upper += search_layer_beam(
             &self.upper,
             &[0],
             ef,
             |node| space.query_distance(prepared, upper_rows[node as usize]),
-            |_| true,
             |node| space.prefetch(upper_rows[node as usize]),
             scratch,
             &mut found,

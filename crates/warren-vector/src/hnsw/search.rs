@@ -1,6 +1,7 @@
 //! Beam search over one layer (the greedy best-first search of Malkov & Yashunin), with the
 //! per-thread scratch it reuses: a visited array stamped with an epoch (no clearing between
-//! searches) and the two heaps.
+//! searches), and either two heaps (a search with a filter) or one sorted beam (a search that
+//! accepts every node).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -40,6 +41,8 @@ pub struct SearchScratch {
     epoch: u32,
     candidates: BinaryHeap<Reverse<Neighbour>>,
     results: BinaryHeap<Neighbour>,
+    /// The sorted beam of [`search_layer_beam`].
+    beam: Vec<BeamEntry>,
     pub(crate) found: Vec<Neighbour>,
     pub(crate) entries: Vec<u32>,
     /// The query as the graph measures it (its codes).
@@ -98,6 +101,7 @@ impl SearchScratch {
         }
         self.candidates.clear();
         self.results.clear();
+        self.beam.clear();
     }
 }
 
@@ -214,6 +218,127 @@ where
     computed
 }
 
+/// One node of a sorted beam: the node, its distance, and whether its list was read.
+#[derive(Clone, Copy, Debug)]
+struct BeamEntry {
+    hit: Neighbour,
+    expanded: bool,
+}
+
+/// [`search_layer`] for a search that accepts every node (the build, the upper layer, an
+/// unfiltered query over an index without deletions), with the beam as one sorted array of at
+/// most `ef` nodes instead of two heaps: the nearest node not yet expanded is the first such
+/// entry, a node found joins at its place by binary search (the farthest falls off the end), and
+/// the search ends when every node of the beam was expanded. It expands the same nodes in the
+/// same order as the heaps would (the heaps' candidates beyond the `ef` nearest are never
+/// expanded, as the search stops at the first of them), up to nodes at exactly the distance of
+/// the beam's farthest. Returns the number of distances computed.
+pub fn search_layer_beam<D, P>(
+    layer: &Layer,
+    entries: &[u32],
+    ef: usize,
+    distance: D,
+    prefetch: P,
+    scratch: &mut SearchScratch,
+    out: &mut Vec<Neighbour>,
+) -> u64
+where
+    D: Fn(u32) -> f32,
+    P: Fn(u32),
+{
+    assert!(ef > 0, "a beam needs a positive width");
+    scratch.begin(layer.nodes());
+    let SearchScratch {
+        visited,
+        epoch,
+        beam,
+        fresh,
+        no_prefetch,
+        ..
+    } = scratch;
+    let prefetching = !*no_prefetch;
+    let epoch = *epoch;
+    let mut computed = 0u64;
+    for &entry in entries {
+        if visit(visited, epoch, entry) {
+            computed += 1;
+            let found = Neighbour {
+                row: entry,
+                distance: distance(entry),
+            };
+            join_beam(beam, ef, found);
+        }
+    }
+    // Every entry before `unexpanded` has been expanded.
+    let mut unexpanded = 0;
+    while let Some(offset) = beam[unexpanded..].iter().position(|entry| !entry.expanded) {
+        let at = unexpanded + offset;
+        beam[at].expanded = true;
+        let nearest = beam[at].hit;
+        unexpanded = at + 1;
+        // The next candidate's list is likely read next: start loading it now.
+        if let Some(next) = beam[unexpanded..].iter().find(|entry| !entry.expanded) {
+            layer.prefetch(next.hit.row);
+        }
+        fresh.clear();
+        for slot in layer.slots(nearest.row) {
+            let node = slot.load(AtomicOrdering::Relaxed);
+            if node != EMPTY && visit(visited, epoch, node) {
+                fresh.push(node);
+            }
+        }
+        if prefetching {
+            for &node in fresh.iter().take(PREFETCH_AHEAD) {
+                prefetch(node);
+            }
+        }
+        computed += fresh.len() as u64;
+        for (index, &node) in fresh.iter().enumerate() {
+            if prefetching {
+                if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
+                    prefetch(later);
+                }
+            }
+            let found = Neighbour {
+                row: node,
+                distance: distance(node),
+            };
+            let farthest = beam
+                .last()
+                .map_or(f32::INFINITY, |entry| entry.hit.distance);
+            if beam.len() < ef || found.distance < farthest {
+                unexpanded = unexpanded.min(join_beam(beam, ef, found));
+            }
+        }
+    }
+    out.clear();
+    out.extend(beam.iter().map(|entry| entry.hit));
+    debug_assert!(out.windows(2).all(|pair| pair[0] <= pair[1]));
+    computed
+}
+
+/// Inserts `found` into the sorted `beam` (at most `ef` entries, the farthest dropped when it is
+/// full); returns its position. The caller checked that it is nearer than the farthest, or that
+/// the beam has room.
+#[inline]
+fn join_beam(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
+    let at = beam.partition_point(|entry| entry.hit < found);
+    if beam.len() == ef {
+        if at == ef {
+            return at;
+        }
+        beam.pop();
+    }
+    beam.insert(
+        at,
+        BeamEntry {
+            hit: found,
+            expanded: false,
+        },
+    );
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +389,69 @@ mod tests {
         );
         let rows: Vec<u32> = out.iter().map(|found| found.row).collect();
         assert_eq!(rows, [6, 8, 4]);
+    }
+
+    /// On random graphs with distinct distances, the sorted beam computes the same distances
+    /// and returns the same nodes, in the same order, as the two heaps accepting every node.
+    #[test]
+    fn the_beam_finds_what_the_heaps_find() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..60 {
+            let nodes = [1, 2, 17, 300, 2000][case % 5];
+            let degree = [1, 4, 16, 60][case % 4];
+            let layer = Layer::new(degree, nodes);
+            for node in 0..nodes as u32 {
+                let count = (next() % (degree as u64 + 1)) as usize;
+                let mut list: Vec<u32> =
+                    (0..count).map(|_| (next() % nodes as u64) as u32).collect();
+                list.retain(|&other| other != node);
+                list.sort_unstable();
+                list.dedup();
+                let guard = layer.lock(node);
+                layer.set_neighbours(&guard, node, &list);
+            }
+            // Distinct distances: a random permutation of 0..nodes, scaled.
+            let mut rank: Vec<u32> = (0..nodes as u32).collect();
+            for i in (1..nodes).rev() {
+                rank.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            let distance = |node: u32| rank[node as usize] as f32 * 0.5;
+            let entries: Vec<u32> = (0..1 + next() % 3)
+                .map(|_| (next() % nodes as u64) as u32)
+                .collect();
+            for ef in [1, 2, 8, 64, 5000] {
+                let (mut heaps, mut beam) = (Vec::new(), Vec::new());
+                let mut scratch = SearchScratch::new();
+                let by_heaps = search_layer(
+                    &layer,
+                    &entries,
+                    ef,
+                    distance,
+                    |_| true,
+                    |_| (),
+                    &mut scratch,
+                    &mut heaps,
+                );
+                let by_beam = search_layer_beam(
+                    &layer,
+                    &entries,
+                    ef,
+                    distance,
+                    |_| (),
+                    &mut scratch,
+                    &mut beam,
+                );
+                assert_eq!(by_beam, by_heaps, "case {case} ef {ef}: distances computed");
+                assert_eq!(beam, heaps, "case {case} ef {ef}");
+                assert!(beam.len() <= ef);
+            }
+        }
     }
 
     #[test]
