@@ -116,6 +116,56 @@ fn visit(visited: &mut [u32], epoch: u32, node: u32) -> bool {
     true
 }
 
+/// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
+/// visited.
+#[inline(always)]
+fn unvisited_neighbours(
+    layer: &Layer,
+    node: u32,
+    visited: &mut [u32],
+    epoch: u32,
+    fresh: &mut Vec<u32>,
+) {
+    fresh.clear();
+    for slot in layer.slots(node) {
+        let neighbour = slot.load(AtomicOrdering::Relaxed);
+        if neighbour != EMPTY && visit(visited, epoch, neighbour) {
+            fresh.push(neighbour);
+        }
+    }
+}
+
+/// Hands `measured` each node of `fresh` with its distance, in order; when `prefetching`,
+/// each node's vector is prefetched [`PREFETCH_AHEAD`] nodes before it is measured.
+#[inline(always)]
+fn measure_each<D, P>(
+    fresh: &[u32],
+    prefetching: bool,
+    distance: &D,
+    prefetch: &P,
+    mut measured: impl FnMut(Neighbour),
+) where
+    D: Fn(u32) -> f32,
+    P: Fn(u32),
+{
+    if prefetching {
+        for &node in fresh.iter().take(PREFETCH_AHEAD) {
+            prefetch(node);
+        }
+    }
+    for (index, &node) in fresh.iter().enumerate() {
+        if prefetching {
+            if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
+                prefetch(later);
+            }
+        }
+        measured(Neighbour {
+            row: node,
+            distance: distance(node),
+        });
+    }
+}
+
 /// Searches `layer` from `entries` with beam width `ef`, writing the (at most `ef`) nearest
 /// accepted nodes into `out`, nearest first. Nodes that `accept` rejects are still traversed
 /// (so tombstones and filters never cut the graph), and the search does not stop while fewer
@@ -177,40 +227,20 @@ where
         if let Some(Reverse(next)) = candidates.peek() {
             layer.prefetch(next.row);
         }
-        fresh.clear();
-        for slot in layer.slots(nearest.row) {
-            let node = slot.load(AtomicOrdering::Relaxed);
-            if node != EMPTY && visit(visited, epoch, node) {
-                fresh.push(node);
-            }
-        }
-        if prefetching {
-            for &node in fresh.iter().take(PREFETCH_AHEAD) {
-                prefetch(node);
-            }
-        }
+        unvisited_neighbours(layer, nearest.row, visited, epoch, fresh);
         computed += fresh.len() as u64;
-        for (index, &node) in fresh.iter().enumerate() {
-            if prefetching {
-                if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
-                    prefetch(later);
-                }
-            }
-            let found = Neighbour {
-                row: node,
-                distance: distance(node),
-            };
+        measure_each(fresh, prefetching, &distance, &prefetch, |found| {
             let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
             if results.len() < ef || found.distance < worst {
                 candidates.push(Reverse(found));
-                if accept(node) {
+                if accept(found.row) {
                     results.push(found);
                     if results.len() > ef {
                         results.pop();
                     }
                 }
             }
-        }
+        });
     }
     out.clear();
     out.extend(results.drain());
@@ -280,36 +310,16 @@ where
         if let Some(next) = beam[unexpanded..].iter().find(|entry| !entry.expanded) {
             layer.prefetch(next.hit.row);
         }
-        fresh.clear();
-        for slot in layer.slots(nearest.row) {
-            let node = slot.load(AtomicOrdering::Relaxed);
-            if node != EMPTY && visit(visited, epoch, node) {
-                fresh.push(node);
-            }
-        }
-        if prefetching {
-            for &node in fresh.iter().take(PREFETCH_AHEAD) {
-                prefetch(node);
-            }
-        }
+        unvisited_neighbours(layer, nearest.row, visited, epoch, fresh);
         computed += fresh.len() as u64;
-        for (index, &node) in fresh.iter().enumerate() {
-            if prefetching {
-                if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
-                    prefetch(later);
-                }
-            }
-            let found = Neighbour {
-                row: node,
-                distance: distance(node),
-            };
+        measure_each(fresh, prefetching, &distance, &prefetch, |found| {
             let farthest = beam
                 .last()
                 .map_or(f32::INFINITY, |entry| entry.hit.distance);
             if beam.len() < ef || found.distance < farthest {
                 unexpanded = unexpanded.min(join_beam(beam, ef, found));
             }
-        }
+        });
     }
     out.clear();
     out.extend(beam.iter().map(|entry| entry.hit));
