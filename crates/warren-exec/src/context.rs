@@ -179,6 +179,17 @@ pub struct ExecContext {
 }
 
 impl ExecContext {
+    /// A context over an empty snapshot with default settings and no deadline (for unit tests
+    /// of operators that read no tables).
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Self {
+        Self::new(
+            Arc::new(Snapshot::default()),
+            ExecSettings::default(),
+            Interrupt::new(None, Arc::new(std::sync::atomic::AtomicBool::new(false))),
+        )
+    }
+
     pub fn new(snapshot: Arc<Snapshot>, settings: ExecSettings, interrupt: Interrupt) -> Self {
         let memory = Arc::new(MemoryTracker::new(settings.limits.query_memory_bytes));
         Self {

@@ -547,22 +547,8 @@ impl Operator for Aggregate {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-
-    use warren_storage::{Catalog, Snapshot};
-
     use super::*;
-    use crate::context::{ExecSettings, Interrupt};
     use crate::procedures::ProcedureRows;
-
-    fn context() -> ExecContext {
-        ExecContext::new(
-            Arc::new(Snapshot::new(Catalog::default(), Default::default(), 0)),
-            ExecSettings::default(),
-            Interrupt::new(None, Arc::new(AtomicBool::new(false))),
-        )
-    }
 
     /// An input of `(key, value)` rows in slots 0 and 1, as row runs of the given lengths
     /// (typed columns, as a procedure call yields them) or as single rows.
@@ -619,7 +605,7 @@ mod tests {
                 (3, aggregate(AggregateFunction::Sum, Some(Expr::Slot(1)))),
             ],
         );
-        let ctx = context();
+        let ctx = ExecContext::for_tests();
         let mut out = Vec::new();
         while let Some(row) = operator.next(&ctx).unwrap() {
             // The sum's bits, so that a different order of additions shows.

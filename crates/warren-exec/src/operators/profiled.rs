@@ -185,22 +185,10 @@ fn collect_nodes(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-
     use warren_common::Value;
     use warren_planner::expr::{BinaryOp, Expr};
-    use warren_storage::{Catalog, Snapshot};
 
     use super::*;
-    use crate::context::{ExecSettings, Interrupt};
-
-    fn context() -> ExecContext {
-        ExecContext::new(
-            Arc::new(Snapshot::new(Catalog::default(), Default::default(), 0)),
-            ExecSettings::default(),
-            Interrupt::new(None, Arc::new(AtomicBool::new(false))),
-        )
-    }
 
     /// `UNWIND range(1, 10) AS x WITH x WHERE x > 3 ... LIMIT 4` as a plan.
     fn plan() -> Plan {
@@ -227,7 +215,7 @@ mod tests {
     fn rows_per_operator_and_nested_times() {
         let plan = plan();
         let (mut root, profile) = build_profiled(&plan, 1);
-        let ctx = context();
+        let ctx = ExecContext::for_tests();
         let mut produced = Vec::new();
         while let Some(row) = root.next(&ctx).expect("next") {
             produced.push(row[0].clone());
@@ -257,7 +245,7 @@ mod tests {
             null_slots: vec![],
         };
         let (mut root, profile) = build_profiled(&plan, 1);
-        let ctx = context();
+        let ctx = ExecContext::for_tests();
         while root.next(&ctx).expect("next").is_some() {}
         let operators = profile.operators();
         assert_eq!(operators.len(), 3);

@@ -41,23 +41,14 @@ impl Operator for TableFunctionScan {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-
-    use warren_storage::Snapshot;
-
     use super::*;
-    use crate::context::{ExecSettings, Interrupt};
     use crate::operators::simple::Once;
 
     /// Two input rows; each comes back once per function row, with the function's values in
     /// their slots and the input's values kept.
     #[test]
     fn every_input_row_meets_every_function_row() {
-        let ctx = ExecContext::new(
-            Arc::new(Snapshot::default()),
-            ExecSettings::default(),
-            Interrupt::new(None, Arc::new(AtomicBool::new(false))),
-        );
+        let ctx = ExecContext::for_tests();
         let rows: Arc<[Vec<Value>]> = vec![
             vec![Value::string("a"), Value::Int64(1)],
             vec![Value::string("b"), Value::Int64(2)],
