@@ -547,23 +547,28 @@ impl Operator for Aggregate {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
+    use proptest::prelude::*;
+
     use super::*;
     use crate::procedures::ProcedureRows;
 
     /// An input of `(key, value)` rows in slots 0 and 1, as row runs of the given lengths
-    /// (typed columns, as a procedure call yields them) or as single rows.
+    /// (typed columns, as a procedure call yields them; the last run takes what is left) or as
+    /// single rows.
     struct Input {
-        rows: Vec<(i64, f64)>,
-        run_lengths: Option<Vec<usize>>,
+        rows: VecDeque<(i64, f64)>,
+        run_lengths: Option<VecDeque<usize>>,
     }
 
     impl Operator for Input {
         fn next(&mut self, _ctx: &ExecContext) -> Result<Option<Row>> {
             assert!(self.run_lengths.is_none(), "read as runs");
-            Ok((!self.rows.is_empty()).then(|| {
-                let (key, value) = self.rows.remove(0);
-                vec![Value::Int64(key), Value::Double(value)]
-            }))
+            Ok(self
+                .rows
+                .pop_front()
+                .map(|(key, value)| vec![Value::Int64(key), Value::Double(value)]))
         }
 
         fn yields_runs(&self) -> bool {
@@ -572,10 +577,13 @@ mod tests {
 
         fn next_run(&mut self, _ctx: &ExecContext) -> Result<Option<RowRun>> {
             let lengths = self.run_lengths.as_mut().expect("runs");
-            if lengths.is_empty() {
+            if self.rows.is_empty() {
                 return Ok(None);
             }
-            let length = lengths.remove(0).min(self.rows.len());
+            let length = match lengths.pop_front() {
+                Some(length) if !lengths.is_empty() => length.min(self.rows.len()),
+                _ => self.rows.len(),
+            };
             let run: Vec<(i64, f64)> = self.rows.drain(..length).collect();
             let columns = vec![
                 ProcedureColumn::Int64s(run.iter().map(|r| r.0).collect()),
@@ -618,46 +626,48 @@ mod tests {
         out
     }
 
-    /// Runs folded in stretches (typed, by position for small keys) give the groups, counts and
-    /// sums, bit for bit, that folding row by row gives: keys mixing small ones, large and
-    /// negative ones (looked up in the map), stretches of one key and alternations, runs cut
-    /// at any length (also across the interrupt-check chunks).
-    #[test]
-    fn runs_fold_to_the_sums_rows_fold_to_bit_for_bit() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for case in 0..20 {
-            let count = [0, 1, 7, 5000, 9000][case % 5];
-            let mut rows = Vec::new();
-            let mut key = 0i64;
-            while rows.len() < count {
-                if next() % 4 == 0 {
-                    key = [0, 1, 2, 3, 63, 64, 70, -1][(next() % 8) as usize];
-                }
-                // Magnitudes far apart, so that the order of the additions changes the bits.
-                let value = (next() % 1000) as f64 * 10f64.powi((next() % 12) as i32 - 6);
-                let value = if next() % 50 == 0 { -0.0 } else { value };
-                rows.push((key, value));
-            }
-            let lengths: Vec<usize> = (0..=count / 97 + 1)
-                .map(|_| (next() % 400) as usize + 1)
-                .collect();
-            let mut lengths = lengths;
-            lengths.push(usize::MAX);
+    /// Stretches of rows with one key: a key (small ones, and large and negative ones, which
+    /// are looked up in the map) and values over 12 orders of magnitude, `-0.0` among them, so
+    /// that the order of the additions changes the bits.
+    fn stretches() -> impl Strategy<Value = Vec<(i64, f64)>> {
+        let key = prop::sample::select(vec![0i64, 1, 2, 3, 63, 64, 70, -1]);
+        let value = prop_oneof![
+            1 => Just(-0.0),
+            49 => (0u32..1000, -6i32..6).prop_map(|(m, e)| f64::from(m) * 10f64.powi(e)),
+        ];
+        prop::collection::vec((key, prop::collection::vec(value, 1..20)), 0..600).prop_map(
+            |stretches| {
+                stretches
+                    .into_iter()
+                    .flat_map(|(key, values)| values.into_iter().map(move |v| (key, v)))
+                    .collect()
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Runs folded in stretches (typed, by position for small keys) give the groups,
+        /// counts and sums, bit for bit, that folding row by row gives, with runs cut at any
+        /// length (also longer than the interrupt-check chunks).
+        #[test]
+        fn runs_fold_to_the_sums_rows_fold_to_bit_for_bit(
+            rows in stretches(),
+            run_lengths in prop::collection::vec(
+                prop_oneof![3 => 1usize..400, 1 => 4000usize..9000],
+                1..40,
+            ),
+        ) {
             let by_runs = grouped(Input {
-                rows: rows.clone(),
-                run_lengths: Some(lengths),
+                rows: rows.iter().copied().collect(),
+                run_lengths: Some(run_lengths.into()),
             });
             let by_rows = grouped(Input {
-                rows,
+                rows: rows.into(),
                 run_lengths: None,
             });
-            assert_eq!(by_runs, by_rows, "case {case}");
+            prop_assert_eq!(by_runs, by_rows);
         }
     }
 
