@@ -351,6 +351,8 @@ fn join_beam(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     /// A path graph 0 - 1 - ... - 9 with the distance |node - 7|.
@@ -401,40 +403,46 @@ mod tests {
         assert_eq!(rows, [6, 8, 4]);
     }
 
-    /// On random graphs with distinct distances, the sorted beam computes the same distances
-    /// and returns the same nodes, in the same order, as the two heaps accepting every node.
-    #[test]
-    fn the_beam_finds_what_the_heaps_find() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for case in 0..60 {
-            let nodes = [1, 2, 17, 300, 2000][case % 5];
-            let degree = [1, 4, 16, 60][case % 4];
-            let layer = Layer::new(degree, nodes);
-            for node in 0..nodes as u32 {
-                let count = (next() % (degree as u64 + 1)) as usize;
-                let mut list: Vec<u32> =
-                    (0..count).map(|_| (next() % nodes as u64) as u32).collect();
+    /// A random layer: `nodes` nodes (1 to 2,000), each with up to `degree` distinct
+    /// neighbours other than itself; distinct distances (a permutation of the nodes, scaled);
+    /// and 1 to 3 entry nodes.
+    fn random_layer() -> impl Strategy<Value = (usize, Vec<Vec<u32>>, Vec<u32>, Vec<u32>)> {
+        (
+            prop::sample::select(vec![1usize, 2, 17, 300, 2000]),
+            prop::sample::select(vec![1usize, 4, 16, 60]),
+        )
+            .prop_flat_map(|(nodes, degree)| {
+                let node = 0..nodes as u32;
+                (
+                    Just(degree),
+                    prop::collection::vec(prop::collection::vec(node.clone(), 0..=degree), nodes),
+                    Just((0..nodes as u32).collect::<Vec<u32>>()).prop_shuffle(),
+                    prop::collection::vec(node, 1..4),
+                )
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(60))]
+
+        /// On random layers with distinct distances, the sorted beam computes the same
+        /// distances and returns the same nodes, in the same order, as the two heaps accepting
+        /// every node.
+        #[test]
+        fn the_beam_finds_what_the_heaps_find(
+            (degree, lists, rank, entries) in random_layer(),
+        ) {
+            let layer = Layer::new(degree, lists.len());
+            for (node, list) in lists.iter().enumerate() {
+                let node = node as u32;
+                let mut list = list.clone();
                 list.retain(|&other| other != node);
                 list.sort_unstable();
                 list.dedup();
                 let guard = layer.lock(node);
                 layer.set_neighbours(&guard, node, &list);
             }
-            // Distinct distances: a random permutation of 0..nodes, scaled.
-            let mut rank: Vec<u32> = (0..nodes as u32).collect();
-            for i in (1..nodes).rev() {
-                rank.swap(i, (next() % (i as u64 + 1)) as usize);
-            }
             let distance = |node: u32| rank[node as usize] as f32 * 0.5;
-            let entries: Vec<u32> = (0..1 + next() % 3)
-                .map(|_| (next() % nodes as u64) as u32)
-                .collect();
             for ef in [1, 2, 8, 64, 5000] {
                 let (mut heaps, mut beam) = (Vec::new(), Vec::new());
                 let mut scratch = SearchScratch::new();
@@ -448,18 +456,11 @@ mod tests {
                     &mut scratch,
                     &mut heaps,
                 );
-                let by_beam = search_layer_beam(
-                    &layer,
-                    &entries,
-                    ef,
-                    distance,
-                    |_| (),
-                    &mut scratch,
-                    &mut beam,
-                );
-                assert_eq!(by_beam, by_heaps, "case {case} ef {ef}: distances computed");
-                assert_eq!(beam, heaps, "case {case} ef {ef}");
-                assert!(beam.len() <= ef);
+                let by_beam =
+                    search_layer_beam(&layer, &entries, ef, distance, |_| (), &mut scratch, &mut beam);
+                prop_assert_eq!(by_beam, by_heaps, "ef {}: distances computed", ef);
+                prop_assert_eq!(&beam, &heaps, "ef {}", ef);
+                prop_assert!(beam.len() <= ef);
             }
         }
     }
