@@ -9,15 +9,20 @@ use warren::{Connection, Database, Value};
 
 /// 0 -> 1 -> 2 -> 3 -> 4 (weight 1) and 0 -> 2 (weight 2); 5 is isolated.
 fn chain() -> Connection {
-    let db = Database::in_memory();
-    let mut conn = db.connect();
-    for statement in [
+    connection_after(&[
         "CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))",
         "CREATE REL TABLE Knows(FROM Person TO Person, w DOUBLE)",
         "UNWIND range(0, 5) AS i CREATE (:Person {id: i})",
         "MATCH (a:Person), (b:Person) WHERE b.id = a.id + 1 AND b.id < 5 CREATE (a)-[:Knows {w: 1.0}]->(b)",
         "MATCH (a:Person {id: 0}), (b:Person {id: 2}) CREATE (a)-[:Knows {w: 2.0}]->(b)",
-    ] {
+    ])
+}
+
+/// A connection to a new in-memory database after `statements` ran on it.
+fn connection_after(statements: &[&str]) -> Connection {
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    for statement in statements {
         conn.query(statement).unwrap();
     }
     conn
@@ -358,9 +363,7 @@ fn rows_whose_order_nothing_reads_come_unranked_and_fold_to_the_same_groups() {
 /// A star of hubs with many tied activations: node 0 points at 1..=8; each of those at
 /// `10 * i + 1 ..= 10 * i + 6`; the leaves of even hubs also point at 100.
 fn ties() -> Connection {
-    let db = Database::in_memory();
-    let mut conn = db.connect();
-    for statement in [
+    connection_after(&[
         "CREATE NODE TABLE Person(id INT64, PRIMARY KEY(id))",
         "CREATE REL TABLE Knows(FROM Person TO Person)",
         "UNWIND range(0, 100) AS i CREATE (:Person {id: i})",
@@ -370,10 +373,7 @@ fn ties() -> Connection {
          AND b.id > 10 * a.id AND b.id <= 10 * a.id + 6 CREATE (a)-[:Knows]->(b)",
         "MATCH (a:Person), (b:Person) WHERE a.id > 10 AND a.id < 90 AND (a.id / 10) % 2 = 0 \
          AND b.id = 100 CREATE (a)-[:Knows]->(b)",
-    ] {
-        conn.query(statement).unwrap();
-    }
-    conn
+    ])
 }
 
 #[test]
