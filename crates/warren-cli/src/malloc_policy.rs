@@ -26,24 +26,13 @@ const _: () = assert!(TRIM_THRESHOLD_BYTES >= MMAP_THRESHOLD_BYTES);
 /// Environment variables through which a user sets glibc's thresholds.
 const USER_SETTINGS: [&str; 2] = ["MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"];
 
-/// What [`apply`] did.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Applied {
-    /// Both thresholds were set.
-    Set,
-    /// The environment sets a threshold: glibc reads it, the policy stays out of the way.
-    UserSettings,
-    /// Not a glibc target, or glibc refused a setting.
-    Unavailable,
-}
-
-/// Sets the process's malloc thresholds (see the module doc). Call once, first thing in
-/// `main`, before other threads start.
-pub fn apply() -> Applied {
-    if user_sets_thresholds(|name| std::env::var_os(name).is_some()) {
-        return Applied::UserSettings;
+/// Sets the process's malloc thresholds (see the module doc), unless the environment sets
+/// one. Call once, first thing in `main`, before other threads start.
+pub fn apply() {
+    if !user_sets_thresholds(|name| std::env::var_os(name).is_some()) {
+        // Where glibc refuses (or is absent), its defaults stay: nothing else depends on it.
+        set_thresholds();
     }
-    set_thresholds()
 }
 
 /// Whether the environment (`is_set` answers per variable) sets one of glibc's thresholds.
@@ -51,24 +40,20 @@ fn user_sets_thresholds(is_set: impl Fn(&str) -> bool) -> bool {
     USER_SETTINGS.iter().any(|name| is_set(name))
 }
 
+/// Sets both thresholds; false where glibc refused one, or on a target without glibc.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn set_thresholds() -> Applied {
+fn set_thresholds() -> bool {
     let as_int = |bytes: usize| i32::try_from(bytes).expect("thresholds fit an int");
     // SAFETY: mallopt only changes glibc's parameters; it is called before other threads run.
-    let set = unsafe {
+    unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, as_int(MMAP_THRESHOLD_BYTES)) == 1
             && libc::mallopt(libc::M_TRIM_THRESHOLD, as_int(TRIM_THRESHOLD_BYTES)) == 1
-    };
-    if set {
-        Applied::Set
-    } else {
-        Applied::Unavailable
     }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn set_thresholds() -> Applied {
-    Applied::Unavailable
+fn set_thresholds() -> bool {
+    false
 }
 
 #[cfg(test)]
@@ -87,6 +72,6 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn glibc_accepts_the_thresholds() {
-        assert_eq!(set_thresholds(), Applied::Set);
+        assert!(set_thresholds());
     }
 }
