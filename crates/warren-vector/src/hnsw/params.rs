@@ -19,8 +19,9 @@ pub const DEGREE_MAX: usize = 1024;
 pub const BEAM_MAX: usize = 100_000;
 /// The largest vector length.
 pub const DIMENSION_MAX: usize = 65_536;
-/// Row ids are u32; `u32::MAX` marks an empty neighbour slot.
-pub const ROWS_MAX: usize = u32::MAX as usize - 1;
+/// Row ids are below 2^31: a search's beam keeps a row and a flag in 32 bits (and `u32::MAX`
+/// marks an empty neighbour slot).
+pub const ROWS_MAX: usize = (1 << 31) - 1;
 
 /// The errors of the index: bad parameters, bad input shapes, or a corrupt serialized index.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
