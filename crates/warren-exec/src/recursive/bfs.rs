@@ -13,7 +13,7 @@
 //! frontier is the winners in morsel order — the discovery order.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 use std::time::Instant;
 
 use warren_common::{Error, Result};
@@ -24,8 +24,9 @@ use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::{Adjacency, Graph};
+use super::level_pieces::{LevelPiece, LevelPieces};
 use super::masks::Masks;
-use super::prefetch::prefetch_adjacency;
+use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
 use super::unvisited_bits::UnvisitedBits;
@@ -119,6 +120,27 @@ struct Piece {
     counters: LevelCounters,
 }
 
+impl LevelPiece for Piece {
+    fn reuse(&mut self, morsel: usize) {
+        let (mut nodes, mut claims) = (
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.claims),
+        );
+        nodes.clear();
+        claims.clear();
+        *self = Piece {
+            morsel,
+            nodes,
+            claims,
+            ..Piece::default()
+        };
+    }
+
+    fn held_bytes(&self) -> u64 {
+        (self.nodes.capacity() * 4 + self.claims.capacity() * 16) as u64
+    }
+}
+
 /// Reusable search state of one slot; its arrays are sized to the graph once. A search runs
 /// through a [`BfsSearch`], which lends it the graph and masks.
 #[derive(Debug)]
@@ -129,7 +151,7 @@ pub struct Bfs {
     claim: Vec<AtomicU64>,
     overflow: AtomicBool,
     state: RwLock<LevelState>,
-    pieces: Mutex<Vec<Piece>>,
+    pieces: LevelPieces<Piece>,
 }
 
 impl Bfs {
@@ -162,7 +184,7 @@ impl Bfs {
                 },
                 ..LevelState::default()
             }),
-            pieces: Mutex::new(Vec::new()),
+            pieces: LevelPieces::default(),
         }
     }
 
@@ -206,7 +228,10 @@ impl Bfs {
             + self.paths.len() * 8
             + self.claim.len() * 8
             + (state.parent.len() + state.parent_edge.len()) * 4;
-        (per_node + lists * 4) as u64 + state.bits.held_bytes() + state.unvisited.held_bytes()
+        (per_node + lists * 4) as u64
+            + state.bits.held_bytes()
+            + state.unvisited.held_bytes()
+            + self.pieces.held_bytes()
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, LevelState> {
@@ -310,18 +335,18 @@ impl Bfs {
     /// (an error ends a search between levels with its pieces not merged), get their initial
     /// values back, so a state costs O(touched) to reuse.
     fn reset(&self, state: &mut LevelState) {
-        let mut pieces = self.pieces.lock().expect("pieces lock");
-        let touched = state.reached.len()
-            + pieces
-                .iter()
-                .map(|p| p.nodes.len() + p.claims.len())
-                .sum::<usize>();
-        if touched.saturating_mul(DENSE_RESET_FRACTION) > self.dist.len() {
-            self.reset_every_node();
-        } else {
-            self.reset_touched(state, &pieces);
-        }
-        pieces.clear();
+        self.pieces.with_unfinished(|pieces| {
+            let touched = state.reached.len()
+                + pieces
+                    .iter()
+                    .map(|p| p.nodes.len() + p.claims.len())
+                    .sum::<usize>();
+            if touched.saturating_mul(DENSE_RESET_FRACTION) > self.dist.len() {
+                self.reset_every_node();
+            } else {
+                self.reset_touched(state, pieces);
+            }
+        });
         state.reached.clear();
         state.level_destinations = None;
         state.frontier.clear();
@@ -381,6 +406,9 @@ fn next_level_bottom_up(state: &LevelState, nodes: u64) -> bool {
         state.frontier_out_edges > state.unvisited_in_edges / TOP_DOWN_TO_BOTTOM_UP
     }
 }
+
+/// How many nodes ahead the degree pass of a top-down level prefetches their offsets.
+const DEGREE_PREFETCH_AHEAD: usize = 16;
 
 /// Node ids per bottom-up morsel: a whole number of bitmap words, so that each word of the
 /// frontier and unvisited maps belongs to one morsel.
@@ -535,7 +563,17 @@ impl<'a> BfsSearch<'a> {
     fn degrees(&self, nodes: &[u32], piece: &mut Piece) {
         let forward = self.graph.forward.view();
         let backward = self.graph.backward.view();
-        for &v in nodes {
+        // Each degree is a random read of two offsets per direction (past L2 on a large
+        // graph): start those of the node `DEGREE_PREFETCH_AHEAD` ahead.
+        for (i, &v) in nodes.iter().enumerate() {
+            if let Some(&ahead) = nodes.get(i + DEGREE_PREFETCH_AHEAD) {
+                if let Some(offset) = forward.offset_address(ahead) {
+                    prefetch(offset);
+                }
+                if let Some(offset) = backward.offset_address(ahead) {
+                    prefetch(offset);
+                }
+            }
             piece.out_edges += forward.degree(v);
             piece.in_edges += backward.degree(v);
         }
@@ -596,10 +634,7 @@ impl PhasedSearch for BfsSearch<'_> {
 
     fn process(&self, morsel: usize) -> Result<()> {
         let state = self.bfs.read();
-        let mut piece = Piece {
-            morsel,
-            ..Piece::default()
-        };
+        let mut piece = self.bfs.pieces.take(morsel);
         if state.bottom_up {
             self.expand_bottom_up(&state, morsel, &mut piece);
         } else {
@@ -623,13 +658,13 @@ impl PhasedSearch for BfsSearch<'_> {
             recorder.merge(state.level, piece.counters);
         }
         drop(state);
-        self.bfs.pieces.lock().expect("pieces lock").push(piece);
+        self.bfs.pieces.hand_in(piece);
         Ok(())
     }
 
     fn advance(&self) -> Result<usize> {
         let mut state = self.bfs.write();
-        let mut pieces = std::mem::take(&mut *self.bfs.pieces.lock().expect("pieces lock"));
+        let mut pieces = self.bfs.pieces.take_done();
         pieces.sort_unstable_by_key(|p| p.morsel);
         let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
         if self.bfs.config.mode == BfsMode::Parents {
@@ -655,6 +690,7 @@ impl PhasedSearch for BfsSearch<'_> {
         if let Some(levels) = &mut state.level_destinations {
             levels.push((level, pieces.iter().map(|p| p.destinations).sum()));
         }
+        self.bfs.pieces.recycle(pieces);
         state.reached.extend_from_slice(&next);
         state.previous_frontier_len = state.frontier.len();
         state.frontier = next;
@@ -763,6 +799,16 @@ impl TopDownScan<'_> {
             piece.counters.edges_scanned += targets.len() as u64;
             let paths_u = paths.map_or(0, |p| p[u as usize].load(Ordering::Relaxed));
             for (i, &target) in targets.iter().enumerate() {
+                // The distance of the neighbour `prefetch_distance` ahead in a long list: a
+                // compare-and-swap orders the loads after it, so without the hint a hub's
+                // edges wait for their distances one by one (as in the many-source sweeps).
+                if self.prefetch_distance > 0 {
+                    if let Some(&ahead) = targets.get(i + self.prefetch_distance) {
+                        if let Some(slot) = dist.get(ahead as usize) {
+                            prefetch(slot);
+                        }
+                    }
+                }
                 // Rel ids are read only under a rel filter.
                 if !every_edge && !self.masks.follows(edges[i]) {
                     continue;

@@ -12,6 +12,7 @@ pub mod graph;
 pub mod idle_pool;
 pub mod lane_counter;
 pub mod lanes;
+pub mod level_pieces;
 pub mod masks;
 pub mod morsels;
 pub mod multi_source_bfs;

@@ -12,7 +12,7 @@
 //! frontier words are double-buffered, so a level's frontier is read while the next is built.
 
 use std::marker::PhantomData;
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 use std::time::Instant;
 
 use warren_common::Result;
@@ -25,6 +25,7 @@ use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 use super::graph::Graph;
 use super::lane_counter::LaneCounter;
 use super::lanes::{full_word, state_bytes_per_node, words, LaneWord, WordArray};
+use super::level_pieces::{LevelPiece, LevelPieces};
 use super::masks::Masks;
 use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
@@ -103,10 +104,10 @@ struct Piece {
     counters: LevelCounters,
 }
 
-impl Piece {
-    fn new(morsel: usize) -> Self {
+impl Default for Piece {
+    fn default() -> Self {
         Self {
-            morsel,
+            morsel: 0,
             nodes: Vec::new(),
             lane_counts: [0; LANES],
             alive: 0,
@@ -115,6 +116,27 @@ impl Piece {
             settled_in_edges: 0,
             counters: LevelCounters::default(),
         }
+    }
+}
+
+impl LevelPiece for Piece {
+    fn reuse(&mut self, morsel: usize) {
+        let (mut nodes, mut pairs) = (
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.pairs),
+        );
+        nodes.clear();
+        pairs.clear();
+        *self = Piece {
+            morsel,
+            nodes,
+            pairs,
+            ..Piece::default()
+        };
+    }
+
+    fn held_bytes(&self) -> u64 {
+        (self.nodes.capacity() * 4 + self.pairs.capacity() * 8) as u64
     }
 }
 
@@ -127,7 +149,7 @@ pub struct MultiSourceBfs<'g, W: LaneWord> {
     seen: WordArray<W>,
     buffers: [WordArray<W>; 2],
     state: RwLock<SweepState>,
-    pieces: Mutex<Vec<Piece>>,
+    pieces: LevelPieces<Piece>,
 }
 
 impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
@@ -146,7 +168,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
             seen: words(n),
             buffers: [words(n), words(n)],
             state: RwLock::new(SweepState::default()),
-            pieces: Mutex::new(Vec::new()),
+            pieces: LevelPieces::default(),
         }
     }
 
@@ -173,7 +195,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         state.touched.clear();
         state.frontier.clear();
         state.next.clear();
-        self.pieces.lock().expect("pieces lock").clear();
+        self.pieces.with_unfinished(|_| ());
     }
 
     /// Morsels of the phase about to run (0: the sweep is over).
@@ -368,7 +390,7 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
 
     fn process(&self, morsel: usize) -> Result<()> {
         let state = self.read();
-        let mut piece = Piece::new(morsel);
+        let mut piece = self.pieces.take(morsel);
         match state.phase {
             Phase::Expand => self.expand(&state, morsel, &mut piece),
             Phase::Commit => self.commit(&state, morsel, &mut piece),
@@ -377,15 +399,15 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
             recorder.merge(state.level, piece.counters);
         }
         drop(state);
-        self.pieces.lock().expect("pieces lock").push(piece);
+        self.pieces.hand_in(piece);
         Ok(())
     }
 
     fn advance(&self) -> Result<usize> {
         let mut state = self.write();
-        let mut pieces = std::mem::take(&mut *self.pieces.lock().expect("pieces lock"));
+        let mut pieces = self.pieces.take_done();
         pieces.sort_unstable_by_key(|p| p.morsel);
-        match state.phase {
+        let ended = match state.phase {
             Phase::Expand => {
                 let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
                 for piece in &pieces {
@@ -394,12 +416,16 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
                 state.frontier_out_edges = pieces.iter().map(|p| p.out_edges).sum();
                 state.next = next;
                 state.phase = Phase::Commit;
+                Ok(())
             }
             Phase::Commit => {
-                self.end_level(&mut state, &pieces)?;
+                let ended = self.end_level(&mut state, &pieces);
                 state.phase = Phase::Expand;
+                ended
             }
-        }
+        };
+        self.pieces.recycle(pieces);
+        ended?;
         Ok(self.plan_phase(&mut state))
     }
 
