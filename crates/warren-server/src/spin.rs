@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 /// The window unless `--io-spin-us` says otherwise: off. On a guest that halts idle vCPUs at
 /// once a 100 µs window brings the one-row overhead from about 90 to 55 µs for a blocking
 /// client and under 30 µs for a polling one, but the CPU it spends cost the mix at 5,000/s
-/// about 5% on its P99 on a 2-vCPU machine shared with the load generator
+/// about 3% on its P99 (more on its P99.9) on a 2-vCPU machine shared with the load generator
 /// (OPTIMIZATION_LOG 161, 202): an option for latency-bound deployments.
 pub const SPIN_US_DEFAULT: u64 = 0;
 /// The largest window accepted: beyond it the spin would cost more CPU than a wake-up saves.
