@@ -24,7 +24,7 @@ use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::AdjacencyView;
 
 use super::graph::{Adjacency, Graph};
-use super::level_pieces::{LevelPiece, LevelPieces};
+use super::level_pieces::{emptied, LevelPiece, LevelPieces};
 use super::masks::Masks;
 use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
@@ -122,16 +122,10 @@ struct Piece {
 
 impl LevelPiece for Piece {
     fn reuse(&mut self, morsel: usize) {
-        let (mut nodes, mut claims) = (
-            std::mem::take(&mut self.nodes),
-            std::mem::take(&mut self.claims),
-        );
-        nodes.clear();
-        claims.clear();
         *self = Piece {
             morsel,
-            nodes,
-            claims,
+            nodes: emptied(&mut self.nodes),
+            claims: emptied(&mut self.claims),
             ..Piece::default()
         };
     }

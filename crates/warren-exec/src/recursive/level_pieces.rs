@@ -15,6 +15,13 @@ pub trait LevelPiece: Default {
     fn held_bytes(&self) -> u64;
 }
 
+/// `list` emptied and taken out, its capacity kept: what a [`LevelPiece::reuse`] puts back into
+/// the cleared piece.
+pub fn emptied<T>(list: &mut Vec<T>) -> Vec<T> {
+    list.clear();
+    std::mem::take(list)
+}
+
 /// The pieces of the running level and the spare ones.
 #[derive(Debug)]
 pub struct LevelPieces<P> {

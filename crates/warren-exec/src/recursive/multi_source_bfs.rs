@@ -25,7 +25,7 @@ use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 use super::graph::Graph;
 use super::lane_counter::LaneCounter;
 use super::lanes::{full_word, state_bytes_per_node, words, LaneWord, WordArray};
-use super::level_pieces::{LevelPiece, LevelPieces};
+use super::level_pieces::{emptied, LevelPiece, LevelPieces};
 use super::masks::Masks;
 use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
@@ -121,16 +121,10 @@ impl Default for Piece {
 
 impl LevelPiece for Piece {
     fn reuse(&mut self, morsel: usize) {
-        let (mut nodes, mut pairs) = (
-            std::mem::take(&mut self.nodes),
-            std::mem::take(&mut self.pairs),
-        );
-        nodes.clear();
-        pairs.clear();
         *self = Piece {
             morsel,
-            nodes,
-            pairs,
+            nodes: emptied(&mut self.nodes),
+            pairs: emptied(&mut self.pairs),
             ..Piece::default()
         };
     }

@@ -125,13 +125,21 @@ impl VisitedBits {
     /// Marks `node` visited; false when it already was.
     #[inline]
     fn visit(&mut self, node: u32) -> bool {
-        let (word, bit) = ((node / 64) as usize, 1u64 << (node % 64));
-        if self.words[word] & bit != 0 {
-            return false;
+        let fresh = self.set_bit(node);
+        if fresh {
+            self.marked.push(node);
         }
-        self.words[word] |= bit;
-        self.marked.push(node);
-        true
+        fresh
+    }
+
+    /// Sets `node`'s bit without a branch; whether it was clear. The caller records the node
+    /// in `marked` when it was.
+    #[inline(always)]
+    fn set_bit(&mut self, node: u32) -> bool {
+        let (word, bit) = ((node / 64) as usize, 1u64 << (node % 64));
+        let before = self.words[word];
+        self.words[word] = before | bit;
+        before & bit == 0
     }
 }
 
@@ -151,11 +159,8 @@ fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fre
         if neighbour == EMPTY {
             continue;
         }
-        let (word, bit) = ((neighbour / 64) as usize, 1u64 << (neighbour % 64));
-        let before = visited.words[word];
-        visited.words[word] = before | bit;
         spare[kept].write(neighbour);
-        kept += usize::from(before & bit == 0);
+        kept += usize::from(visited.set_bit(neighbour));
     }
     // SAFETY: the first `kept` slots of the spare capacity were written above.
     unsafe { fresh.set_len(kept) };
@@ -307,6 +312,11 @@ impl BeamEntry {
     fn expanded(self) -> bool {
         self.0 & Self::EXPANDED != 0
     }
+
+    #[inline]
+    fn mark_expanded(&mut self) {
+        self.0 |= Self::EXPANDED;
+    }
 }
 
 /// `distance`'s bits mapped so that unsigned order is `f32::total_cmp`'s order.
@@ -379,7 +389,7 @@ where
         .position(|entry| !entry.expanded())
     {
         let at = unexpanded + offset;
-        beam[at].0 |= BeamEntry::EXPANDED;
+        beam[at].mark_expanded();
         let nearest = beam[at].hit();
         unexpanded = at + 1;
         // The next candidate's list is likely read next: start loading it now.
@@ -584,7 +594,10 @@ mod tests {
             let back = entry_a.hit();
             prop_assert_eq!((back.row, back.distance.to_bits()), (row_a, a.to_bits()));
             prop_assert!(!entry_a.expanded());
-            prop_assert_eq!(BeamEntry(entry_a.0 | BeamEntry::EXPANDED).key(), entry_a.key());
+            let mut expanded = entry_a;
+            expanded.mark_expanded();
+            prop_assert!(expanded.expanded());
+            prop_assert_eq!(expanded.key(), entry_a.key());
         }
     }
 
