@@ -125,6 +125,9 @@ pub struct EngineSettings {
     pub direction_optimizing: bool,
     /// `multi_source_bfs`: answer many-source SHORTEST lengths with bit-parallel sweeps.
     pub multi_source_bfs: bool,
+    /// `binned_push`: top-down levels of many-source sweeps with many out-edges push through
+    /// destination bins instead of an atomic `or` per edge.
+    pub binned_push: bool,
     /// `walk_count_meet`: count walks by meeting a shared backward sweep from the
     /// destinations; off: one forward sweep per source.
     pub walk_count_meet: bool,
@@ -141,6 +144,7 @@ impl Default for EngineSettings {
             morsel_size: 2048,
             direction_optimizing: true,
             multi_source_bfs: true,
+            binned_push: true,
             walk_count_meet: true,
             varlen_levels: false,
         }

@@ -400,6 +400,64 @@ impl<'a> AdjacencyView<'a> {
         })
     }
 
+    /// [`AdjacencyView::plain_neighbours`] for a loop that reads the neighbours of `nodes`
+    /// alone. In a view whose only guard is its pending checks, the blocks holding those nodes'
+    /// offsets and neighbours are verified here, once per loop instead of once per read, so the
+    /// loop runs on the flat arrays long before every block of the section has been read (a
+    /// top-down level reads the lists of its frontier only, and may never get there). `None`
+    /// when the view has patches or one of the nodes' blocks is damaged: the loop then reads
+    /// through [`AdjacencyView::neighbours`], which records the damage and reads that node as
+    /// having no entries.
+    pub fn plain_neighbours_for(
+        &self,
+        nodes: impl IntoIterator<Item = u32>,
+    ) -> Option<PlainNeighbours<'a>> {
+        if !self.neighbours_guarded {
+            return self.plain_neighbours();
+        }
+        if !self.patches.is_empty() {
+            return None;
+        }
+        let mut nodes = nodes.into_iter();
+        nodes
+            .all(|v| self.verify_node(v, false))
+            .then_some(self.unchecked_plain())
+    }
+
+    /// [`AdjacencyView::plain_neighbours_for`] the nodes of `range`, verified as two byte
+    /// ranges (their offsets, then their neighbours) instead of node by node.
+    pub fn plain_neighbours_in(&self, range: std::ops::Range<u32>) -> Option<PlainNeighbours<'a>> {
+        if !self.neighbours_guarded {
+            return self.plain_neighbours();
+        }
+        if !self.patches.is_empty() {
+            return None;
+        }
+        assert!(
+            range.start <= range.end && range.end as usize <= self.num_nodes,
+            "a node range within the view"
+        );
+        self.verify_nodes(range.start as usize..range.end as usize, false)
+            .then_some(self.unchecked_plain())
+    }
+
+    /// [`PlainNeighbours::nonempty_bits`] from the stored offsets, whether or not their blocks
+    /// are verified yet, and ignoring patches: a hint for a loop that reads through
+    /// [`AdjacencyView::plain_neighbours_in`], whose verification covers the same offsets'
+    /// bytes for the nodes it reads (a damaged block fails there, never here), and which a
+    /// patched view never gets.
+    pub fn unverified_nonempty_bits(&self, first: u32, end: u32) -> u64 {
+        self.unchecked_plain().nonempty_bits(first, end)
+    }
+
+    /// The flat arrays, whatever remains to be checked: only for reads already verified.
+    fn unchecked_plain(&self) -> PlainNeighbours<'a> {
+        PlainNeighbours {
+            offsets: self.offsets,
+            neighbours: self.neighbours,
+        }
+    }
+
     /// `v`'s neighbours from the stored arrays, leaving the rel ids untouched.
     #[inline(always)]
     fn stored_neighbours(&self, v: u32) -> &'a [u32] {
@@ -445,13 +503,21 @@ impl<'a> AdjacencyView<'a> {
     /// Verifies the blocks holding `v`'s offsets and neighbours, and its rel ids when
     /// `rel_ids`: false (and the mismatch recorded) if one is damaged.
     fn verify_node(&self, v: u32, with_rel_ids: bool) -> bool {
+        self.verify_nodes(v as usize..v as usize + 1, with_rel_ids)
+    }
+
+    /// [`AdjacencyView::verify_node`] for every node of `nodes`, as one byte range per array.
+    fn verify_nodes(&self, nodes: std::ops::Range<usize>, with_rel_ids: bool) -> bool {
+        if nodes.is_empty() {
+            return true;
+        }
         let [offsets, neighbours, rel_ids] = self.checks;
-        let v = v as usize;
+        let (first, end) = (nodes.start, nodes.end);
         let result = (|| {
             if let Some(check) = offsets {
-                check.verify_range(bytemuck::cast_slice(self.offsets), v * 8..v * 8 + 16)?;
+                check.verify_range(bytemuck::cast_slice(self.offsets), first * 8..end * 8 + 8)?;
             }
-            let range = self.offsets[v] as usize * 4..self.offsets[v + 1] as usize * 4;
+            let range = self.offsets[first] as usize * 4..self.offsets[end] as usize * 4;
             if let Some(check) = neighbours {
                 check.verify_range(bytemuck::cast_slice(self.neighbours), range.clone())?;
             }

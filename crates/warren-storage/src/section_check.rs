@@ -33,8 +33,14 @@ pub const BLOCK_SHIFT_MIN: u32 = 12;
 /// graph reads nearly all of it, and its next views can then skip the checks altogether
 /// (per-node checks cost more than the checksums; see docs/OPTIMIZATION_LOG.md).
 const ESCALATE_DIVISOR: usize = 8;
-/// Sections of fewer blocks are not escalated (their blocks are verified as touched).
+/// Sections of fewer blocks are not escalated for being widely read (their blocks are verified
+/// as touched).
 const ESCALATE_BLOCKS_MIN: usize = 16;
+/// Once at most 1/FINISH_DIVISOR of a section's blocks remain unverified, the next reader
+/// verifies them: a block that readers rarely touch (an offsets array's last block holds the
+/// last node's end alone) would otherwise keep every view of the section on the checked path
+/// for good (docs/OPTIMIZATION_LOG.md, entry 204).
+const FINISH_DIVISOR: usize = 8;
 
 /// A block whose bytes do not match their checksum.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,11 +181,11 @@ impl SectionCheck {
     /// one (once per section; a damaged block found here is left for its reader to meet).
     fn escalate_if_widely_read(&self, bytes: &[u8]) {
         let blocks = self.num_blocks();
-        let verified = blocks - self.remaining.load(Ordering::Relaxed);
-        if blocks < ESCALATE_BLOCKS_MIN
-            || verified * ESCALATE_DIVISOR < blocks
-            || self.escalated.swap(true, Ordering::AcqRel)
-        {
+        let remaining = self.remaining.load(Ordering::Relaxed);
+        let verified = blocks - remaining;
+        let widely_read = blocks >= ESCALATE_BLOCKS_MIN && verified * ESCALATE_DIVISOR >= blocks;
+        let nearly_done = remaining * FINISH_DIVISOR <= blocks;
+        if !(widely_read || nearly_done) || self.escalated.swap(true, Ordering::AcqRel) {
             return;
         }
         for block in 0..blocks {
@@ -383,6 +389,25 @@ mod tests {
         assert!(!check.is_verified());
         check.verify_all(&bytes).unwrap();
         assert!(check.is_verified());
+    }
+
+    #[test]
+    fn a_section_read_all_but_a_rare_block_is_finished_by_the_next_read() {
+        // Nine blocks, as an offsets array whose last block holds the last node's end alone.
+        let bytes = section((8 << BLOCK_SHIFT_MIN) + 8);
+        let check = checked_by_blocks(&bytes);
+        assert_eq!(check.num_blocks(), 9);
+        check
+            .verify_range(&bytes, 0..(7 << BLOCK_SHIFT_MIN))
+            .unwrap();
+        assert!(!check.is_verified(), "two blocks left: more than an eighth");
+        check
+            .verify_range(&bytes, (7 << BLOCK_SHIFT_MIN)..(7 << BLOCK_SHIFT_MIN) + 8)
+            .unwrap();
+        assert!(
+            check.is_verified(),
+            "the ninth block verified with the eighth"
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@ pub struct Settings {
     /// `threads`: worker threads a query may use.
     pub threads: usize,
     /// The recursive engine's knobs: `max_active_sources` (k), `prefetch_distance`,
-    /// `morsel_size`, `bfs_direction`, `multi_source_bfs`, `walk_count_meet`, `varlen_paths`.
+    /// `morsel_size`, `bfs_direction`, `multi_source_bfs`, `binned_push`, `walk_count_meet`,
+    /// `varlen_paths`.
     pub engine: EngineSettings,
     /// `var_length_extend_max_depth`: the largest upper bound of a recursive pattern.
     pub hops_max: u32,
@@ -177,6 +178,7 @@ impl Settings {
                     one_of(name, value, &["AUTO", "TOP_DOWN"])? == "AUTO";
             }
             "multi_source_bfs" => self.engine.multi_source_bfs = boolean(name, value)?,
+            "binned_push" => self.engine.binned_push = boolean(name, value)?,
             "walk_count_meet" => self.engine.walk_count_meet = boolean(name, value)?,
             "varlen_paths" => {
                 self.engine.varlen_levels = one_of(name, value, &["DFS", "LEVELS"])? == "LEVELS";
@@ -269,6 +271,7 @@ impl Settings {
                 "TOP_DOWN"
             }),
             "multi_source_bfs" => Value::Bool(engine.multi_source_bfs),
+            "binned_push" => Value::Bool(engine.binned_push),
             "walk_count_meet" => Value::Bool(engine.walk_count_meet),
             "varlen_paths" => Value::string(if engine.varlen_levels {
                 "LEVELS"
@@ -318,6 +321,7 @@ mod tests {
                 Value::string("TOP_DOWN"),
             ),
             ("multi_source_bfs", Value::Bool(false), Value::Bool(false)),
+            ("binned_push", Value::Bool(false), Value::Bool(false)),
             ("walk_count_meet", Value::Bool(false), Value::Bool(false)),
             (
                 "varlen_paths",

@@ -758,7 +758,13 @@ impl TopDownScan<'_> {
         piece: &mut Piece,
     ) -> bool {
         let every_edge = self.masks.edges.is_none();
-        match self.adjacency.plain_neighbours().filter(|_| every_edge) {
+        let plain = every_edge
+            .then(|| {
+                self.adjacency
+                    .plain_neighbours_for(frontier.0.iter().copied())
+            })
+            .flatten();
+        match plain {
             Some(plain) => {
                 self.claim_nodes_reading(frontier, dist, paths, piece, |u| (plain.of(u), &[][..]))
             }
@@ -899,7 +905,10 @@ impl BottomUpScan<'_> {
         piece: &mut Piece,
     ) -> bool {
         let every_edge = self.masks.edges.is_none();
-        match self.adjacency.plain_neighbours().filter(|_| every_edge) {
+        let plain = every_edge
+            .then(|| self.adjacency.plain_neighbours_in(nodes.clone()))
+            .flatten();
+        match plain {
             Some(plain) => {
                 self.find_parents_reading(nodes, dist, paths, piece, |v| (plain.of(v), &[][..]))
             }

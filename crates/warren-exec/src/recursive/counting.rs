@@ -16,6 +16,7 @@ use warren_planner::plan::{RecursiveKind, RecursivePlan};
 
 use super::auto_k::{choose_k, choose_sweeps, DegreeProfile, SweepChoice, Traversal};
 use super::bfs::{Bfs, BfsConfig, BfsMode, BfsSearch, CountOutput};
+use super::binned_push;
 use super::counters::TraversalRecorder;
 use super::graph::Graph;
 use super::lanes::LaneWord;
@@ -126,7 +127,14 @@ fn run_sweeps<W: LaneWord>(
     choice: &SweepChoice,
 ) -> Result<Vec<CountOutput>> {
     assert!(choice.lanes <= W::LANES, "a sweep's lanes fit in its word");
-    let bytes = MultiSourceBfs::<W>::bytes(request.graph.num_nodes()) * choice.sweeps as u64;
+    let nodes = request.graph.num_nodes();
+    let per_sweep = MultiSourceBfs::<W>::bytes(nodes)
+        + if request.engine.binned_push {
+            MultiSourceBfs::<W>::binned_bytes(nodes)
+        } else {
+            0
+        };
+    let bytes = per_sweep * choice.sweeps as u64;
     request.memory.reserve(bytes, "multi-source BFS sweeps")?;
     let config = SweepConfig {
         lower: request.plan.lower,
@@ -135,6 +143,10 @@ fn run_sweeps<W: LaneWord>(
         morsel_size: request.morsel_size(),
         per_destination: request.per_destination,
         prefetch_distance: request.engine.prefetch_distance,
+        binned_edges_min: request
+            .engine
+            .binned_push
+            .then_some(binned_push::BINNED_EDGES_MIN),
     };
     let slots: Vec<MultiSourceBfs<'_, W>> = (0..choice.sweeps)
         .map(|_| MultiSourceBfs::new(request.graph, request.masks, config, Some(request.recorder)))

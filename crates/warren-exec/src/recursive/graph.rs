@@ -5,7 +5,7 @@
 //! Stored adjacency is verified block by block as the traversal reads it; a checksum mismatch
 //! is recorded in the graph's [`CorruptionSlot`] and returned by [`Graph::check_corruption`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use warren_common::{Error, InternalId, Result, TableId};
 use warren_planner::plan::Step;
@@ -67,6 +67,8 @@ pub struct Graph {
     per_step: Vec<Adjacency>,
     /// The first checksum mismatch met reading stored adjacency (building or traversing).
     corruption: Arc<CorruptionSlot>,
+    /// Which nodes have an in-edge, a bit per node (see [`Graph::in_edge_bits`]).
+    in_edge_bits: OnceLock<Vec<u64>>,
 }
 
 fn step_ends(snapshot: &Snapshot, step: &Step) -> (TableId, TableId) {
@@ -130,6 +132,7 @@ impl Graph {
                 backward,
                 per_step: Vec::new(),
                 corruption,
+                in_edge_bits: OnceLock::new(),
             });
         }
         let mut graph = Self {
@@ -149,6 +152,7 @@ impl Graph {
             },
             per_step: Vec::new(),
             corruption,
+            in_edge_bits: OnceLock::new(),
         };
         graph.forward = graph.merge(snapshot, steps, false);
         graph.backward = graph.merge(snapshot, steps, true);
@@ -263,6 +267,25 @@ impl Graph {
         self.num_nodes
     }
 
+    /// Bit `v % 64` of word `v / 64` is set when node `v` has an in-edge: the nodes a
+    /// bottom-up level can reach at all (on Graph500 graphs about 40% of the nodes have none,
+    /// and a sweep would otherwise test them at every bottom-up level). Computed on first use
+    /// from the stored backward offsets without verifying them: only the unfiltered bottom-up
+    /// kernel reads these bits, for nodes whose offsets it has verified, and on views without
+    /// patches.
+    pub fn in_edge_bits(&self) -> &[u64] {
+        self.in_edge_bits.get_or_init(|| {
+            let backward = self.backward.view();
+            let nodes = self.num_nodes.min(backward.num_nodes() as u32);
+            (0..nodes.div_ceil(64))
+                .map(|word| {
+                    let first = word * 64;
+                    backward.unverified_nonempty_bits(first, (first + 64).min(nodes))
+                })
+                .collect()
+        })
+    }
+
     pub fn num_edges(&self) -> u32 {
         self.num_edges
     }
@@ -352,6 +375,31 @@ impl Graph {
             backward: csr(numbered.map(|(&(a, b), e)| (b, a, e)).collect()),
             per_step: Vec::new(),
             corruption: Arc::default(),
+            in_edge_bits: OnceLock::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_edge_bits_mark_the_nodes_with_an_in_edge() {
+        // 130 nodes (three words): node v has an in-edge when some edge ends at v.
+        let edges: Vec<(u32, u32)> = (0..130u32)
+            .filter(|v| v % 3 == 0)
+            .map(|v| (v, (v * 7 + 1) % 130))
+            .chain([(5, 64), (6, 129)])
+            .collect();
+        let graph = Graph::from_edges(130, &edges);
+        let bits = graph.in_edge_bits();
+        assert_eq!(bits.len(), 3);
+        for v in 0..130u32 {
+            let expected = edges.iter().any(|&(_, to)| to == v);
+            let got = bits[(v / 64) as usize] >> (v % 64) & 1 == 1;
+            assert_eq!(got, expected, "node {v}");
+        }
+        assert_eq!(bits[2] >> 2, 0, "no bits past the last node");
     }
 }

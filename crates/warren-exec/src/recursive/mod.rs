@@ -4,6 +4,7 @@
 
 pub mod auto_k;
 pub mod bfs;
+pub mod binned_push;
 pub mod counters;
 pub mod counting;
 pub mod frontier_bits;

@@ -10,14 +10,19 @@
 //! frontier words and stops once all lanes are covered) and *commit* (the new words join
 //! `seen`, destinations are counted per lane, and the old frontier words are cleared). The
 //! frontier words are double-buffered, so a level's frontier is read while the next is built.
+//! A top-down level with many out-edges expands in two phases instead of one, *scatter* and
+//! *apply*, through destination bins (`binned_push`): no atomic per edge, and each thread
+//! writes a cache-sized range of `next` at a time.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 use std::time::Instant;
 
 use warren_common::Result;
 
 use super::bfs::{entries, CountOutput};
+use super::binned_push::{self, BinPlan, Bins, FrontierWords};
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
@@ -50,12 +55,17 @@ pub struct SweepConfig {
     pub per_destination: bool,
     /// Frontier entries ahead that the top-down kernel prefetches (0: off).
     pub prefetch_distance: usize,
+    /// Top-down levels with at least this many out-edges push through destination bins
+    /// (`binned_push`); `None`: every top-down level pushes with `fetch_or`.
+    pub binned_edges_min: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Phase {
     #[default]
     Expand,
+    /// A binned top-down level's second half: each morsel applies one destination bin.
+    Apply,
     Commit,
 }
 
@@ -78,6 +88,15 @@ struct SweepState {
     /// Every node whose `seen` word is non-zero (to reset).
     touched: Vec<u32>,
     bottom_up: bool,
+    /// Whether this top-down level pushes through destination bins.
+    binned: bool,
+    /// A binned level's scatter pieces, read by its apply morsels.
+    scattered: Vec<Piece>,
+    /// A binned level's frontier words by frontier position.
+    frontier_words: FrontierWords,
+    /// The pieces of a level whose expand committed the nodes it found (bottom-up and binned
+    /// levels: each node's `seen` word has one writer then), kept for the level's books.
+    committed: Vec<Piece>,
     /// The frontier's out-edges, counted after top-down levels only: after a bottom-up level
     /// the direction choice reads the frontier's size alone, and this is 0.
     frontier_out_edges: u64,
@@ -99,6 +118,8 @@ struct Piece {
     /// Lanes with a bit in the words this morsel committed.
     alive: u64,
     pairs: Vec<(u8, u32)>,
+    /// A binned level's scattered edges (scatter morsels only).
+    bins: Bins,
     out_edges: u64,
     settled_in_edges: u64,
     counters: LevelCounters,
@@ -112,6 +133,7 @@ impl Default for Piece {
             lane_counts: [0; LANES],
             alive: 0,
             pairs: Vec::new(),
+            bins: Bins::default(),
             out_edges: 0,
             settled_in_edges: 0,
             counters: LevelCounters::default(),
@@ -125,12 +147,13 @@ impl LevelPiece for Piece {
             morsel,
             nodes: emptied(&mut self.nodes),
             pairs: emptied(&mut self.pairs),
+            bins: std::mem::take(&mut self.bins),
             ..Piece::default()
         };
     }
 
     fn held_bytes(&self) -> u64 {
-        (self.nodes.capacity() * 4 + self.pairs.capacity() * 8) as u64
+        (self.nodes.capacity() * 4 + self.pairs.capacity() * 8) as u64 + self.bins.held_bytes()
     }
 }
 
@@ -142,6 +165,11 @@ pub struct MultiSourceBfs<'g, W: LaneWord> {
     recorder: Option<&'g TraversalRecorder>,
     seen: WordArray<W>,
     buffers: [WordArray<W>; 2],
+    /// A bit per node that has an in-edge and is not yet seen by every live lane: the nodes
+    /// a bottom-up level tests (copied from `Graph::in_edge_bits` at each start, a bit cleared
+    /// when its node's commit completes it).
+    unsettled: Vec<AtomicU64>,
+    bin_plan: BinPlan,
     state: RwLock<SweepState>,
     pieces: LevelPieces<Piece>,
 }
@@ -161,6 +189,8 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
             recorder,
             seen: words(n),
             buffers: [words(n), words(n)],
+            unsettled: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            bin_plan: BinPlan::for_graph(graph.num_nodes(), std::mem::size_of::<W>()),
             state: RwLock::new(SweepState::default()),
             pieces: LevelPieces::default(),
         }
@@ -169,6 +199,11 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     /// Bytes one sweep holds for a graph of `nodes` nodes.
     pub fn bytes(nodes: u32) -> u64 {
         u64::from(nodes) * state_bytes_per_node(W::LANES)
+    }
+
+    /// Bytes one sweep's binned levels hold at most beside [`MultiSourceBfs::bytes`].
+    pub fn binned_bytes(nodes: u32) -> u64 {
+        binned_push::pair_bytes(nodes)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, SweepState> {
@@ -189,6 +224,8 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         state.touched.clear();
         state.frontier.clear();
         state.next.clear();
+        self.pieces.recycle(std::mem::take(&mut state.scattered));
+        self.pieces.recycle(std::mem::take(&mut state.committed));
         self.pieces.with_unfinished(|_| ());
     }
 
@@ -201,21 +238,59 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                     return 0;
                 }
                 self.choose_direction(state);
+                state.binned = !state.bottom_up && self.binned_level(state);
                 state.started = Some(Instant::now());
                 if state.bottom_up {
                     (self.graph.num_nodes() as usize).div_ceil(morsel * BOTTOM_UP_MORSEL_FACTOR)
                 } else {
-                    let budget = MorselBudget::for_morsel_size(morsel, true);
+                    let mut budget = MorselBudget::for_morsel_size(morsel, true);
+                    if state.binned {
+                        let per_morsel = state.frontier_out_edges / binned_push::SCATTER_MORSELS;
+                        budget.edges_max = budget.edges_max.max(per_morsel);
+                        let len = state.frontier.len();
+                        state.frontier_words.resize(len);
+                    }
                     let forward = self.graph.forward.view();
                     plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
                     state.top_down.len()
                 }
             }
+            Phase::Apply => self.bin_plan.bins(),
             Phase::Commit => {
-                state.next.len().div_ceil(morsel) + state.frontier.len().div_ceil(morsel)
+                Self::commit_morsels(state, morsel) + state.frontier.len().div_ceil(morsel)
             }
         };
         state.morsels
+    }
+
+    /// Whether this level's expand commits the nodes it finds: bottom-up, each node's words
+    /// are read and written by the one morsel that owns it; binned, by the bin that owns it.
+    /// A direct top-down level reads `seen` of any node while it expands, so it commits after.
+    fn commits_in_expand(state: &SweepState) -> bool {
+        state.bottom_up || state.binned
+    }
+
+    /// The commit phase's morsels that commit found nodes (the others clear the old frontier).
+    fn commit_morsels(state: &SweepState, morsel_size: usize) -> usize {
+        if Self::commits_in_expand(state) {
+            0
+        } else {
+            state.next.len().div_ceil(morsel_size)
+        }
+    }
+
+    /// Whether this top-down level pushes through destination bins: enough out-edges, within
+    /// the pairs' bound, and every out-edge followed from every frontier node.
+    fn binned_level(&self, state: &SweepState) -> bool {
+        let every_node = state.level == 1 || self.masks.intermediate.is_none();
+        let (out_edges, frontier) = (state.frontier_out_edges, state.frontier.len());
+        let nodes = self.graph.num_nodes();
+        self.masks.edges.is_none()
+            && every_node
+            && self
+                .config
+                .binned_edges_min
+                .is_some_and(|min| self.bin_plan.binned(out_edges, frontier, nodes, min))
     }
 
     fn choose_direction(&self, state: &mut SweepState) {
@@ -239,6 +314,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
             let end = (start + size).min(self.graph.num_nodes() as usize);
             let scan = Scan {
                 adjacency: self.graph.backward.view(),
+                unsettled: &self.unsettled,
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
@@ -253,10 +329,14 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 next,
                 piece,
             );
+            self.commit_found(state, size.is_multiple_of(64), piece);
+        } else if state.binned {
+            self.scatter(state, morsel, piece);
         } else {
             let work = &state.top_down[morsel];
             let scan = Scan {
                 adjacency: self.graph.forward.view(),
+                unsettled: &[],
                 masks: self.masks,
                 level: state.level,
                 prefetch_distance: self.config.prefetch_distance,
@@ -275,9 +355,50 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         }
     }
 
-    /// Out-degrees of the nodes a morsel added to the next frontier (direction choice).
+    /// A binned level's first half: the morsel's out-edges written into destination bins.
+    fn scatter(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
+        let work = &state.top_down[morsel];
+        let frontier = &state.frontier[work.nodes.clone()];
+        let at = (frontier, work.nodes.start);
+        let current = &self.buffers[state.active][..];
+        state.frontier_words.record(at, current);
+        let adjacency = self.graph.forward.view();
+        let plan = &self.bin_plan;
+        let scattered = match adjacency.plain_neighbours_for(frontier.iter().copied()) {
+            Some(plain) => piece
+                .bins
+                .scatter(plan, at, |u| work.slice(plain.of(u), &[]).0),
+            None => piece
+                .bins
+                .scatter(plan, at, |u| work.slice(adjacency.neighbours(u), &[]).0),
+        };
+        piece.counters.edges_scanned += scattered;
+    }
+
+    /// A binned level's second half: the pairs of bin `morsel` from every scatter piece
+    /// applied to the bin's range of `next`, whose only writer this morsel is.
+    fn apply(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
+        let next = &self.buffers[1 - state.active][..];
+        let pairs = state
+            .scattered
+            .iter()
+            .map(|scattered| scattered.bins.pairs(morsel));
+        binned_push::apply(
+            (&self.bin_plan, morsel),
+            pairs,
+            &state.frontier_words,
+            (&self.seen[..], next),
+            &mut piece.nodes,
+        );
+        // Bins are ranges of at least 64 nodes, starting at multiples of 64.
+        self.commit_found(state, true, piece);
+        self.degrees(piece);
+    }
+
+    /// Out-degrees of the nodes a morsel added to the next frontier (the direction choice and
+    /// the binned push read them).
     fn degrees(&self, piece: &mut Piece) {
-        if !self.config.direction_optimizing {
+        if !self.config.direction_optimizing && self.config.binned_edges_min.is_none() {
             return;
         }
         let forward = self.graph.forward.view();
@@ -288,7 +409,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     /// words (morsels past the new list's).
     fn commit(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
         let size = self.config.morsel_size.max(1);
-        let next_morsels = state.next.len().div_ceil(size);
+        let next_morsels = Self::commit_morsels(state, size);
         if morsel >= next_morsels {
             let start = (morsel - next_morsels) * size;
             let end = (start + size).min(state.frontier.len());
@@ -300,18 +421,48 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         }
         let start = morsel * size;
         let end = (start + size).min(state.next.len());
+        self.commit_nodes(state, &state.next[start..end], false, piece);
+    }
+
+    /// Takes settled node `v` out of the nodes bottom-up levels test.
+    #[inline]
+    fn settle(&self, v: u32, owned: bool) {
+        let word = &self.unsettled[(v / 64) as usize];
+        let keep = !(1u64 << (v % 64));
+        if owned {
+            word.store(word.load(Ordering::Relaxed) & keep, Ordering::Relaxed);
+        } else {
+            word.fetch_and(keep, Ordering::Relaxed);
+        }
+    }
+
+    /// Commits the nodes a bottom-up or binned morsel found, right after finding them.
+    /// `whole_words`: the morsel's nodes are whole words of 64 nodes (see `commit_nodes`).
+    fn commit_found(&self, state: &SweepState, whole_words: bool, piece: &mut Piece) {
+        let nodes = std::mem::take(&mut piece.nodes);
+        self.commit_nodes(state, &nodes, whole_words, piece);
+        piece.nodes = nodes;
+    }
+
+    /// ORs the next words of `nodes` into `seen`, counts destinations per lane and the
+    /// in-edges of nodes every live lane has now seen.
+    ///
+    /// `owned`: this morsel alone writes the `unsettled` words of `nodes` in this phase (a
+    /// bottom-up morsel of whole words, or a bin); else bits are cleared atomically.
+    fn commit_nodes(&self, state: &SweepState, nodes: &[u32], owned: bool, piece: &mut Piece) {
         let next = &self.buffers[1 - state.active][..];
         let seen_words = &self.seen[..];
         let counting = state.level >= self.config.lower;
         let backward = self.graph.backward.view();
         let mut counter = LaneCounter::default();
-        for &v in &state.next[start..end] {
+        for &v in nodes {
             let bits = next[v as usize].get();
             piece.alive |= bits;
             let seen = seen_words[v as usize].get() | bits;
             seen_words[v as usize].set(seen);
             if (seen | !state.alive) & state.full == state.full {
                 piece.settled_in_edges += backward.degree(v);
+                self.settle(v, owned);
             }
             if counting && self.masks.is_destination(v) {
                 if self.config.per_destination {
@@ -362,6 +513,9 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
         let forward = self.graph.forward.view();
         state.frontier_out_edges = 0;
         state.unsettled_in_edges = self.graph.backward.view().num_entries();
+        for (word, &bits) in self.unsettled.iter().zip(self.graph.in_edge_bits()) {
+            word.store(bits, Ordering::Relaxed);
+        }
         for (lane, &source) in sources.iter().enumerate() {
             assert!(
                 source < self.graph.num_nodes(),
@@ -387,6 +541,7 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
         let mut piece = self.pieces.take(morsel);
         match state.phase {
             Phase::Expand => self.expand(&state, morsel, &mut piece),
+            Phase::Apply => self.apply(&state, morsel, &mut piece),
             Phase::Commit => self.commit(&state, morsel, &mut piece),
         }
         if let Some(recorder) = self.recorder {
@@ -402,7 +557,14 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
         let mut pieces = self.pieces.take_done();
         pieces.sort_unstable_by_key(|p| p.morsel);
         let ended = match state.phase {
-            Phase::Expand => {
+            Phase::Expand if state.binned => {
+                // The scatter pieces stay for the apply morsels to read.
+                state.scattered = std::mem::take(&mut pieces);
+                state.phase = Phase::Apply;
+                Ok(())
+            }
+            Phase::Expand | Phase::Apply => {
+                self.pieces.recycle(std::mem::take(&mut state.scattered));
                 let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
                 for piece in &pieces {
                     next.extend_from_slice(&piece.nodes);
@@ -410,9 +572,14 @@ impl<W: LaneWord> PhasedSearch for MultiSourceBfs<'_, W> {
                 state.frontier_out_edges = pieces.iter().map(|p| p.out_edges).sum();
                 state.next = next;
                 state.phase = Phase::Commit;
+                if Self::commits_in_expand(&state) {
+                    // Their books (lane counts, live lanes, settled in-edges) end the level.
+                    state.committed = std::mem::take(&mut pieces);
+                }
                 Ok(())
             }
             Phase::Commit => {
+                pieces.append(&mut state.committed);
                 let ended = self.end_level(&mut state, &pieces);
                 state.phase = Phase::Expand;
                 ended
@@ -477,6 +644,8 @@ impl<W: LaneWord> MultiSourceBfs<'_, W> {
 /// The expand kernels over one adjacency (forward for top-down, backward for bottom-up).
 struct Scan<'a, W> {
     adjacency: AdjacencyView<'a>,
+    /// Bottom-up: the nodes to test (`MultiSourceBfs::unsettled`); top-down: empty.
+    unsettled: &'a [AtomicU64],
     masks: &'a Masks,
     level: u32,
     prefetch_distance: usize,
@@ -501,7 +670,13 @@ impl<W: LaneWord> Scan<'_, W> {
         piece: &mut Piece,
     ) {
         let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
-        match self.adjacency.plain_neighbours().filter(|_| unfiltered) {
+        let plain = unfiltered
+            .then(|| {
+                self.adjacency
+                    .plain_neighbours_for(frontier.0.iter().copied())
+            })
+            .flatten();
+        match plain {
             Some(plain) => top_down_unfiltered(
                 (plain, &self.adjacency, self.prefetch_distance),
                 frontier,
@@ -565,8 +740,19 @@ impl<W: LaneWord> Scan<'_, W> {
         piece: &mut Piece,
     ) {
         let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
-        match self.adjacency.plain_neighbours().filter(|_| unfiltered) {
-            Some(plain) => bottom_up_unfiltered(plain, nodes, lanes, seen, current, next, piece),
+        let plain = unfiltered
+            .then(|| self.adjacency.plain_neighbours_in(nodes.clone()))
+            .flatten();
+        match plain {
+            Some(plain) => bottom_up_unfiltered(
+                (plain, self.unsettled),
+                nodes,
+                lanes,
+                seen,
+                current,
+                next,
+                piece,
+            ),
             None => self.bottom_up_filtered(nodes, lanes, seen, current, next, piece),
         }
     }
@@ -670,12 +856,14 @@ fn top_down_unfiltered<W: LaneWord>(
 }
 
 /// The bottom-up kernel when every in-edge is followed and every frontier node expands: per
-/// node not yet seen by every lane, its in-neighbours' frontier words ORed from the flat
-/// neighbour array, with no word, mask or expansion test per edge. Kept out of line, so that
-/// its loop gets the registers to itself.
+/// node of `unsettled` (a bit per node with an in-edge not yet seen by every lane) still
+/// missing a live lane, its in-neighbours' frontier words ORed from the flat neighbour array,
+/// with no word, mask or expansion test per edge. Nodes without in-edges and nodes already
+/// settled are skipped 64 at a time. Kept out of line, so that its loop gets the registers
+/// to itself.
 #[inline(never)]
 fn bottom_up_unfiltered<W: LaneWord>(
-    plain: PlainNeighbours<'_>,
+    (plain, unsettled): (PlainNeighbours<'_>, &[AtomicU64]),
     nodes: std::ops::Range<u32>,
     (full, settled): (u64, u64),
     seen: &[W],
@@ -685,22 +873,33 @@ fn bottom_up_unfiltered<W: LaneWord>(
 ) {
     // Lanes that are finished count as seen.
     let live = full & !settled;
-    let first = nodes.start;
-    let range = nodes.start as usize..nodes.end as usize;
     let mut scanned = 0u64;
-    for (v, (seen, next)) in (first..).zip(seen[range.clone()].iter().zip(&next[range])) {
-        let missing = live & !seen.get();
-        if missing == 0 {
-            continue;
+    let mut word_start = nodes.start & !63;
+    while word_start < nodes.end {
+        let mut candidates = unsettled[(word_start / 64) as usize].load(Ordering::Relaxed);
+        if word_start < nodes.start {
+            candidates &= u64::MAX << (nodes.start - word_start);
         }
-        let (reached, edges) = gather_missing(plain.of(v), current, missing);
-        scanned += edges as u64;
-        let bits = reached & missing;
-        if bits != 0 {
-            // Only this thread writes v's next word in a bottom-up level.
-            next.set(bits);
-            piece.nodes.push(v);
+        if nodes.end - word_start < 64 {
+            candidates &= (1u64 << (nodes.end - word_start)) - 1;
         }
+        while candidates != 0 {
+            let v = word_start + candidates.trailing_zeros();
+            candidates &= candidates - 1;
+            let missing = live & !seen[v as usize].get();
+            if missing == 0 {
+                continue;
+            }
+            let (reached, edges) = gather_missing(plain.of(v), current, missing);
+            scanned += edges as u64;
+            let bits = reached & missing;
+            if bits != 0 {
+                // Only this thread writes v's next word in a bottom-up level.
+                next[v as usize].set(bits);
+                piece.nodes.push(v);
+            }
+        }
+        word_start += 64;
     }
     piece.counters.edges_scanned += scanned;
 }
@@ -777,9 +976,10 @@ mod tests {
 
     /// The search: upper bound, direction-optimizing, morsel size, whether the masks are given
     /// as (full) sets, which sends top-down and bottom-up levels through the filtered kernels
-    /// instead of the unfiltered ones, and whether per-destination pairs are kept (else lanes are counted by
-    /// the bit-sliced counter alone).
-    type Search = (u32, bool, usize, bool, bool);
+    /// instead of the unfiltered ones, whether per-destination pairs are kept (else lanes are
+    /// counted by the bit-sliced counter alone), and whether every top-down level that may be
+    /// binned is (a threshold of 0 out-edges).
+    type Search = (u32, bool, usize, bool, bool, bool);
 
     /// The sweeps' answer with lane words `W`, `lanes` sources per sweep and `sweeps` at once.
     fn sweep<W: LaneWord>(
@@ -787,7 +987,7 @@ mod tests {
         edges: &[(u32, u32)],
         sources: &[u32],
         (lanes, sweeps, threads): (usize, usize, usize),
-        (upper, direction_optimizing, morsel_size, filtered, per_destination): Search,
+        (upper, direction_optimizing, morsel_size, filtered, per_destination, binned): Search,
     ) -> Vec<(u64, u128)> {
         let graph = Graph::from_edges(nodes, edges);
         let every = |bits: usize| filtered.then(|| Arc::new(Bitset::full(bits)));
@@ -803,6 +1003,7 @@ mod tests {
             morsel_size,
             per_destination,
             prefetch_distance: 2,
+            binned_edges_min: binned.then_some(0),
         };
         let slots: Vec<MultiSourceBfs<'_, W>> = (0..sweeps)
             .map(|_| MultiSourceBfs::new(&graph, &masks, config, None))
@@ -885,6 +1086,7 @@ mod tests {
             morsel_size in prop_oneof![Just(1usize), Just(4), Just(2048)],
             filtered in proptest::bool::ANY,
             per_destination in proptest::bool::ANY,
+            binned in proptest::bool::ANY,
         ) {
             let sources: Vec<u32> = picks.iter().map(|p| p % nodes).collect();
             check_widths(
@@ -892,7 +1094,7 @@ mod tests {
                 &edges,
                 &sources,
                 (lanes_pick, sweeps, threads),
-                (upper, direction_optimizing, morsel_size, filtered, per_destination),
+                (upper, direction_optimizing, morsel_size, filtered, per_destination, binned),
             )?;
         }
 
@@ -907,6 +1109,7 @@ mod tests {
             threads in 1usize..3,
             filtered in proptest::bool::ANY,
             per_destination in proptest::bool::ANY,
+            binned in proptest::bool::ANY,
         ) {
             let mut edges: Vec<(u32, u32)> = (0..nodes)
                 .flat_map(|v| (1..=density as u32).map(move |d| (v, (v * 7 + d * d) % nodes)))
@@ -918,7 +1121,7 @@ mod tests {
                 &edges,
                 &sources,
                 (lanes_pick, 1, threads),
-                (12, true, 3, filtered, per_destination),
+                (12, true, 3, filtered, per_destination, binned),
             )?;
         }
     }
@@ -932,7 +1135,7 @@ mod tests {
         assert_eq!(expected[0], (99, 99 * 100 / 2));
         for (lanes, threads) in [(64, 2), (32, 1), (16, 2), (8, 2)] {
             let run = (lanes, 2, threads);
-            let search = (200, true, 3, false, lanes != 32);
+            let search = (200, true, 3, false, lanes != 32, lanes == 64);
             let got = match lanes {
                 64 => sweep::<AtomicU64>(100, &edges, &sources, run, search),
                 32 => sweep::<AtomicU32>(100, &edges, &sources, run, search),

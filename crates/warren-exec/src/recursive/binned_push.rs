@@ -1,0 +1,347 @@
+//! Top-down levels pushed through destination bins (propagation blocking). A top-down level
+//! with many out-edges ORs each frontier node's word into its out-neighbours' `next` words: a
+//! random read of `seen` and `next` per edge and an atomic `fetch_or` per edge that adds
+//! bits, over arrays that outgrow a core's cache. Binned, the level runs in two phases:
+//! *scatter* writes each edge as one `u32` (the destination's offset in its bin, the source's
+//! frontier position) into the bin of the destination's id range, bins laid out one after the
+//! other in one list per morsel (counted first, then written: sequential reads and writes),
+//! and copies its frontier words into a list by frontier position; then *apply* gives each bin
+//! to one thread, which alone writes the `next` words of its range: plain loads and stores
+//! into a range small enough to stay in the core's cache, the frontier words read from the
+//! short list, and no locked instruction.
+//!
+//! Limits: a level is binned only when its out-edges are between the engine's threshold
+//! ([`BINNED_EDGES_MIN`]; below it the extra phase costs more than it saves) and
+//! [`BINNED_PAIRS_PER_NODE`] times the nodes, so the pairs of one level hold at most 4 bytes
+//! times that many per node (reserved with the sweep's state), and its frontier's positions
+//! fit in the bits the bin offset leaves.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::lanes::LaneWord;
+
+/// Out-edges below which a top-down level pushes directly (the engine's threshold; tests
+/// lower it to bin small graphs).
+pub const BINNED_EDGES_MIN: u64 = 32_768;
+/// A binned level holds at most this many pairs per node of the graph.
+pub const BINNED_PAIRS_PER_NODE: u64 = 2;
+/// Bytes of per-node state (two words per node: `seen` and `next`) one bin covers at most.
+const BIN_STATE_BYTES: usize = 256 * 1024;
+/// Bins a large graph is cut into at least, so every thread gets many to apply.
+const BINS_MIN: usize = 64;
+/// Scatter morsels a binned level is cut into, about (fewer, longer lists read back faster).
+pub const SCATTER_MORSELS: u64 = 16;
+
+/// Bytes a sweep's binned levels hold at most for a graph of `nodes` nodes.
+pub fn pair_bytes(nodes: u32) -> u64 {
+    BINNED_PAIRS_PER_NODE * u64::from(nodes) * 4
+}
+
+/// How destinations map to bins: consecutive id ranges of `1 << shift` nodes; a pair keeps
+/// the destination's offset in its range in its high `shift` bits and the source's frontier
+/// position in the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BinPlan {
+    shift: u32,
+    bins: usize,
+}
+
+impl BinPlan {
+    /// Bins of at most [`BIN_STATE_BYTES`] of two `word_bytes` words per node, and at least
+    /// [`BINS_MIN`] bins where the graph has enough nodes (ranges of at least 64 nodes).
+    pub fn for_graph(nodes: u32, word_bytes: usize) -> Self {
+        assert!(word_bytes > 0, "a lane word has bytes");
+        let cache_nodes = (BIN_STATE_BYTES / (2 * word_bytes)).max(64);
+        let mut shift = cache_nodes.ilog2();
+        while shift > 6 && (nodes as usize).div_ceil(1 << shift) < BINS_MIN {
+            shift -= 1;
+        }
+        let bins = (nodes as usize).div_ceil(1 << shift).max(1);
+        Self { shift, bins }
+    }
+
+    pub fn bins(&self) -> usize {
+        self.bins
+    }
+
+    /// The most frontier positions a pair can hold.
+    pub fn positions_max(&self) -> usize {
+        1 << (32 - self.shift)
+    }
+
+    /// Whether a top-down level with `out_edges` out-edges from `frontier` nodes over `nodes`
+    /// nodes is binned, where levels from `edges_min` out-edges on are.
+    pub fn binned(&self, out_edges: u64, frontier: usize, nodes: u32, edges_min: u64) -> bool {
+        out_edges >= edges_min
+            && out_edges <= BINNED_PAIRS_PER_NODE * u64::from(nodes)
+            && frontier <= self.positions_max()
+    }
+
+    #[inline(always)]
+    fn bin_of(&self, v: u32) -> usize {
+        (v >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn pair(&self, v: u32, position: usize) -> u32 {
+        let offset = v & ((1 << self.shift) - 1);
+        (offset << (32 - self.shift)) | position as u32
+    }
+
+    /// The destinations of `bin`.
+    pub fn range(&self, bin: usize, nodes: u32) -> Range<u32> {
+        assert!(bin < self.bins, "a bin of the plan");
+        let start = (bin as u32) << self.shift;
+        start..start.saturating_add(1 << self.shift).min(nodes)
+    }
+}
+
+/// One scatter morsel's pairs, bin after bin: bin `b`'s are `pairs[starts[b]..starts[b + 1]]`.
+#[derive(Debug, Default)]
+pub struct Bins {
+    pairs: Vec<u32>,
+    starts: Vec<usize>,
+}
+
+impl Bins {
+    /// The pairs of `bin` (none when this piece scattered nothing).
+    pub fn pairs(&self, bin: usize) -> &[u32] {
+        match self.starts.get(bin..bin + 2) {
+            Some(&[start, end]) => &self.pairs[start..end],
+            _ => &[],
+        }
+    }
+
+    /// Forgets the pairs (keeping the lists' capacity).
+    pub fn clear(&mut self) {
+        self.pairs.clear();
+        self.starts.clear();
+    }
+
+    pub fn held_bytes(&self) -> u64 {
+        (self.pairs.capacity() * 4 + self.starts.capacity() * 8) as u64
+    }
+
+    /// Writes the pair of every edge from the frontier nodes `sources`, at frontier positions
+    /// from `first_position` on, into its destination's bin (`neighbours` gives a node's
+    /// out-neighbours, already sliced to the morsel's part); returns the edges scattered.
+    pub fn scatter<'n>(
+        &mut self,
+        plan: &BinPlan,
+        (sources, first_position): (&[u32], usize),
+        neighbours: impl Fn(u32) -> &'n [u32],
+    ) -> u64 {
+        assert!(
+            first_position + sources.len() <= plan.positions_max(),
+            "frontier positions fit in a pair"
+        );
+        self.starts.clear();
+        self.starts.resize(plan.bins + 1, 0);
+        for &u in sources {
+            for &v in neighbours(u) {
+                self.starts[plan.bin_of(v) + 1] += 1;
+            }
+        }
+        for bin in 0..plan.bins {
+            self.starts[bin + 1] += self.starts[bin];
+        }
+        let scattered = self.starts[plan.bins];
+        self.pairs.clear();
+        self.pairs.resize(scattered, 0);
+        // Each bin's write cursor, in the same list, moved back to the bins' starts below.
+        let mut cursor: Vec<usize> = self.starts[..plan.bins].to_vec();
+        for (position, &u) in (first_position..).zip(sources) {
+            for &v in neighbours(u) {
+                let at = &mut cursor[plan.bin_of(v)];
+                self.pairs[*at] = plan.pair(v, position);
+                *at += 1;
+            }
+        }
+        debug_assert!(cursor.iter().zip(&self.starts[1..]).all(|(c, s)| c == s));
+        scattered as u64
+    }
+}
+
+/// The frontier's words by frontier position, written by the scatter morsels (each its own
+/// positions; a node cut into slices writes its one word from each) and read by apply.
+#[derive(Debug, Default)]
+pub struct FrontierWords {
+    words: Vec<AtomicU64>,
+}
+
+impl FrontierWords {
+    /// Sizes the list to a frontier of `len` nodes (the values are written by scatter).
+    pub fn resize(&mut self, len: usize) {
+        self.words.resize_with(len, AtomicU64::default);
+    }
+
+    /// Records the words of the frontier nodes `sources` at positions from `first` on.
+    pub fn record<W: LaneWord>(&self, (sources, first): (&[u32], usize), current: &[W]) {
+        for (slot, &u) in self.words[first..first + sources.len()].iter().zip(sources) {
+            slot.store(current[u as usize].get(), Ordering::Relaxed);
+        }
+    }
+
+    pub fn held_bytes(&self) -> u64 {
+        self.words.capacity() as u64 * 8
+    }
+}
+
+/// Applies the pairs of bin `bin` (from every scatter piece): each source's frontier word, less
+/// the lanes that have seen the destination, is ORed into the destination's `next` word with
+/// a plain load and store (the caller is the only writer of this bin's range during the
+/// phase). Pushes each destination whose `next` word was zero before onto `found`.
+pub fn apply<'p, W: LaneWord>(
+    (plan, bin): (&BinPlan, usize),
+    pairs: impl IntoIterator<Item = &'p [u32]>,
+    frontier: &FrontierWords,
+    (seen, next): (&[W], &[W]),
+    found: &mut Vec<u32>,
+) {
+    let range = plan.range(bin, seen.len() as u32);
+    let seen = &seen[range.start as usize..range.end as usize];
+    let next = &next[range.start as usize..range.end as usize];
+    let words = &frontier.words[..];
+    let position_bits = 32 - plan.shift;
+    let position_mask = (1u32 << position_bits) - 1;
+    // Without a branch per pair: every pair stores its destination's word and writes the
+    // destination into the next free slot, which only a newly reached node keeps. A node is
+    // newly reached once, so the range's length plus one slot always suffices.
+    let first = found.len();
+    found.resize(first + range.len() + 1, 0);
+    let slots = &mut found[first..];
+    let mut kept = 0usize;
+    for list in pairs {
+        for &pair in list {
+            let offset = (pair >> position_bits) as usize;
+            let word = words[(pair & position_mask) as usize].load(Ordering::Relaxed);
+            let bits = word & !seen[offset].get();
+            let before = next[offset].get();
+            let after = before | bits;
+            next[offset].set(after);
+            slots[kept] = range.start + offset as u32;
+            kept += usize::from(before == 0 && after != 0);
+        }
+    }
+    found.truncate(first + kept);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU64;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::recursive::lanes::words;
+
+    #[test]
+    fn bins_cover_the_nodes_in_cache_sized_ranges() {
+        for (nodes, word_bytes) in [
+            (1u32, 8usize),
+            (63, 8),
+            (5_000, 2),
+            (262_144, 8),
+            (2_097_152, 8),
+            (2_097_152, 1),
+        ] {
+            let plan = BinPlan::for_graph(nodes, word_bytes);
+            let covered: usize = (0..plan.bins()).map(|b| plan.range(b, nodes).len()).sum();
+            assert_eq!(covered, nodes as usize, "{nodes} nodes");
+            assert_eq!(plan.range(plan.bins() - 1, nodes).end, nodes);
+            let width = plan.range(0, nodes).len();
+            assert!(
+                width * 2 * word_bytes <= BIN_STATE_BYTES,
+                "{nodes}: {width}"
+            );
+            assert!(
+                plan.bins() >= BINS_MIN || nodes <= 64 * BINS_MIN as u32,
+                "{nodes}"
+            );
+        }
+        assert_eq!(BinPlan::for_graph(262_144, 8).bins(), 64);
+        assert_eq!(BinPlan::for_graph(2_097_152, 8).bins(), 128);
+        assert_eq!(BinPlan::for_graph(2_097_152, 8).positions_max(), 1 << 18);
+    }
+
+    #[test]
+    fn a_level_is_binned_within_its_limits() {
+        let plan = BinPlan::for_graph(1_000_000, 8);
+        let min = BINNED_EDGES_MIN;
+        assert!(!plan.binned(min - 1, 10, 1_000_000, min));
+        assert!(plan.binned(min, 10, 1_000_000, min));
+        assert!(plan.binned(2_000_000, 10, 1_000_000, min));
+        assert!(!plan.binned(2_000_001, 10, 1_000_000, min));
+        assert!(!plan.binned(min, plan.positions_max() + 1, 1_000_000, min));
+        assert!(plan.binned(3, 1, 10, 0));
+        assert_eq!(pair_bytes(1_000_000), 8_000_000);
+    }
+
+    proptest! {
+        /// Scattering (the frontier cut into morsels, a node's list possibly split) then
+        /// applying bin by bin gives every `next` word the direct push's value, and finds each
+        /// newly reached node once.
+        #[test]
+        fn binned_push_matches_the_direct_push(
+            nodes in 1u32..5000,
+            edges in proptest::collection::vec((0u32..5000, 0u32..5000), 0..1500),
+            words_seed in proptest::collection::vec(any::<u64>(), 64),
+            morsels in 1usize..5,
+        ) {
+            let edges: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (a % nodes, b % nodes)).collect();
+            let n = nodes as usize;
+            let seen = words::<AtomicU64>(n);
+            let current = words::<AtomicU64>(n);
+            for v in 0..n {
+                seen[v].set(words_seed[v % 64] & 0xF0F0_F0F0);
+                current[v].set(words_seed[(v * 7 + 3) % 64] & 0xFF00_FF00);
+            }
+            let mut frontier: Vec<u32> = edges.iter().map(|&(u, _)| u).collect();
+            frontier.sort_unstable();
+            frontier.dedup();
+            let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+            for &(u, v) in &edges {
+                lists[u as usize].push(v);
+            }
+            // The direct push.
+            let mut expected = vec![0u64; n];
+            for &u in &frontier {
+                for &v in &lists[u as usize] {
+                    expected[v as usize] |= current[u as usize].get() & !seen[v as usize].get();
+                }
+            }
+            // The binned push, the frontier cut into morsels.
+            let plan = BinPlan::for_graph(nodes, 8);
+            let mut recorded = FrontierWords::default();
+            recorded.resize(frontier.len());
+            let chunk = frontier.len().div_ceil(morsels).max(1);
+            let mut pieces: Vec<Bins> = Vec::new();
+            let mut scattered = 0;
+            for (i, part) in frontier.chunks(chunk).enumerate() {
+                let first = i * chunk;
+                recorded.record((part, first), &current[..]);
+                let mut bins = Bins::default();
+                scattered += bins.scatter(&plan, (part, first), |u| &lists[u as usize][..]);
+                pieces.push(bins);
+            }
+            prop_assert_eq!(scattered as usize, edges.len());
+            let next = words::<AtomicU64>(n);
+            let mut found = Vec::new();
+            for bin in 0..plan.bins() {
+                let range = plan.range(bin, nodes);
+                let before = found.len();
+                apply((&plan, bin), pieces.iter().map(|p| p.pairs(bin)), &recorded, (&seen[..], &next[..]), &mut found);
+                prop_assert!(found[before..].iter().all(|v| range.contains(v)));
+            }
+            let got: Vec<u64> = next.iter().map(LaneWord::get).collect();
+            prop_assert_eq!(&got, &expected);
+            let mut found_sorted = found.clone();
+            found_sorted.sort_unstable();
+            found_sorted.dedup();
+            prop_assert_eq!(found_sorted.len(), found.len(), "each node found once");
+            let reached: Vec<u32> = (0..nodes).filter(|&v| expected[v as usize] != 0).collect();
+            prop_assert_eq!(found_sorted, reached);
+        }
+    }
+}
