@@ -685,3 +685,87 @@ fn shortest_over_many_bottom_up_morsels_matches_a_plain_bfs() {
         }
     }
 }
+
+/// Many-source SHORTEST counts whose top-down levels are binned (`binned_push`: among the 64
+/// sources a hub with 36,000 out-edges, so the first level is scattered into bins and applied
+/// bin by bin) give a plain BFS's counts and length sums, with the binned push on and off, on
+/// one and two threads, with whole morsels and with morsels of one node (bottom-up morsels of 8
+/// nodes, which share their words of unsettled bits). Every fifth node has no in-edge.
+#[test]
+fn many_source_shortest_with_binned_levels_matches_a_plain_bfs() {
+    const NODES: u32 = 45_001;
+    const SPREADS: [(u64, u64); 2] = [(7_919, 13), (104_729, 7)];
+    let reachable = |v: u32| v % 5 != 4;
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); NODES as usize];
+    out[0].extend((1..NODES).filter(|&v| reachable(v)));
+    for (multiplier, offset) in SPREADS {
+        for i in 1..NODES {
+            let to = ((u64::from(i) * multiplier + offset) % u64::from(NODES)) as u32;
+            if reachable(to) {
+                out[i as usize].push(to);
+            }
+        }
+    }
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE P(ID INT64, PRIMARY KEY(ID))")
+        .unwrap();
+    conn.query("CREATE REL TABLE E(FROM P TO P)").unwrap();
+    conn.query(&format!(
+        "UNWIND range(0, {}) AS i CREATE (:P {{ID: i}})",
+        NODES - 1
+    ))
+    .unwrap();
+    conn.query(
+        "MATCH (a:P), (b:P) WHERE a.ID = 0 AND b.ID > 0 AND b.ID % 5 <> 4 CREATE (a)-[:E]->(b)",
+    )
+    .unwrap();
+    for (multiplier, offset) in SPREADS {
+        conn.query(&format!(
+            "UNWIND range(1, {}) AS i MATCH (a:P {{ID: i}}), (b:P {{ID: (i * {multiplier} + {offset}) % {NODES}}}) WHERE b.ID % 5 <> 4 CREATE (a)-[:E]->(b)",
+            NODES - 1
+        ))
+        .unwrap();
+    }
+    conn.query("CHECKPOINT").unwrap();
+    let mut expected: Vec<String> = (0..64u32)
+        .map(|source| {
+            let mut dist = vec![u32::MAX; NODES as usize];
+            dist[source as usize] = 0;
+            let mut frontier = vec![source];
+            let (mut count, mut sum) = (0u64, 0u64);
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for &u in &frontier {
+                    for &v in &out[u as usize] {
+                        if dist[v as usize] == u32::MAX {
+                            dist[v as usize] = dist[u as usize] + 1;
+                            count += 1;
+                            sum += u64::from(dist[v as usize]);
+                            next.push(v);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            format!("{source}|{count}|{sum}")
+        })
+        .filter(|row| !row.ends_with("|0|0"))
+        .collect();
+    expected.sort();
+    let query = "MATCH (a:P)-[e:E* SHORTEST 1..30]->(b:P) WHERE a.ID < 64 RETURN a.ID, count(*), sum(length(e))";
+    for binned in ["true", "false"] {
+        for threads in ["1", "2"] {
+            for morsel_size in ["2048", "1"] {
+                let config = [
+                    ("binned_push", binned),
+                    ("threads", threads),
+                    ("morsel_size", morsel_size),
+                    ("multi_source_bfs", "true"),
+                ];
+                let described = configure(&mut conn, &config);
+                assert_eq!(rows(&mut conn, query), expected, "{described}");
+            }
+        }
+    }
+}
