@@ -6,13 +6,15 @@
 //! destination), the common "how far is everyone from these sources" question.
 //!
 //! Each level runs in two phases of morsels: *expand* (top-down over the frontier's out-edges
-//! with `fetch_or`, or bottom-up: each node not yet seen by every lane ORs its in-neighbours'
-//! frontier words and stops once all lanes are covered) and *commit* (the new words join
-//! `seen`, destinations are counted per lane, and the old frontier words are cleared). The
-//! frontier words are double-buffered, so a level's frontier is read while the next is built.
-//! A top-down level with many out-edges expands in two phases instead of one, *scatter* and
-//! *apply*, through destination bins (`binned_push`): no atomic per edge, and each thread
-//! writes a cache-sized range of `next` at a time.
+//! with `fetch_or`, or bottom-up: each node with an in-edge not yet seen by every lane ORs its
+//! in-neighbours' frontier words and stops once all lanes are covered) and *commit* (the new
+//! words join `seen`, destinations are counted per lane, and the old frontier words are
+//! cleared). The frontier words are double-buffered, so a level's frontier is read while the
+//! next is built. A top-down level with many out-edges expands in two phases instead of one,
+//! *scatter* and *apply*, through destination bins (`binned_push`): no atomic per edge, and
+//! each thread writes a cache-sized range of `next` at a time. Where one morsel is the only
+//! writer of the nodes it finds (bottom-up and apply morsels), it commits them itself, and the
+//! commit phase only clears the old frontier.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
