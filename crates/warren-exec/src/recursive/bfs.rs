@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use warren_common::{Error, Result};
 
+use super::binned_push::{self, BinPlan, Bins};
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_bits::{FrontierBits, NextWords};
 use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
@@ -63,6 +64,9 @@ pub struct BfsConfig {
     /// Frontier nodes per top-down morsel.
     pub morsel_size: usize,
     pub prefetch_distance: usize,
+    /// `Lengths` mode: top-down levels with at least this many out-edges claim through
+    /// destination bins (`binned_push`); `None`: every claim is a compare-and-swap.
+    pub binned_edges_min: Option<u64>,
 }
 
 /// One search's state between levels (changed only by `start` and `advance`).
@@ -104,6 +108,12 @@ struct LevelState {
     parent: Vec<u32>,
     parent_edge: Vec<u32>,
     started: Option<Instant>,
+    /// Whether this top-down level claims through destination bins (`binned_push`).
+    binned: bool,
+    /// Whether a binned level is in its second half: each morsel claims one bin.
+    applying: bool,
+    /// A binned level's scatter pieces, read by its claim morsels.
+    scattered: Vec<Piece>,
 }
 
 /// What one morsel found.
@@ -117,6 +127,8 @@ struct Piece {
     in_edges: u64,
     /// Destinations among `nodes` (when the search counts by level).
     destinations: u64,
+    /// A binned level's scattered edges (scatter morsels only).
+    bins: Bins,
     counters: LevelCounters,
 }
 
@@ -126,12 +138,13 @@ impl LevelPiece for Piece {
             morsel,
             nodes: emptied(&mut self.nodes),
             claims: emptied(&mut self.claims),
+            bins: std::mem::take(&mut self.bins),
             ..Piece::default()
         };
     }
 
     fn held_bytes(&self) -> u64 {
-        (self.nodes.capacity() * 4 + self.claims.capacity() * 16) as u64
+        (self.nodes.capacity() * 4 + self.claims.capacity() * 16) as u64 + self.bins.held_bytes()
     }
 }
 
@@ -144,6 +157,8 @@ pub struct Bfs {
     paths: Vec<AtomicU64>,
     claim: Vec<AtomicU64>,
     overflow: AtomicBool,
+    /// Destination bins of a binned level (ranges of `dist`).
+    bin_plan: BinPlan,
     state: RwLock<LevelState>,
     pieces: LevelPieces<Piece>,
 }
@@ -162,6 +177,7 @@ impl Bfs {
                 .map(|_| AtomicU64::new(UNCLAIMED))
                 .collect(),
             overflow: AtomicBool::new(false),
+            bin_plan: BinPlan::for_node_bytes(nodes, std::mem::size_of::<AtomicU32>()),
             state: RwLock::new(LevelState {
                 source: UNREACHED,
                 parent: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
@@ -344,6 +360,8 @@ impl Bfs {
         state.reached.clear();
         state.level_destinations = None;
         state.frontier.clear();
+        self.pieces.recycle(std::mem::take(&mut state.scattered));
+        (state.binned, state.applying) = (false, false);
         self.overflow.store(false, Ordering::Relaxed);
     }
 
@@ -464,13 +482,63 @@ impl<'a> BfsSearch<'a> {
         } else {
             // The merged forward adjacency's degrees also balance `Parents` mode's steps.
             let split_nodes = self.bfs.config.mode != BfsMode::Parents;
-            let budget = MorselBudget::for_morsel_size(morsel, split_nodes);
+            let mut budget = MorselBudget::for_morsel_size(morsel, split_nodes);
+            state.binned = self.binned_level(state);
+            if state.binned {
+                let per_morsel = state.frontier_out_edges / binned_push::SCATTER_MORSELS;
+                budget.edges_max = budget.edges_max.max(per_morsel);
+            }
             let forward = self.graph.forward.view();
             plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
             state.top_down.len() * self.top_down_steps().len()
         };
         state.started = Some(Instant::now());
         state.morsels
+    }
+
+    /// Whether this top-down level claims through destination bins: `Lengths` mode (claims
+    /// need no order and carry nothing but the level), one step, every out-edge followed
+    /// from every frontier node, and out-edges within `binned_push`'s limits.
+    fn binned_level(&self, state: &LevelState) -> bool {
+        let every_node = state.level == 1 || self.masks.intermediate.is_none();
+        let (out_edges, frontier) = (state.frontier_out_edges, state.frontier.len());
+        let nodes = self.graph.num_nodes();
+        self.bfs.config.mode == BfsMode::Lengths
+            && self.masks.edges.is_none()
+            && every_node
+            && self.top_down_steps().len() == 1
+            && self
+                .bfs
+                .config
+                .binned_edges_min
+                .is_some_and(|min| self.bfs.bin_plan.binned(out_edges, frontier, nodes, min))
+    }
+
+    /// A binned level's first half: the morsel's out-edges written into destination bins.
+    fn scatter(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
+        let work = &state.top_down[morsel];
+        let frontier = &state.frontier[work.nodes.clone()];
+        let at = (frontier, work.nodes.start);
+        let adjacency = self.graph.forward.view();
+        let plan = &self.bfs.bin_plan;
+        let scattered = match adjacency.plain_neighbours_for(frontier.iter().copied()) {
+            Some(plain) => piece
+                .bins
+                .scatter(plan, at, |u| work.slice(plain.of(u), &[]).0),
+            None => piece
+                .bins
+                .scatter(plan, at, |u| work.slice(adjacency.neighbours(u), &[]).0),
+        };
+        piece.counters.edges_scanned += scattered;
+    }
+
+    /// A binned level's second half: bin `bin`'s destinations claimed by the one morsel that
+    /// writes the bin's range of distances.
+    fn claim_bin(&self, state: &LevelState, bin: usize, piece: &mut Piece) {
+        let pairs = state.scattered.iter().map(|s| s.bins.pairs(bin));
+        let plan = (&self.bfs.bin_plan, bin);
+        let level = (state.level, UNREACHED);
+        binned_push::claim_unreached(plan, pairs, &self.bfs.dist, level, &mut piece.nodes);
     }
 
     /// The adjacencies a top-down level scans: per step in `Parents` mode (the step order
@@ -629,8 +697,12 @@ impl PhasedSearch for BfsSearch<'_> {
     fn process(&self, morsel: usize) -> Result<()> {
         let state = self.bfs.read();
         let mut piece = self.bfs.pieces.take(morsel);
-        if state.bottom_up {
+        if state.applying {
+            self.claim_bin(&state, morsel, &mut piece);
+        } else if state.bottom_up {
             self.expand_bottom_up(&state, morsel, &mut piece);
+        } else if state.binned {
+            self.scatter(&state, morsel, &mut piece);
         } else {
             self.expand_top_down(&state, morsel, &mut piece);
         }
@@ -659,6 +731,17 @@ impl PhasedSearch for BfsSearch<'_> {
     fn advance(&self) -> Result<usize> {
         let mut state = self.bfs.write();
         let mut pieces = self.bfs.pieces.take_done();
+        if state.binned && !state.applying {
+            // The scatter pieces stay for the claim morsels to read.
+            state.scattered = pieces;
+            state.applying = true;
+            state.morsels = self.bfs.bin_plan.bins();
+            return Ok(state.morsels);
+        }
+        self.bfs
+            .pieces
+            .recycle(std::mem::take(&mut state.scattered));
+        (state.binned, state.applying) = (false, false);
         pieces.sort_unstable_by_key(|p| p.morsel);
         let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
         if self.bfs.config.mode == BfsMode::Parents {

@@ -8,7 +8,8 @@
 //! and copies its frontier words into a list by frontier position; then *apply* gives each bin
 //! to one thread, which alone writes the `next` words of its range: plain loads and stores
 //! into a range small enough to stay in the core's cache, the frontier words read from the
-//! short list, and no locked instruction.
+//! short list, and no locked instruction. A one-source search in `Lengths` mode claims the same
+//! way (`claim_unreached`: a bin's unreached distances set to the level).
 //!
 //! Limits: a level is binned only when its out-edges are between the engine's threshold
 //! ([`BINNED_EDGES_MIN`]; below it the extra phase costs more than it saves) and
@@ -17,7 +18,7 @@
 //! fit in the bits the bin offset leaves.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::lanes::LaneWord;
 
@@ -48,11 +49,18 @@ pub struct BinPlan {
 }
 
 impl BinPlan {
-    /// Bins of at most [`BIN_STATE_BYTES`] of two `word_bytes` words per node, and at least
-    /// [`BINS_MIN`] bins where the graph has enough nodes (ranges of at least 64 nodes).
+    /// Bins of at most [`BIN_STATE_BYTES`] of two `word_bytes` words per node (a sweep's
+    /// `seen` and `next`), and at least [`BINS_MIN`] bins where the graph has enough nodes
+    /// (ranges of at least 64 nodes).
     pub fn for_graph(nodes: u32, word_bytes: usize) -> Self {
-        assert!(word_bytes > 0, "a lane word has bytes");
-        let cache_nodes = (BIN_STATE_BYTES / (2 * word_bytes)).max(64);
+        Self::for_node_bytes(nodes, 2 * word_bytes)
+    }
+
+    /// [`BinPlan::for_graph`] for `bytes_per_node` bytes of state per node (a one-source
+    /// search's distance: 4).
+    pub fn for_node_bytes(nodes: u32, bytes_per_node: usize) -> Self {
+        assert!(bytes_per_node > 0, "a node's state has bytes");
+        let cache_nodes = (BIN_STATE_BYTES / bytes_per_node).max(64);
         let mut shift = cache_nodes.ilog2();
         while shift > 6 && (nodes as usize).div_ceil(1 << shift) < BINS_MIN {
             shift -= 1;
@@ -222,6 +230,38 @@ pub fn apply<'p, W: LaneWord>(
             next[offset].set(after);
             slots[kept] = range.start + offset as u32;
             kept += usize::from(before == 0 && after != 0);
+        }
+    }
+    found.truncate(first + kept);
+}
+
+/// A one-source search's claims for bin `bin` (from every scatter piece): each destination
+/// still `unreached` gets distance `level` with a plain load and store (the caller is the only
+/// writer of this bin's range during the phase) and is pushed onto `found` once, without a
+/// branch per pair. The pairs' source positions are not read.
+pub fn claim_unreached<'p>(
+    (plan, bin): (&BinPlan, usize),
+    pairs: impl IntoIterator<Item = &'p [u32]>,
+    dist: &[AtomicU32],
+    (level, unreached): (u32, u32),
+    found: &mut Vec<u32>,
+) {
+    assert_ne!(level, unreached, "a level is a distance");
+    let range = plan.range(bin, dist.len() as u32);
+    let dist = &dist[range.start as usize..range.end as usize];
+    let position_bits = 32 - plan.shift;
+    let first = found.len();
+    found.resize(first + range.len() + 1, 0);
+    let slots = &mut found[first..];
+    let mut kept = 0usize;
+    for list in pairs {
+        for &pair in list {
+            let offset = (pair >> position_bits) as usize;
+            let before = dist[offset].load(Ordering::Relaxed);
+            let new = before == unreached;
+            dist[offset].store(if new { level } else { before }, Ordering::Relaxed);
+            slots[kept] = range.start + offset as u32;
+            kept += usize::from(new);
         }
     }
     found.truncate(first + kept);

@@ -191,7 +191,15 @@ fn count_bfs(
         choice.k,
         &choice.reason,
     );
-    let bytes = Bfs::bytes(request.graph.num_nodes(), mode) * k as u64;
+    let nodes = request.graph.num_nodes();
+    let binned = request.engine.binned_push && mode == BfsMode::Lengths;
+    let per_search = Bfs::bytes(nodes, mode)
+        + if binned {
+            binned_push::pair_bytes(nodes)
+        } else {
+            0
+        };
+    let bytes = per_search * k as u64;
     request.memory.reserve(bytes, "shortest-path searches")?;
     let config = BfsConfig {
         mode,
@@ -199,6 +207,7 @@ fn count_bfs(
         direction_optimizing: request.engine.direction_optimizing,
         morsel_size: request.morsel_size(),
         prefetch_distance: request.engine.prefetch_distance,
+        binned_edges_min: binned.then_some(binned_push::BINNED_EDGES_MIN),
     };
     let states: Vec<Bfs> = (0..k)
         .map(|_| request.states.take(request.graph.num_nodes(), config))

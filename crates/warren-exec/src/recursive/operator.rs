@@ -429,6 +429,8 @@ impl RecursiveJoin {
                     direction_optimizing: engine.direction_optimizing,
                     morsel_size: engine.morsel_size,
                     prefetch_distance: engine.prefetch_distance,
+                    // Paths need the claims' order (`Parents` mode): never binned.
+                    binned_edges_min: None,
                 };
                 Box::new(ctx.search_states.take(graph.num_nodes(), config))
             }

@@ -121,7 +121,8 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
         /// A state reused from the pool, whether its last search touched few nodes (reset node
-        /// by node) or most (reset wholesale), gives every search the answer of a new state.
+        /// by node) or most (reset wholesale), gives every search the answer of a new state;
+        /// with `Lengths` claims binned, the answer of the compare-and-swap claims.
         #[test]
         fn a_reused_state_answers_as_a_new_one(
             nodes in 1u32..120,
@@ -131,6 +132,7 @@ mod tests {
             direction_optimizing in proptest::bool::ANY,
             per_destination in proptest::bool::ANY,
             threads in 1usize..3,
+            binned in proptest::bool::ANY,
         ) {
             let edges: Vec<(u32, u32)> = picks.iter().map(|(a, b)| (a % nodes, b % nodes)).collect();
             let graph = Graph::from_edges(nodes, &edges);
@@ -141,6 +143,7 @@ mod tests {
                 direction_optimizing,
                 morsel_size: 3,
                 prefetch_distance: 0,
+                binned_edges_min: binned.then_some(0),
             };
             let pool = SearchStatePool::default();
             let mut reused = Vec::new();
@@ -156,7 +159,17 @@ mod tests {
                     searches(&Bfs::new(nodes, config), &graph, &[source], per_destination, threads)
                 })
                 .collect();
-            prop_assert_eq!(reused, fresh);
+            prop_assert_eq!(&reused, &fresh);
+            // Claims through destination bins (every top-down level binned) answer as the
+            // compare-and-swap claims do.
+            let direct = BfsConfig { binned_edges_min: None, ..config };
+            let claimed: Vec<CountOutput> = sources
+                .iter()
+                .flat_map(|&source| {
+                    searches(&Bfs::new(nodes, direct), &graph, &[source], per_destination, threads)
+                })
+                .collect();
+            prop_assert_eq!(&fresh, &claimed);
         }
     }
 
@@ -167,6 +180,7 @@ mod tests {
             direction_optimizing: true,
             morsel_size: 64,
             prefetch_distance: 0,
+            binned_edges_min: None,
         }
     }
 
