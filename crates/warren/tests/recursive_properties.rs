@@ -586,13 +586,9 @@ proptest! {
     }
 }
 
-/// Walk counts over more sources than one batch of the recursive join: the shared backward
-/// levels (and a last level restricted to one batch's frontier) must not leak into the next
-/// batch. Node 0 links to 0..=H and every other node to H, as in Kùzu's large-list test: level
-/// n of walks from all sources holds H*(n+1)+1 walks.
-#[test]
-fn walk_counts_are_exact_across_batches_of_sources() {
-    const HUB: i64 = 3000;
+/// An in-memory database with node table `P` (IDs `0..n`) and rel table `E(FROM P TO P)`,
+/// no rels yet.
+fn numbered_nodes(n: i64) -> Connection {
     let db = Database::in_memory();
     let mut conn = db.connect();
     conn.query("CREATE NODE TABLE P(ID INT64, PRIMARY KEY(ID))")
@@ -600,9 +596,20 @@ fn walk_counts_are_exact_across_batches_of_sources() {
     conn.query("CREATE REL TABLE E(FROM P TO P)").unwrap();
     conn.query(&format!(
         "UNWIND range(0, {}) AS i CREATE (:P {{ID: i}})",
-        2 * HUB
+        n - 1
     ))
     .unwrap();
+    conn
+}
+
+/// Walk counts over more sources than one batch of the recursive join: the shared backward
+/// levels (and a last level restricted to one batch's frontier) must not leak into the next
+/// batch. Node 0 links to 0..=H and every other node to H, as in Kùzu's large-list test: level
+/// n of walks from all sources holds H*(n+1)+1 walks.
+#[test]
+fn walk_counts_are_exact_across_batches_of_sources() {
+    const HUB: i64 = 3000;
+    let mut conn = numbered_nodes(2 * HUB + 1);
     conn.query(&format!(
         "MATCH (a:P), (b:P) WHERE a.ID = 0 AND b.ID <= {HUB} CREATE (a)-[:E]->(b)"
     ))
@@ -706,16 +713,7 @@ fn many_source_shortest_with_binned_levels_matches_a_plain_bfs() {
             }
         }
     }
-    let db = Database::in_memory();
-    let mut conn = db.connect();
-    conn.query("CREATE NODE TABLE P(ID INT64, PRIMARY KEY(ID))")
-        .unwrap();
-    conn.query("CREATE REL TABLE E(FROM P TO P)").unwrap();
-    conn.query(&format!(
-        "UNWIND range(0, {}) AS i CREATE (:P {{ID: i}})",
-        NODES - 1
-    ))
-    .unwrap();
+    let mut conn = numbered_nodes(i64::from(NODES));
     conn.query(
         "MATCH (a:P), (b:P) WHERE a.ID = 0 AND b.ID > 0 AND b.ID % 5 <> 4 CREATE (a)-[:E]->(b)",
     )

@@ -517,19 +517,12 @@ impl<'a> BfsSearch<'a> {
     /// A binned level's first half: the morsel's out-edges written into destination bins.
     fn scatter(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
         let work = &state.top_down[morsel];
-        let frontier = &state.frontier[work.nodes.clone()];
-        let at = (frontier, work.nodes.start);
         let adjacency = self.graph.forward.view();
-        let plan = &self.bfs.bin_plan;
-        let scattered = match adjacency.plain_neighbours_for(frontier.iter().copied()) {
-            Some(plain) => piece
+        let frontier = (&state.frontier[..], work);
+        piece.counters.edges_scanned +=
+            piece
                 .bins
-                .scatter(plan, at, |u| work.slice(plain.of(u), &[]).0),
-            None => piece
-                .bins
-                .scatter(plan, at, |u| work.slice(adjacency.neighbours(u), &[]).0),
-        };
-        piece.counters.edges_scanned += scattered;
+                .scatter_morsel(&self.bfs.bin_plan, &adjacency, frontier);
     }
 
     /// A binned level's second half: bin `bin`'s destinations claimed by the one morsel that

@@ -20,6 +20,9 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use warren_storage::adjacency::AdjacencyView;
+
+use super::frontier_morsels::FrontierMorsel;
 use super::lanes::LaneWord;
 
 /// Out-edges below which a top-down level pushes directly (the engine's threshold; tests
@@ -91,6 +94,12 @@ impl BinPlan {
         (v >> self.shift) as usize
     }
 
+    /// A pair's destination offset within its bin.
+    #[inline(always)]
+    fn offset_of(&self, pair: u32) -> usize {
+        (pair >> (32 - self.shift)) as usize
+    }
+
     #[inline(always)]
     fn pair(&self, v: u32, position: usize) -> u32 {
         let offset = v & ((1 << self.shift) - 1);
@@ -129,6 +138,23 @@ impl Bins {
 
     pub fn held_bytes(&self) -> u64 {
         (self.pairs.capacity() * 4 + self.starts.capacity() * 8) as u64
+    }
+
+    /// [`Bins::scatter`] for one top-down morsel of `frontier`, reading out-neighbours from
+    /// `adjacency` (its flat arrays once the morsel's nodes are verified); returns the edges
+    /// scattered.
+    pub fn scatter_morsel(
+        &mut self,
+        plan: &BinPlan,
+        adjacency: &AdjacencyView<'_>,
+        (frontier, work): (&[u32], &FrontierMorsel),
+    ) -> u64 {
+        let sources = &frontier[work.nodes.clone()];
+        let at = (sources, work.nodes.start);
+        match adjacency.plain_neighbours_for(sources.iter().copied()) {
+            Some(plain) => self.scatter(plan, at, |u| work.slice(plain.of(u), &[]).0),
+            None => self.scatter(plan, at, |u| work.slice(adjacency.neighbours(u), &[]).0),
+        }
     }
 
     /// Writes the pair of every edge from the frontier nodes `sources`, at frontier positions
@@ -211,28 +237,40 @@ pub fn apply<'p, W: LaneWord>(
     let seen = &seen[range.start as usize..range.end as usize];
     let next = &next[range.start as usize..range.end as usize];
     let words = &frontier.words[..];
-    let position_bits = 32 - plan.shift;
-    let position_mask = (1u32 << position_bits) - 1;
-    // Without a branch per pair: every pair stores its destination's word and writes the
-    // destination into the next free slot, which only a newly reached node keeps. A node is
-    // newly reached once, so the range's length plus one slot always suffices.
-    let first = found.len();
-    found.resize(first + range.len() + 1, 0);
-    let slots = &mut found[first..];
-    let mut kept = 0usize;
-    for list in pairs {
-        for &pair in list {
-            let offset = (pair >> position_bits) as usize;
+    let position_mask = (1u32 << (32 - plan.shift)) - 1;
+    collect_reached(found, range, |slots| {
+        let mut kept = 0usize;
+        for &pair in pairs.into_iter().flatten() {
+            let offset = plan.offset_of(pair);
             let word = words[(pair & position_mask) as usize].load(Ordering::Relaxed);
             let bits = word & !seen[offset].get();
             let before = next[offset].get();
             let after = before | bits;
             next[offset].set(after);
-            slots[kept] = range.start + offset as u32;
+            slots[kept] = offset as u32;
             kept += usize::from(before == 0 && after != 0);
         }
-    }
+        kept
+    });
+}
+
+/// Runs `fill` over slots for the nodes a bin newly reaches, without a branch per pair: `fill`
+/// writes every pair's destination offset into the next free slot and advances past it only
+/// for a newly reached node, returning the slots kept. A node is newly reached once, so the
+/// range's width plus one slot always suffices. The kept offsets join `found` as node ids.
+fn collect_reached(
+    found: &mut Vec<u32>,
+    range: Range<u32>,
+    fill: impl FnOnce(&mut [u32]) -> usize,
+) {
+    let first = found.len();
+    found.resize(first + range.len() + 1, 0);
+    let kept = fill(&mut found[first..]);
+    assert!(kept <= range.len(), "each node of the bin is reached once");
     found.truncate(first + kept);
+    for v in &mut found[first..] {
+        *v += range.start;
+    }
 }
 
 /// A one-source search's claims for bin `bin` (from every scatter piece): each destination
@@ -249,22 +287,18 @@ pub fn claim_unreached<'p>(
     assert_ne!(level, unreached, "a level is a distance");
     let range = plan.range(bin, dist.len() as u32);
     let dist = &dist[range.start as usize..range.end as usize];
-    let position_bits = 32 - plan.shift;
-    let first = found.len();
-    found.resize(first + range.len() + 1, 0);
-    let slots = &mut found[first..];
-    let mut kept = 0usize;
-    for list in pairs {
-        for &pair in list {
-            let offset = (pair >> position_bits) as usize;
+    collect_reached(found, range, |slots| {
+        let mut kept = 0usize;
+        for &pair in pairs.into_iter().flatten() {
+            let offset = plan.offset_of(pair);
             let before = dist[offset].load(Ordering::Relaxed);
             let new = before == unreached;
             dist[offset].store(if new { level } else { before }, Ordering::Relaxed);
-            slots[kept] = range.start + offset as u32;
+            slots[kept] = offset as u32;
             kept += usize::from(new);
         }
-    }
-    found.truncate(first + kept);
+        kept
+    });
 }
 
 #[cfg(test)]

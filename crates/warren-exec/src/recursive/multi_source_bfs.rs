@@ -360,21 +360,17 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     /// A binned level's first half: the morsel's out-edges written into destination bins.
     fn scatter(&self, state: &SweepState, morsel: usize, piece: &mut Piece) {
         let work = &state.top_down[morsel];
-        let frontier = &state.frontier[work.nodes.clone()];
-        let at = (frontier, work.nodes.start);
         let current = &self.buffers[state.active][..];
-        state.frontier_words.record(at, current);
+        let sources = &state.frontier[work.nodes.clone()];
+        state
+            .frontier_words
+            .record((sources, work.nodes.start), current);
         let adjacency = self.graph.forward.view();
-        let plan = &self.bin_plan;
-        let scattered = match adjacency.plain_neighbours_for(frontier.iter().copied()) {
-            Some(plain) => piece
+        let frontier = (&state.frontier[..], work);
+        piece.counters.edges_scanned +=
+            piece
                 .bins
-                .scatter(plan, at, |u| work.slice(plain.of(u), &[]).0),
-            None => piece
-                .bins
-                .scatter(plan, at, |u| work.slice(adjacency.neighbours(u), &[]).0),
-        };
-        piece.counters.edges_scanned += scattered;
+                .scatter_morsel(&self.bin_plan, &adjacency, frontier);
     }
 
     /// A binned level's second half: the pairs of bin `morsel` from every scatter piece
