@@ -394,10 +394,7 @@ impl<'a> AdjacencyView<'a> {
     /// verified); `None` otherwise, and the loop reads through [`AdjacencyView::neighbours`].
     #[inline]
     pub fn plain_neighbours(&self) -> Option<PlainNeighbours<'a>> {
-        (!self.neighbours_guarded).then_some(PlainNeighbours {
-            offsets: self.offsets,
-            neighbours: self.neighbours,
-        })
+        (!self.neighbours_guarded).then(|| self.unchecked_plain())
     }
 
     /// [`AdjacencyView::plain_neighbours`] for a loop that reads the neighbours of `nodes`
@@ -412,33 +409,30 @@ impl<'a> AdjacencyView<'a> {
         &self,
         nodes: impl IntoIterator<Item = u32>,
     ) -> Option<PlainNeighbours<'a>> {
-        if !self.neighbours_guarded {
-            return self.plain_neighbours();
-        }
-        if !self.patches.is_empty() {
-            return None;
-        }
-        let mut nodes = nodes.into_iter();
-        nodes
-            .all(|v| self.verify_node(v, false))
-            .then_some(self.unchecked_plain())
+        self.plain_once(|| nodes.into_iter().all(|v| self.verify_node(v, false)))
     }
 
     /// [`AdjacencyView::plain_neighbours_for`] the nodes of `range`, verified as two byte
     /// ranges (their offsets, then their neighbours) instead of node by node.
     pub fn plain_neighbours_in(&self, range: std::ops::Range<u32>) -> Option<PlainNeighbours<'a>> {
+        assert!(
+            range.start <= range.end && range.end as usize <= self.num_nodes,
+            "a node range within the view"
+        );
+        self.plain_once(|| self.verify_nodes(range.start as usize..range.end as usize, false))
+    }
+
+    /// The flat arrays when `verified` (run only on a view whose one guard is its pending
+    /// checks) says the loop's reads are verified; at once on a plain view; never on a
+    /// patched one.
+    fn plain_once(&self, verified: impl FnOnce() -> bool) -> Option<PlainNeighbours<'a>> {
         if !self.neighbours_guarded {
             return self.plain_neighbours();
         }
         if !self.patches.is_empty() {
             return None;
         }
-        assert!(
-            range.start <= range.end && range.end as usize <= self.num_nodes,
-            "a node range within the view"
-        );
-        self.verify_nodes(range.start as usize..range.end as usize, false)
-            .then_some(self.unchecked_plain())
+        verified().then(|| self.unchecked_plain())
     }
 
     /// [`PlainNeighbours::nonempty_bits`] from the stored offsets, whether or not their blocks
@@ -451,6 +445,7 @@ impl<'a> AdjacencyView<'a> {
     }
 
     /// The flat arrays, whatever remains to be checked: only for reads already verified.
+    #[inline(always)]
     fn unchecked_plain(&self) -> PlainNeighbours<'a> {
         PlainNeighbours {
             offsets: self.offsets,
@@ -461,11 +456,7 @@ impl<'a> AdjacencyView<'a> {
     /// `v`'s neighbours from the stored arrays, leaving the rel ids untouched.
     #[inline(always)]
     fn stored_neighbours(&self, v: u32) -> &'a [u32] {
-        PlainNeighbours {
-            offsets: self.offsets,
-            neighbours: self.neighbours,
-        }
-        .of(v)
+        self.unchecked_plain().of(v)
     }
 
     #[inline(always)]

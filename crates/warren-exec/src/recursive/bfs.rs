@@ -485,8 +485,7 @@ impl<'a> BfsSearch<'a> {
             let mut budget = MorselBudget::for_morsel_size(morsel, split_nodes);
             state.binned = self.binned_level(state);
             if state.binned {
-                let per_morsel = state.frontier_out_edges / binned_push::SCATTER_MORSELS;
-                budget.edges_max = budget.edges_max.max(per_morsel);
+                budget = binned_push::scatter_budget(budget, state.frontier_out_edges);
             }
             let forward = self.graph.forward.view();
             plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
@@ -500,12 +499,10 @@ impl<'a> BfsSearch<'a> {
     /// need no order and carry nothing but the level), one step, every out-edge followed
     /// from every frontier node, and out-edges within `binned_push`'s limits.
     fn binned_level(&self, state: &LevelState) -> bool {
-        let every_node = state.level == 1 || self.masks.intermediate.is_none();
         let (out_edges, frontier) = (state.frontier_out_edges, state.frontier.len());
         let nodes = self.graph.num_nodes();
         self.bfs.config.mode == BfsMode::Lengths
-            && self.masks.edges.is_none()
-            && every_node
+            && self.masks.unfiltered_at(state.level)
             && self.top_down_steps().len() == 1
             && self
                 .bfs
@@ -585,9 +582,15 @@ impl<'a> BfsSearch<'a> {
         let backward = self.graph.backward.view();
         let nodes = self.graph.num_nodes();
         match backward.plain_neighbours() {
-            Some(plain) => state
-                .unvisited
-                .fill_words(nodes, |first, end| plain.nonempty_bits(first, end)),
+            // Every block verified and no patch: the graph's in-edge bits (computed once for
+            // all the query's searches) are exactly this map.
+            Some(_) => {
+                let in_edges = self.graph.in_edge_bits();
+                let word = |first: u32| in_edges.get((first / 64) as usize).copied();
+                state
+                    .unvisited
+                    .fill_words(nodes, |first, _| word(first).unwrap_or(0));
+            }
             None => state.unvisited.fill(nodes, |v| backward.degree(v) > 0),
         }
         state.unvisited_filled = true;

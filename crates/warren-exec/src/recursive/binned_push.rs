@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use warren_storage::adjacency::AdjacencyView;
 
-use super::frontier_morsels::FrontierMorsel;
+use super::frontier_morsels::{FrontierMorsel, MorselBudget};
 use super::lanes::LaneWord;
 
 /// Out-edges below which a top-down level pushes directly (the engine's threshold; tests
@@ -35,11 +35,32 @@ const BIN_STATE_BYTES: usize = 256 * 1024;
 /// Bins a large graph is cut into at least, so every thread gets many to apply.
 const BINS_MIN: usize = 64;
 /// Scatter morsels a binned level is cut into, about (fewer, longer lists read back faster).
-pub const SCATTER_MORSELS: u64 = 16;
+const SCATTER_MORSELS: u64 = 16;
 
-/// Bytes a sweep's binned levels hold at most for a graph of `nodes` nodes.
+/// `budget` for the scatter morsels of a binned level with `out_edges` out-edges: about
+/// [`SCATTER_MORSELS`] of them (fewer, longer lists for the apply to read back), never smaller
+/// than the engine's morsels.
+pub fn scatter_budget(budget: MorselBudget, out_edges: u64) -> MorselBudget {
+    MorselBudget {
+        edges_max: budget.edges_max.max(out_edges / SCATTER_MORSELS),
+        ..budget
+    }
+}
+
+/// Bytes a search's binned levels hold at most for a graph of `nodes` nodes.
 pub fn pair_bytes(nodes: u32) -> u64 {
     BINNED_PAIRS_PER_NODE * u64::from(nodes) * 4
+}
+
+/// What a search whose levels may be binned (`binned`) is configured with: the out-edges from
+/// which a top-down level is binned (`None`: never), and the bytes to reserve for its pairs
+/// beside its state for a graph of `nodes` nodes.
+pub fn engine_limits(binned: bool, nodes: u32) -> (Option<u64>, u64) {
+    if binned {
+        (Some(BINNED_EDGES_MIN), pair_bytes(nodes))
+    } else {
+        (None, 0)
+    }
 }
 
 /// How destinations map to bins: consecutive id ranges of `1 << shift` nodes; a pair keeps

@@ -128,13 +128,9 @@ fn run_sweeps<W: LaneWord>(
 ) -> Result<Vec<CountOutput>> {
     assert!(choice.lanes <= W::LANES, "a sweep's lanes fit in its word");
     let nodes = request.graph.num_nodes();
-    let per_sweep = MultiSourceBfs::<W>::bytes(nodes)
-        + if request.engine.binned_push {
-            MultiSourceBfs::<W>::binned_bytes(nodes)
-        } else {
-            0
-        };
-    let bytes = per_sweep * choice.sweeps as u64;
+    let (binned_edges_min, pair_bytes) =
+        binned_push::engine_limits(request.engine.binned_push, nodes);
+    let bytes = (MultiSourceBfs::<W>::bytes(nodes) + pair_bytes) * choice.sweeps as u64;
     request.memory.reserve(bytes, "multi-source BFS sweeps")?;
     let config = SweepConfig {
         lower: request.plan.lower,
@@ -143,10 +139,7 @@ fn run_sweeps<W: LaneWord>(
         morsel_size: request.morsel_size(),
         per_destination: request.per_destination,
         prefetch_distance: request.engine.prefetch_distance,
-        binned_edges_min: request
-            .engine
-            .binned_push
-            .then_some(binned_push::BINNED_EDGES_MIN),
+        binned_edges_min,
     };
     let slots: Vec<MultiSourceBfs<'_, W>> = (0..choice.sweeps)
         .map(|_| MultiSourceBfs::new(request.graph, request.masks, config, Some(request.recorder)))
@@ -192,14 +185,10 @@ fn count_bfs(
         &choice.reason,
     );
     let nodes = request.graph.num_nodes();
+    // Only lengths searches bin their claims (`BfsConfig::binned_edges_min`).
     let binned = request.engine.binned_push && mode == BfsMode::Lengths;
-    let per_search = Bfs::bytes(nodes, mode)
-        + if binned {
-            binned_push::pair_bytes(nodes)
-        } else {
-            0
-        };
-    let bytes = per_search * k as u64;
+    let (binned_edges_min, pair_bytes) = binned_push::engine_limits(binned, nodes);
+    let bytes = (Bfs::bytes(nodes, mode) + pair_bytes) * k as u64;
     request.memory.reserve(bytes, "shortest-path searches")?;
     let config = BfsConfig {
         mode,
@@ -207,7 +196,7 @@ fn count_bfs(
         direction_optimizing: request.engine.direction_optimizing,
         morsel_size: request.morsel_size(),
         prefetch_distance: request.engine.prefetch_distance,
-        binned_edges_min: binned.then_some(binned_push::BINNED_EDGES_MIN),
+        binned_edges_min,
     };
     let states: Vec<Bfs> = (0..k)
         .map(|_| request.states.take(request.graph.num_nodes(), config))

@@ -269,10 +269,10 @@ impl Graph {
 
     /// Bit `v % 64` of word `v / 64` is set when node `v` has an in-edge: the nodes a
     /// bottom-up level can reach at all (on Graph500 graphs about 40% of the nodes have none,
-    /// and a sweep would otherwise test them at every bottom-up level). Computed on first use
-    /// from the stored backward offsets without verifying them: only the unfiltered bottom-up
-    /// kernel reads these bits, for nodes whose offsets it has verified, and on views without
-    /// patches.
+    /// and a search would otherwise test them at every bottom-up level). Computed on first use
+    /// from the stored backward offsets without verifying them: they are read only where those
+    /// offsets are verified and unpatched (the many-source kernel's verified node ranges, a
+    /// one-source search's map on a plain view).
     pub fn in_edge_bits(&self) -> &[u64] {
         self.in_edge_bits.get_or_init(|| {
             let backward = self.backward.view();

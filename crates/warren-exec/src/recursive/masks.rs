@@ -129,6 +129,14 @@ impl Masks {
     pub fn follows(&self, edge: u32) -> bool {
         self.edges.as_ref().is_none_or(|m| m.get(edge))
     }
+
+    /// Whether a level at `level` follows every edge from every frontier node: no rel filter,
+    /// and the first level (the sources expand whatever the node filter) or no node filter.
+    /// The traversal kernels then need no mask test per edge or node.
+    #[inline]
+    pub fn unfiltered_at(&self, level: u32) -> bool {
+        self.edges.is_none() && (level == 1 || self.intermediate.is_none())
+    }
 }
 
 /// Live nodes of `tables` passing `filter` (evaluated with the node in `slot` of a row of

@@ -203,11 +203,6 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
         u64::from(nodes) * state_bytes_per_node(W::LANES)
     }
 
-    /// Bytes one sweep's binned levels hold at most beside [`MultiSourceBfs::bytes`].
-    pub fn binned_bytes(nodes: u32) -> u64 {
-        binned_push::pair_bytes(nodes)
-    }
-
     fn read(&self) -> std::sync::RwLockReadGuard<'_, SweepState> {
         self.state.read().expect("sweep state lock")
     }
@@ -247,8 +242,7 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
                 } else {
                     let mut budget = MorselBudget::for_morsel_size(morsel, true);
                     if state.binned {
-                        let per_morsel = state.frontier_out_edges / binned_push::SCATTER_MORSELS;
-                        budget.edges_max = budget.edges_max.max(per_morsel);
+                        budget = binned_push::scatter_budget(budget, state.frontier_out_edges);
                         let len = state.frontier.len();
                         state.frontier_words.resize(len);
                     }
@@ -284,11 +278,9 @@ impl<'g, W: LaneWord> MultiSourceBfs<'g, W> {
     /// Whether this top-down level pushes through destination bins: enough out-edges, within
     /// the pairs' bound, and every out-edge followed from every frontier node.
     fn binned_level(&self, state: &SweepState) -> bool {
-        let every_node = state.level == 1 || self.masks.intermediate.is_none();
         let (out_edges, frontier) = (state.frontier_out_edges, state.frontier.len());
         let nodes = self.graph.num_nodes();
-        self.masks.edges.is_none()
-            && every_node
+        self.masks.unfiltered_at(state.level)
             && self
                 .config
                 .binned_edges_min
@@ -667,7 +659,7 @@ impl<W: LaneWord> Scan<'_, W> {
         next: &[W],
         piece: &mut Piece,
     ) {
-        let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
+        let unfiltered = self.masks.unfiltered_at(self.level);
         let plain = unfiltered
             .then(|| {
                 self.adjacency
@@ -737,7 +729,7 @@ impl<W: LaneWord> Scan<'_, W> {
         next: &[W],
         piece: &mut Piece,
     ) {
-        let unfiltered = self.masks.edges.is_none() && self.level_expands_every_node();
+        let unfiltered = self.masks.unfiltered_at(self.level);
         let plain = unfiltered
             .then(|| self.adjacency.plain_neighbours_in(nodes.clone()))
             .flatten();
@@ -753,11 +745,6 @@ impl<W: LaneWord> Scan<'_, W> {
             ),
             None => self.bottom_up_filtered(nodes, lanes, seen, current, next, piece),
         }
-    }
-
-    /// Whether every node of the frontier may be expanded at this level.
-    fn level_expands_every_node(&self) -> bool {
-        self.level == 1 || self.masks.intermediate.is_none()
     }
 
     /// [`Scan::bottom_up`] through the masks and the checked reads.
