@@ -126,6 +126,13 @@ pub trait FileHandle: Send + Sync + Debug {
     fn file_id(&self) -> Result<Option<FileId>> {
         Ok(None)
     }
+    /// Asks that later writes bypass the page cache (`O_DIRECT`) and says whether they will.
+    /// The caller must then write whole pages (4 KiB) at page offsets from page-aligned memory;
+    /// a write the file system still refuses falls back to the page cache, so the answer is a
+    /// hint, never a condition for correctness. The default: no bypass.
+    fn bypass_page_cache(&self) -> bool {
+        false
+    }
 }
 
 /// Writes all of `bytes` at `offset`, looping over short writes.

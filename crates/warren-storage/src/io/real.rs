@@ -5,6 +5,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -27,6 +28,7 @@ impl FileSystem for RealFileSystem {
         Ok(Box::new(RealFile {
             file,
             path: path.to_path_buf(),
+            direct: AtomicBool::new(false),
         }))
     }
 
@@ -125,6 +127,30 @@ fn id_of(metadata: &fs::Metadata) -> FileId {
 struct RealFile {
     file: File,
     path: PathBuf,
+    /// Whether the descriptor has `O_DIRECT` set ([`FileHandle::bypass_page_cache`]).
+    direct: AtomicBool,
+}
+
+impl RealFile {
+    /// Sets or clears `O_DIRECT` on the descriptor; false when the file system refuses.
+    fn set_direct(&self, on: bool) -> bool {
+        use std::os::unix::io::AsRawFd;
+        let fd = self.file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this handle owns; it reads and sets status flags only.
+        let changed = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            let wanted = if on {
+                flags | libc::O_DIRECT
+            } else {
+                flags & !libc::O_DIRECT
+            };
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, wanted) == 0
+        };
+        if changed {
+            self.direct.store(on, Ordering::Relaxed);
+        }
+        changed
+    }
 }
 
 impl FileHandle for RealFile {
@@ -155,9 +181,22 @@ impl FileHandle for RealFile {
         loop {
             match self.file.write_at(bytes, offset) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // A file system that accepted O_DIRECT but not this write's alignment (a
+                // device with blocks over 4 KiB): go on through the page cache.
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINVAL)
+                        && self.direct.load(Ordering::Relaxed)
+                        && self.set_direct(false) =>
+                {
+                    continue
+                }
                 result => return result.map_err(|e| io_error(&self.path, e)),
             }
         }
+    }
+
+    fn bypass_page_cache(&self) -> bool {
+        self.set_direct(true)
     }
 
     fn sync_data(&self) -> Result<()> {
@@ -166,5 +205,27 @@ impl FileHandle for RealFile {
 
     fn set_len(&self, len: u64) -> Result<()> {
         self.file.set_len(len).map_err(|e| io_error(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_bypasses_the_page_cache_still_takes_an_unaligned_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("direct");
+        let file = RealFileSystem.open(&path, OpenMode::CreateNew).unwrap();
+        let page = memmap2::MmapMut::map_anon(4096).unwrap();
+        let bypassed = file.bypass_page_cache();
+        crate::io::write_all_at(file.as_ref(), 0, &page).unwrap();
+        // Unaligned in offset, length and memory: refused by O_DIRECT, taken by the fallback.
+        crate::io::write_all_at(file.as_ref(), 4097, b"abc").unwrap();
+        file.sync_data().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 4100, "bypass granted: {bypassed}");
+        assert_eq!(&bytes[4097..], b"abc");
+        assert!(bytes[..4097].iter().all(|&b| b == 0));
     }
 }
