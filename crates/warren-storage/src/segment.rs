@@ -202,9 +202,15 @@ fn write_paged(
     bytes: &[u8],
     staging: &mut PageBuffer,
 ) -> Result<Vec<u32>> {
-    assert!(offset.is_multiple_of(PAGE_BYTES), "a paged write starts on a page");
+    assert!(
+        offset.is_multiple_of(PAGE_BYTES),
+        "a paged write starts on a page"
+    );
     let padded = bytes.len().next_multiple_of(PAGE_BYTES);
-    assert!(padded <= staging.pages.len(), "the staging buffer holds the write");
+    assert!(
+        padded <= staging.pages.len(),
+        "the staging buffer holds the write"
+    );
     let buffer = &mut staging.pages[..padded];
     buffer[..bytes.len()].copy_from_slice(bytes);
     buffer[bytes.len()..].fill(0);

@@ -5,7 +5,8 @@
 //! (each unvisited node looks for a parent among its in-edges) — direction-optimizing BFS.
 //!
 //! Three modes: `Lengths` (distances only), `PathCounts` (also the number of shortest paths per
-//! node, pushed with atomic adds) and `Parents` (one parent per node, for SHORTEST paths). Parents
+//! node, pushed with atomic adds, or through destination bins on a level with many out-edges)
+//! and `Parents` (one parent per node, for SHORTEST paths). Parents
 //! are chosen deterministically, as a sequential search finds them first, whatever the thread
 //! count: each level scans the (rel pair, direction) steps one after another, within a step the
 //! frontier in discovery order, and within a node its rels in rel order. Threads race with
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use warren_common::{Error, Result};
 
-use super::binned_push::{self, BinPlan, Bins};
+use super::binned_push::{self, BinPlan, Bins, FrontierWords};
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_bits::{FrontierBits, NextWords};
 use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
@@ -39,6 +40,11 @@ const UNCLAIMED: u64 = u64::MAX;
 const TOP_DOWN_TO_BOTTOM_UP: u64 = 15;
 /// Bottom-up returns to top-down once the frontier shrinks and holds no more than nodes / this.
 const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
+/// A `PathCounts` level that would be binned runs bottom-up only when the unvisited nodes'
+/// in-edges (which a counting pull reads whole: it cannot stop at a first parent) are fewer
+/// than the frontier's out-edges times this: the cost of a binned push's edge (scattered,
+/// then applied) in pulled edges (optimization log 213).
+const BINNED_COUNT_PUSH_COST: u64 = 2;
 /// A reset rewrites every node, sequentially, when the last search touched more than one node
 /// in this many (a random write per touched node costs more than a cache line of sequential
 /// writes: 16 distances); else only the touched nodes.
@@ -64,8 +70,9 @@ pub struct BfsConfig {
     /// Frontier nodes per top-down morsel.
     pub morsel_size: usize,
     pub prefetch_distance: usize,
-    /// `Lengths` mode: top-down levels with at least this many out-edges claim through
-    /// destination bins (`binned_push`); `None`: every claim is a compare-and-swap.
+    /// `Lengths` and `PathCounts` modes: top-down levels with at least this many out-edges
+    /// claim through destination bins (`binned_push`); `None`: every claim is a
+    /// compare-and-swap.
     pub binned_edges_min: Option<u64>,
 }
 
@@ -110,10 +117,20 @@ struct LevelState {
     started: Option<Instant>,
     /// Whether this top-down level claims through destination bins (`binned_push`).
     binned: bool,
-    /// Whether a binned level is in its second half: each morsel claims one bin.
+    /// Whether a binned level's round is in its second half: each morsel claims one bin.
     applying: bool,
-    /// A binned level's scatter pieces, read by its claim morsels.
+    /// A binned level's rounds: runs of `top_down` morsels whose pairs together stay within
+    /// `binned_push::round_pairs_max` (but for a single larger morsel), scattered and claimed
+    /// one round after the other.
+    rounds: Vec<std::ops::Range<usize>>,
+    /// The round running.
+    round: usize,
+    /// A binned level's scatter pieces of the running round, read by its claim morsels.
     scattered: Vec<Piece>,
+    /// A binned level's claim pieces of its finished rounds.
+    claimed: Vec<Piece>,
+    /// A binned `PathCounts` level: the frontier's path counts by frontier position.
+    frontier_counts: FrontierWords,
 }
 
 /// What one morsel found.
@@ -177,7 +194,7 @@ impl Bfs {
                 .map(|_| AtomicU64::new(UNCLAIMED))
                 .collect(),
             overflow: AtomicBool::new(false),
-            bin_plan: BinPlan::for_node_bytes(nodes, std::mem::size_of::<AtomicU32>()),
+            bin_plan: BinPlan::for_node_bytes(nodes, claimed_bytes_per_node(config.mode)),
             state: RwLock::new(LevelState {
                 source: UNREACHED,
                 parent: vec![UNREACHED; sized(config.mode == BfsMode::Parents)],
@@ -207,6 +224,19 @@ impl Bfs {
             BfsMode::Parents => 24,
         };
         u64::from(nodes) * per_node + FrontierBits::bytes(nodes) + UnvisitedBits::bytes(nodes)
+    }
+
+    /// Bytes a search in `mode` whose levels may be binned holds at most besides
+    /// [`Bfs::bytes`]: a round's pairs and, counting paths, the frontier's counts.
+    pub fn binned_bytes(nodes: u32, mode: BfsMode) -> u64 {
+        let counts = match mode {
+            BfsMode::PathCounts => {
+                let plan = BinPlan::for_node_bytes(nodes, claimed_bytes_per_node(mode));
+                8 * u64::from(nodes).min(plan.positions_max() as u64)
+            }
+            BfsMode::Lengths | BfsMode::Parents => 0,
+        };
+        binned_push::pair_bytes(nodes) + counts
     }
 
     /// Whether this state's arrays serve a graph of `nodes` nodes searched with `config`
@@ -241,6 +271,7 @@ impl Bfs {
         (per_node + lists * 4) as u64
             + state.bits.held_bytes()
             + state.unvisited.held_bytes()
+            + state.frontier_counts.held_bytes()
             + self.pieces.held_bytes()
     }
 
@@ -345,6 +376,10 @@ impl Bfs {
     /// (an error ends a search between levels with its pieces not merged), get their initial
     /// values back, so a state costs O(touched) to reuse.
     fn reset(&self, state: &mut LevelState) {
+        // The claims of a binned level's finished rounds count as the level's unfinished pieces.
+        for piece in state.claimed.drain(..).chain(state.scattered.drain(..)) {
+            self.pieces.hand_in(piece);
+        }
         self.pieces.with_unfinished(|pieces| {
             let touched = state.reached.len()
                 + pieces
@@ -419,6 +454,15 @@ fn next_level_bottom_up(state: &LevelState, nodes: u64) -> bool {
     }
 }
 
+/// The bytes per node a binned level's claims write: the distance, and the path count in
+/// `PathCounts` mode (a bin's range of them stays in a core's cache).
+fn claimed_bytes_per_node(mode: BfsMode) -> usize {
+    match mode {
+        BfsMode::PathCounts => 12,
+        BfsMode::Lengths | BfsMode::Parents => 4,
+    }
+}
+
 /// How many nodes ahead the degree pass of a top-down level prefetches their offsets.
 const DEGREE_PREFETCH_AHEAD: usize = 16;
 
@@ -462,7 +506,11 @@ impl<'a> BfsSearch<'a> {
         let n = u64::from(self.graph.num_nodes());
         state.bits_next = false;
         if bottom_up_possible(&self.bfs.config) {
-            state.bottom_up = next_level_bottom_up(state, n);
+            state.bottom_up = if !state.bottom_up && self.counts_binned(state) {
+                state.frontier_out_edges * BINNED_COUNT_PUSH_COST > state.unvisited_in_edges
+            } else {
+                next_level_bottom_up(state, n)
+            };
             if state.bottom_up && !state.unvisited_filled {
                 self.fill_unvisited(state);
             }
@@ -484,36 +532,94 @@ impl<'a> BfsSearch<'a> {
             let split_nodes = self.bfs.config.mode != BfsMode::Parents;
             let mut budget = MorselBudget::for_morsel_size(morsel, split_nodes);
             state.binned = self.binned_level(state);
+            let round_pairs = binned_push::round_pairs_max(self.graph.num_nodes());
             if state.binned {
-                budget = binned_push::scatter_budget(budget, state.frontier_out_edges);
+                // In id order the frontier's lists are read in address order, and its morsels
+                // are cut by out-edges alone, however many nodes it holds (optimization log
+                // 213). Neither changes an answer: claims here carry no frontier order.
+                state.frontier.sort_unstable();
+                let round_edges = state.frontier_out_edges.min(round_pairs);
+                budget = binned_push::scatter_budget(budget, round_edges);
+                budget.nodes_max = budget.nodes_max.max(state.frontier.len());
             }
             let forward = self.graph.forward.view();
             plan_frontier(&state.frontier, &forward, budget, &mut state.top_down);
-            state.top_down.len() * self.top_down_steps().len()
+            if state.binned {
+                self.plan_rounds(state, round_pairs);
+                state.rounds[0].len()
+            } else {
+                state.top_down.len() * self.top_down_steps().len()
+            }
         };
         state.started = Some(Instant::now());
         state.morsels
     }
 
-    /// Whether this top-down level claims through destination bins: `Lengths` mode (claims
-    /// need no order and carry nothing but the level), one step, every out-edge followed
-    /// from every frontier node, and out-edges within `binned_push`'s limits.
+    /// Whether this top-down level claims through destination bins: `Lengths` or
+    /// `PathCounts` mode (claims need no order and carry the level and a count), one step,
+    /// every out-edge followed from every frontier node, and out-edges and frontier within
+    /// `binned_push`'s limits (a level with more out-edges than one round's pairs runs in
+    /// rounds).
     fn binned_level(&self, state: &LevelState) -> bool {
         let (out_edges, frontier) = (state.frontier_out_edges, state.frontier.len());
-        let nodes = self.graph.num_nodes();
-        self.bfs.config.mode == BfsMode::Lengths
+        matches!(self.bfs.config.mode, BfsMode::Lengths | BfsMode::PathCounts)
             && self.masks.unfiltered_at(state.level)
             && self.top_down_steps().len() == 1
             && self
                 .bfs
                 .config
                 .binned_edges_min
-                .is_some_and(|min| self.bfs.bin_plan.binned(out_edges, frontier, nodes, min))
+                .is_some_and(|min| self.bfs.bin_plan.binned_in_rounds(out_edges, frontier, min))
     }
 
-    /// A binned level's first half: the morsel's out-edges written into destination bins.
+    /// Whether the level about to run, if top-down, would push path counts through bins (the
+    /// direction choice then weighs the push against a whole pull).
+    fn counts_binned(&self, state: &LevelState) -> bool {
+        self.bfs.config.mode == BfsMode::PathCounts && self.binned_level(state)
+    }
+
+    /// Groups a binned level's morsels into rounds of at most `round_pairs` out-edges (a
+    /// larger morsel alone), and sizes the frontier's counts (`PathCounts` mode).
+    fn plan_rounds(&self, state: &mut LevelState, round_pairs: u64) {
+        state.rounds.clear();
+        state.round = 0;
+        if state.frontier_out_edges <= round_pairs {
+            state.rounds.push(0..state.top_down.len());
+        } else {
+            let forward = self.graph.forward.view();
+            let mut start = 0;
+            let mut edges = 0u64;
+            for (m, work) in state.top_down.iter().enumerate() {
+                let morsel_edges = match &work.edges {
+                    Some(range) => range.len() as u64,
+                    None => work
+                        .nodes
+                        .clone()
+                        .map(|i| forward.degree(state.frontier[i]))
+                        .sum(),
+                };
+                if m > start && edges + morsel_edges > round_pairs {
+                    state.rounds.push(start..m);
+                    (start, edges) = (m, 0);
+                }
+                edges += morsel_edges;
+            }
+            state.rounds.push(start..state.top_down.len());
+        }
+        if self.bfs.config.mode == BfsMode::PathCounts {
+            state.frontier_counts.resize(state.frontier.len());
+        }
+    }
+
+    /// A binned level's first half: the running round's morsel `morsel` writes its
+    /// out-edges into destination bins (and, counting paths, its nodes' counts by position).
     fn scatter(&self, state: &LevelState, morsel: usize, piece: &mut Piece) {
-        let work = &state.top_down[morsel];
+        let work = &state.top_down[state.rounds[state.round].start + morsel];
+        if self.bfs.config.mode == BfsMode::PathCounts {
+            let sources = &state.frontier[work.nodes.clone()];
+            let at = (sources, work.nodes.start);
+            state.frontier_counts.record(at, &self.bfs.paths);
+        }
         let adjacency = self.graph.forward.view();
         let frontier = (&state.frontier[..], work);
         piece.counters.edges_scanned +=
@@ -523,12 +629,21 @@ impl<'a> BfsSearch<'a> {
     }
 
     /// A binned level's second half: bin `bin`'s destinations claimed by the one morsel that
-    /// writes the bin's range of distances.
+    /// writes the bin's range of distances (and path counts).
     fn claim_bin(&self, state: &LevelState, bin: usize, piece: &mut Piece) {
         let pairs = state.scattered.iter().map(|s| s.bins.pairs(bin));
         let plan = (&self.bfs.bin_plan, bin);
         let level = (state.level, UNREACHED);
-        binned_push::claim_unreached(plan, pairs, &self.bfs.dist, level, &mut piece.nodes);
+        let found = &mut piece.nodes;
+        if self.bfs.config.mode == BfsMode::PathCounts {
+            let counted = (&self.bfs.dist[..], &self.bfs.paths[..]);
+            let counts = &state.frontier_counts;
+            if binned_push::claim_counting(plan, pairs, counts, counted, level, found) {
+                self.bfs.overflow.store(true, Ordering::Relaxed);
+            }
+        } else {
+            binned_push::claim_unreached(plan, pairs, &self.bfs.dist, level, found);
+        }
     }
 
     /// The adjacencies a top-down level scans: per step in `Parents` mode (the step order
@@ -692,7 +807,14 @@ impl PhasedSearch for BfsSearch<'_> {
 
     fn process(&self, morsel: usize) -> Result<()> {
         let state = self.bfs.read();
-        let mut piece = self.bfs.pieces.take(morsel);
+        // A claim piece is numbered by round and bin, so the level's pieces sort into one
+        // order however its rounds fell.
+        let number = if state.applying {
+            state.round * self.bfs.bin_plan.bins() + morsel
+        } else {
+            morsel
+        };
+        let mut piece = self.bfs.pieces.take(number);
         if state.applying {
             self.claim_bin(&state, morsel, &mut piece);
         } else if state.bottom_up {
@@ -737,6 +859,16 @@ impl PhasedSearch for BfsSearch<'_> {
         self.bfs
             .pieces
             .recycle(std::mem::take(&mut state.scattered));
+        if state.binned {
+            state.claimed.append(&mut pieces);
+            if state.round + 1 < state.rounds.len() {
+                state.round += 1;
+                state.applying = false;
+                state.morsels = state.rounds[state.round].len();
+                return Ok(state.morsels);
+            }
+            pieces = std::mem::take(&mut state.claimed);
+        }
         (state.binned, state.applying) = (false, false);
         pieces.sort_unstable_by_key(|p| p.morsel);
         let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());

@@ -8,14 +8,17 @@
 //! and copies its frontier words into a list by frontier position; then *apply* gives each bin
 //! to one thread, which alone writes the `next` words of its range: plain loads and stores
 //! into a range small enough to stay in the core's cache, the frontier words read from the
-//! short list, and no locked instruction. A one-source search in `Lengths` mode claims the same
-//! way (`claim_unreached`: a bin's unreached distances set to the level).
+//! short list, and no locked instruction. A one-source search claims the same way: in
+//! `Lengths` mode `claim_unreached` sets a bin's unreached distances to the level, in
+//! `PathCounts` mode `claim_counting` also adds each source's path count (recorded by frontier
+//! position) to the destinations at the level.
 //!
-//! Limits: a level is binned only when its out-edges are between the engine's threshold
-//! ([`BINNED_EDGES_MIN`]; below it the extra phase costs more than it saves) and
-//! [`BINNED_PAIRS_PER_NODE`] times the nodes, so the pairs of one level hold at most 4 bytes
-//! times that many per node (reserved with the sweep's state), and its frontier's positions
-//! fit in the bits the bin offset leaves.
+//! Limits: a level is binned only when its out-edges reach the engine's threshold
+//! ([`BINNED_EDGES_MIN`]; below it the extra phase costs more than it saves) and its frontier's
+//! positions fit in the bits the bin offset leaves. The pairs of one round hold at most
+//! [`BINNED_PAIRS_PER_NODE`] times the nodes, 4 bytes each (reserved with the search's state):
+//! a many-source sweep bins only levels within one round; a one-source search runs a larger
+//! level in several rounds of scatter and apply.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -49,7 +52,13 @@ pub fn scatter_budget(budget: MorselBudget, out_edges: u64) -> MorselBudget {
 
 /// Bytes a search's binned levels hold at most for a graph of `nodes` nodes.
 pub fn pair_bytes(nodes: u32) -> u64 {
-    BINNED_PAIRS_PER_NODE * u64::from(nodes) * 4
+    round_pairs_max(nodes) * 4
+}
+
+/// The pairs one round of a binned level holds at most (a level binned in one round has no
+/// more out-edges); a morsel larger than this (a tiny graph's) is a round of its own.
+pub fn round_pairs_max(nodes: u32) -> u64 {
+    BINNED_PAIRS_PER_NODE * u64::from(nodes)
 }
 
 /// What a search whose levels may be binned (`binned`) is configured with: the out-edges from
@@ -103,11 +112,16 @@ impl BinPlan {
     }
 
     /// Whether a top-down level with `out_edges` out-edges from `frontier` nodes over `nodes`
-    /// nodes is binned, where levels from `edges_min` out-edges on are.
+    /// nodes is binned in one round, where levels from `edges_min` out-edges on are.
     pub fn binned(&self, out_edges: u64, frontier: usize, nodes: u32, edges_min: u64) -> bool {
-        out_edges >= edges_min
-            && out_edges <= BINNED_PAIRS_PER_NODE * u64::from(nodes)
-            && frontier <= self.positions_max()
+        out_edges <= round_pairs_max(nodes) && self.binned_in_rounds(out_edges, frontier, edges_min)
+    }
+
+    /// Whether a top-down level with `out_edges` out-edges from `frontier` nodes is binned by
+    /// a search that scatters and applies a large level in rounds of at most
+    /// [`round_pairs_max`] pairs each.
+    pub fn binned_in_rounds(&self, out_edges: u64, frontier: usize, edges_min: u64) -> bool {
+        out_edges >= edges_min && frontier <= self.positions_max()
     }
 
     #[inline(always)]
@@ -241,6 +255,12 @@ impl FrontierWords {
     pub fn held_bytes(&self) -> u64 {
         self.words.capacity() as u64 * 8
     }
+
+    /// The value recorded at `position`.
+    #[inline(always)]
+    fn at(&self, position: usize) -> u64 {
+        self.words[position].load(Ordering::Relaxed)
+    }
 }
 
 /// Applies the pairs of bin `bin` (from every scatter piece): each source's frontier word, less
@@ -322,6 +342,49 @@ pub fn claim_unreached<'p>(
     });
 }
 
+/// A one-source search's claims with path counts (`PathCounts` mode) for bin `bin` (from every
+/// scatter piece): each destination still `unreached` gets distance `level` and is pushed onto
+/// `found` once, and every destination at distance `level` (newly or in an earlier round of
+/// the level) adds the path count its source's frontier position recorded in `counts`. Plain
+/// loads and stores (the caller is the only writer of this bin's range), no branch per pair.
+/// Returns whether a count overflowed `u64`.
+pub fn claim_counting<'p>(
+    (plan, bin): (&BinPlan, usize),
+    pairs: impl IntoIterator<Item = &'p [u32]>,
+    counts: &FrontierWords,
+    (dist, paths): (&[AtomicU32], &[AtomicU64]),
+    (level, unreached): (u32, u32),
+    found: &mut Vec<u32>,
+) -> bool {
+    assert_ne!(level, unreached, "a level is a distance");
+    assert_eq!(dist.len(), paths.len(), "a count per node");
+    let range = plan.range(bin, dist.len() as u32);
+    let dist = &dist[range.start as usize..range.end as usize];
+    let paths = &paths[range.start as usize..range.end as usize];
+    let position_mask = (1u32 << (32 - plan.shift)) - 1;
+    let mut overflow = false;
+    collect_reached(found, range, |slots| {
+        let mut kept = 0usize;
+        for &pair in pairs.into_iter().flatten() {
+            let offset = plan.offset_of(pair);
+            let before = dist[offset].load(Ordering::Relaxed);
+            let new = before == unreached;
+            let after = if new { level } else { before };
+            dist[offset].store(after, Ordering::Relaxed);
+            // All ones when the destination is at this level, else zero.
+            let at_level = u64::from(after == level).wrapping_neg();
+            let add = counts.at((pair & position_mask) as usize) & at_level;
+            let (sum, carried) = paths[offset].load(Ordering::Relaxed).overflowing_add(add);
+            paths[offset].store(sum, Ordering::Relaxed);
+            overflow |= carried;
+            slots[kept] = offset as u32;
+            kept += usize::from(new);
+        }
+        kept
+    });
+    overflow
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicU64;
@@ -371,6 +434,80 @@ mod tests {
         assert!(!plan.binned(min, plan.positions_max() + 1, 1_000_000, min));
         assert!(plan.binned(3, 1, 10, 0));
         assert_eq!(pair_bytes(1_000_000), 8_000_000);
+    }
+
+    #[test]
+    fn counting_claims_add_counts_across_rounds_and_flag_an_overflow() {
+        // Frontier: positions 0 and 1 (nodes 7 and 8) with 2 and 3 paths; node 9 was reached
+        // at an earlier level. Round one: 7 -> 1, 7 -> 9; round two: 8 -> 1, 8 -> 2.
+        let nodes = 10u32;
+        let plan = BinPlan::for_node_bytes(nodes, 12);
+        let dist: Vec<AtomicU32> = (0..nodes).map(|_| AtomicU32::new(u32::MAX)).collect();
+        let paths: Vec<AtomicU64> = (0..nodes).map(|_| AtomicU64::new(0)).collect();
+        dist[9].store(1, Ordering::Relaxed);
+        paths[9].store(5, Ordering::Relaxed);
+        let frontier = [7u32, 8];
+        let mut counts = FrontierWords::default();
+        counts.resize(2);
+        let recorded: Vec<AtomicU64> = (0..nodes).map(|_| AtomicU64::new(0)).collect();
+        recorded[7].store(2, Ordering::Relaxed);
+        recorded[8].store(3, Ordering::Relaxed);
+        counts.record((&frontier[..], 0), &recorded[..]);
+        let lists = |u: u32| -> &'static [u32] {
+            match u {
+                7 => &[1, 9],
+                _ => &[1, 2],
+            }
+        };
+        let mut found = Vec::new();
+        for (round, sources) in [(0usize, &frontier[..1]), (1, &frontier[1..])] {
+            let mut bins = Bins::default();
+            bins.scatter(&plan, (sources, round), lists);
+            for bin in 0..plan.bins() {
+                let state = (&dist[..], &paths[..]);
+                let pairs = [bins.pairs(bin)];
+                let overflow = claim_counting(
+                    (&plan, bin),
+                    pairs,
+                    &counts,
+                    state,
+                    (2, u32::MAX),
+                    &mut found,
+                );
+                assert!(!overflow);
+            }
+        }
+        found.sort_unstable();
+        assert_eq!(
+            found,
+            [1, 2],
+            "each node found once, in the round that reached it"
+        );
+        let got: Vec<u64> = paths.iter().map(|p| p.load(Ordering::Relaxed)).collect();
+        assert_eq!(
+            got,
+            [0, 5, 3, 0, 0, 0, 0, 0, 0, 5],
+            "node 9's count is an earlier level's"
+        );
+        assert_eq!(dist[1].load(Ordering::Relaxed), 2);
+        // A count past u64 is reported.
+        recorded[8].store(u64::MAX, Ordering::Relaxed);
+        counts.record((&frontier[1..], 1), &recorded[..]);
+        let mut bins = Bins::default();
+        bins.scatter(&plan, (&frontier[1..], 1), lists);
+        let overflowed = (0..plan.bins()).any(|bin| {
+            let state = (&dist[..], &paths[..]);
+            let pairs = [bins.pairs(bin)];
+            claim_counting(
+                (&plan, bin),
+                pairs,
+                &counts,
+                state,
+                (2, u32::MAX),
+                &mut found,
+            )
+        });
+        assert!(overflowed);
     }
 
     proptest! {

@@ -185,10 +185,15 @@ fn count_bfs(
         &choice.reason,
     );
     let nodes = request.graph.num_nodes();
-    // Only lengths searches bin their claims (`BfsConfig::binned_edges_min`).
-    let binned = request.engine.binned_push && mode == BfsMode::Lengths;
-    let (binned_edges_min, pair_bytes) = binned_push::engine_limits(binned, nodes);
-    let bytes = (Bfs::bytes(nodes, mode) + pair_bytes) * k as u64;
+    // Lengths and path-count searches bin their claims (`BfsConfig::binned_edges_min`).
+    let binned = request.engine.binned_push && mode != BfsMode::Parents;
+    let (binned_edges_min, _) = binned_push::engine_limits(binned, nodes);
+    let binned_bytes = if binned {
+        Bfs::binned_bytes(nodes, mode)
+    } else {
+        0
+    };
+    let bytes = (Bfs::bytes(nodes, mode) + binned_bytes) * k as u64;
     request.memory.reserve(bytes, "shortest-path searches")?;
     let config = BfsConfig {
         mode,
