@@ -84,6 +84,8 @@ struct LevelState {
     /// The level being expanded (the frontier is at `level - 1`).
     level: u32,
     frontier: Vec<u32>,
+    /// The list of the frontier before `frontier`, kept for the next level's (no content).
+    spare_frontier: Vec<u32>,
     /// The size of the frontier before `frontier` (the direction choice watches its growth).
     previous_frontier_len: usize,
     bottom_up: bool,
@@ -263,7 +265,8 @@ impl Bfs {
     /// Bytes this state holds now: its per-node arrays and bitmaps, and its lists' capacity.
     pub fn held_bytes(&self) -> u64 {
         let state = self.read();
-        let lists = state.reached.capacity() + state.frontier.capacity();
+        let lists =
+            state.reached.capacity() + state.frontier.capacity() + state.spare_frontier.capacity();
         let per_node = self.dist.len() * 4
             + self.paths.len() * 8
             + self.claim.len() * 8
@@ -347,6 +350,14 @@ impl Bfs {
             }
             return Ok((total, Vec::new()));
         }
+        if !per_destination {
+            let by_level = self.paths_by_level(&state.reached, masks, lower, only);
+            for (level, &paths) in by_level.iter().enumerate() {
+                // A sum past u64 is past INT64 too: `add` reports it.
+                total.add(level as u32, u64::try_from(paths).unwrap_or(u64::MAX))?;
+            }
+            return Ok((total, Vec::new()));
+        }
         let mut by_destination = Vec::new();
         for &v in &state.reached {
             let dist = self.distance(v);
@@ -370,6 +381,37 @@ impl Bfs {
         }
         by_destination.sort_unstable_by_key(|(v, _)| *v);
         Ok((total, by_destination))
+    }
+
+    /// The paths to the destinations among `reached` (or to `only`) at distances from `lower`
+    /// on, summed per distance: one addition per node, the statistics' bookkeeping once per
+    /// distance (optimization log 216).
+    fn paths_by_level(
+        &self,
+        reached: &[u32],
+        masks: &Masks,
+        lower: u32,
+        only: Option<u32>,
+    ) -> Vec<u128> {
+        let mut by_level: Vec<u128> = Vec::new();
+        let counted = self.config.mode == BfsMode::PathCounts;
+        for &v in reached {
+            let dist = self.distance(v);
+            let destination = match only {
+                Some(target) => v == target,
+                None => masks.is_destination(v),
+            };
+            if dist < lower || !destination {
+                continue;
+            }
+            let paths = if counted { self.path_count(v) } else { 1 };
+            let slot = dist as usize;
+            if slot >= by_level.len() {
+                by_level.resize(slot + 1, 0);
+            }
+            by_level[slot] += u128::from(paths);
+        }
+        by_level
     }
 
     /// Undoes the last search: the nodes it reached, and those of a level it left unfinished
@@ -871,7 +913,12 @@ impl PhasedSearch for BfsSearch<'_> {
         }
         (state.binned, state.applying) = (false, false);
         pieces.sort_unstable_by_key(|p| p.morsel);
-        let mut next = Vec::with_capacity(pieces.iter().map(|p| p.nodes.len()).sum());
+        // The list of the frontier before last, emptied: its memory (and the pages under it)
+        // serves again, where a new list per level would keep drawing fresh pages from the
+        // allocator for the first searches of a state (optimization log 216).
+        let mut next = std::mem::take(&mut state.spare_frontier);
+        next.clear();
+        next.reserve(pieces.iter().map(|p| p.nodes.len()).sum());
         if self.bfs.config.mode == BfsMode::Parents {
             self.resolve_claims(&mut state, &pieces, &mut next);
         } else {
@@ -898,7 +945,7 @@ impl PhasedSearch for BfsSearch<'_> {
         self.bfs.pieces.recycle(pieces);
         state.reached.extend_from_slice(&next);
         state.previous_frontier_len = state.frontier.len();
-        state.frontier = next;
+        state.spare_frontier = std::mem::replace(&mut state.frontier, next);
         state.bits_current = state.bits_next;
         if state.bits_next {
             state.bits.swap();
