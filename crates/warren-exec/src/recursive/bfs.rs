@@ -108,9 +108,10 @@ struct LevelState {
     /// Nodes reached at distance >= 1, in discovery order (a deterministic order in `Parents`
     /// mode).
     reached: Vec<u32>,
-    /// Destinations reached per level, (level, destinations), when the search counts them as
-    /// it goes (see [`BfsSearch::counts_by_level`]); `None` otherwise.
-    level_destinations: Option<Vec<(u32, u64)>>,
+    /// Paths to the destinations reached per level, (level, paths): in `Lengths` mode one per
+    /// destination, in `PathCounts` mode the paths added to the level's nodes. Kept when the
+    /// search counts them as it goes (see [`BfsSearch::counts_by_level`]); `None` otherwise.
+    level_destinations: Option<Vec<(u32, u128)>>,
     /// Out-edges of the frontier and in-edges of still unvisited nodes (direction choice).
     frontier_out_edges: u64,
     unvisited_in_edges: u64,
@@ -146,6 +147,8 @@ struct Piece {
     in_edges: u64,
     /// Destinations among `nodes` (when the search counts by level).
     destinations: u64,
+    /// `PathCounts` mode: the paths this morsel added to nodes of the running level.
+    level_paths: u128,
     /// A binned level's scattered edges (scatter morsels only).
     bins: Bins,
     counters: LevelCounters,
@@ -345,8 +348,9 @@ impl Bfs {
                 !per_destination && only.is_none(),
                 "level counts serve totals only"
             );
-            for &(level, destinations) in levels.iter().filter(|(level, _)| *level >= lower) {
-                total.add(level, destinations)?;
+            for &(level, paths) in levels.iter().filter(|(level, _)| *level >= lower) {
+                // A sum past u64 is past INT64 too: `add` reports it.
+                total.add(level, u64::try_from(paths).unwrap_or(u64::MAX))?;
             }
             return Ok((total, Vec::new()));
         }
@@ -531,13 +535,20 @@ pub struct BfsSearch<'a> {
 }
 
 impl<'a> BfsSearch<'a> {
-    /// Whether the search counts destinations level by level as it discovers them, so that
-    /// the end of the search needs no pass over every reached node: when only the totals of
-    /// the counting mode are wanted and every path counts once (`Lengths` mode).
+    /// Whether the search counts the paths to destinations level by level as it finds them,
+    /// so that the end of the search needs no pass over every reached node: when only the
+    /// totals of the counting mode are wanted, and either every path counts once (`Lengths`
+    /// mode: a level's destinations) or every node is a destination (`PathCounts` mode: the
+    /// paths its morsels add to the level's nodes, which get no others; log 218).
     fn counts_by_level(&self, target: Option<u32>) -> bool {
-        self.bfs.config.mode == BfsMode::Lengths
-            && target.is_none()
-            && matches!(self.counting, Some((_, false)))
+        let totals_only = target.is_none() && matches!(self.counting, Some((_, false)));
+        totals_only
+            && match self.bfs.config.mode {
+                BfsMode::Lengths => true,
+                // Every path added to a level's node belongs to a destination.
+                BfsMode::PathCounts => self.masks.every_node_is_destination(self.graph.num_nodes()),
+                BfsMode::Parents => false,
+            }
     }
 
     /// Morsels of the level about to run.
@@ -680,7 +691,10 @@ impl<'a> BfsSearch<'a> {
         if self.bfs.config.mode == BfsMode::PathCounts {
             let counted = (&self.bfs.dist[..], &self.bfs.paths[..]);
             let counts = &state.frontier_counts;
-            if binned_push::claim_counting(plan, pairs, counts, counted, level, found) {
+            let (overflow, added) =
+                binned_push::claim_counting(plan, pairs, counts, counted, level, found);
+            piece.level_paths += added;
+            if overflow {
                 self.bfs.overflow.store(true, Ordering::Relaxed);
             }
         } else {
@@ -873,7 +887,7 @@ impl PhasedSearch for BfsSearch<'_> {
             self.degrees(&nodes, &mut piece);
             piece.nodes = nodes;
         }
-        if state.level_destinations.is_some() {
+        if state.level_destinations.is_some() && self.bfs.config.mode == BfsMode::Lengths {
             piece.destinations = piece
                 .nodes
                 .iter()
@@ -940,7 +954,11 @@ impl PhasedSearch for BfsSearch<'_> {
         state.unvisited_in_edges = state.unvisited_in_edges.saturating_sub(in_edges);
         let level = state.level;
         if let Some(levels) = &mut state.level_destinations {
-            levels.push((level, pieces.iter().map(|p| p.destinations).sum()));
+            let paths = match self.bfs.config.mode {
+                BfsMode::PathCounts => pieces.iter().map(|p| p.level_paths).sum(),
+                _ => pieces.iter().map(|p| u128::from(p.destinations)).sum(),
+            };
+            levels.push((level, paths));
         }
         self.bfs.pieces.recycle(pieces);
         state.reached.extend_from_slice(&next);
@@ -1094,6 +1112,7 @@ impl TopDownScan<'_> {
                     if dist_v == self.level {
                         let before = paths[v].fetch_add(paths_u, Ordering::Relaxed);
                         overflow |= before.checked_add(paths_u).is_none();
+                        piece.level_paths += u128::from(paths_u);
                     }
                 }
             }
@@ -1215,6 +1234,7 @@ impl BottomUpScan<'_> {
                 dist[v as usize].store(self.level, Ordering::Relaxed);
                 if let Some(paths) = paths {
                     paths[v as usize].store(total, Ordering::Relaxed);
+                    piece.level_paths += u128::from(total);
                 }
                 piece.nodes.push(v);
                 next.push(v);

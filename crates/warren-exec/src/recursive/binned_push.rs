@@ -356,7 +356,7 @@ fn claim_distance(slot: &AtomicU32, level: u32, unreached: u32) -> (bool, u32) {
 /// `found` once, and every destination at distance `level` (newly or in an earlier round of
 /// the level) adds the path count its source's frontier position recorded in `counts`. Plain
 /// loads and stores (the caller is the only writer of this bin's range), no branch per pair.
-/// Returns whether a count overflowed `u64`.
+/// Returns whether a count overflowed `u64`, and the paths added to the level's nodes.
 pub fn claim_counting<'p>(
     (plan, bin): (&BinPlan, usize),
     pairs: impl IntoIterator<Item = &'p [u32]>,
@@ -364,7 +364,7 @@ pub fn claim_counting<'p>(
     (dist, paths): (&[AtomicU32], &[AtomicU64]),
     (level, unreached): (u32, u32),
     found: &mut Vec<u32>,
-) -> bool {
+) -> (bool, u128) {
     assert_ne!(level, unreached, "a level is a distance");
     assert_eq!(dist.len(), paths.len(), "a count per node");
     let range = plan.range(bin, dist.len() as u32);
@@ -372,6 +372,7 @@ pub fn claim_counting<'p>(
     let paths = &paths[range.start as usize..range.end as usize];
     let position_mask = (1u32 << (32 - plan.shift)) - 1;
     let mut overflow = false;
+    let mut added = 0u128;
     collect_reached(found, range, |slots| {
         let mut kept = 0usize;
         for &pair in pairs.into_iter().flatten() {
@@ -383,12 +384,13 @@ pub fn claim_counting<'p>(
             let (sum, carried) = paths[offset].load(Ordering::Relaxed).overflowing_add(add);
             paths[offset].store(sum, Ordering::Relaxed);
             overflow |= carried;
+            added += u128::from(add);
             slots[kept] = offset as u32;
             kept += usize::from(new);
         }
         kept
     });
-    overflow
+    (overflow, added)
 }
 
 #[cfg(test)]
@@ -467,7 +469,7 @@ mod tests {
         };
         let mut found = Vec::new();
         // Scatters `sources` (from frontier position `first`) and claims every bin: whether a
-        // count overflowed.
+        // count overflowed, and the paths added to nodes at the level.
         let round = |sources: &[u32], first: usize, found: &mut Vec<u32>| {
             let mut bins = Bins::default();
             bins.scatter(&plan, (sources, first), lists);
@@ -483,10 +485,12 @@ mod tests {
                     found,
                 )
             };
-            (0..plan.bins()).map(claim).fold(false, |a, b| a | b)
+            let fold = |(a, x): (bool, u128), (b, y): (bool, u128)| (a | b, x + y);
+            (0..plan.bins()).map(claim).fold((false, 0), fold)
         };
-        assert!(!round(&frontier[..1], 0, &mut found));
-        assert!(!round(&frontier[1..], 1, &mut found));
+        // Round one adds 2 to node 1 (node 9 is at an earlier level); round two 3 to 1 and 2.
+        assert_eq!(round(&frontier[..1], 0, &mut found), (false, 2));
+        assert_eq!(round(&frontier[1..], 1, &mut found), (false, 6));
         found.sort_unstable();
         assert_eq!(
             found,
@@ -500,7 +504,7 @@ mod tests {
         // A count past u64 is reported.
         recorded[8].store(u64::MAX, Ordering::Relaxed);
         counts.record((&frontier[1..], 1), &recorded[..]);
-        assert!(round(&frontier[1..], 1, &mut found));
+        assert!(round(&frontier[1..], 1, &mut found).0);
     }
 
     proptest! {

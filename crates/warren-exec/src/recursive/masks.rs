@@ -105,6 +105,14 @@ pub struct Masks {
 
 impl Masks {
     #[inline]
+    /// Whether every node of a graph of `nodes` nodes is a destination.
+    pub fn every_node_is_destination(&self, nodes: u32) -> bool {
+        match &self.destination {
+            DestinationMask::Set(set) => set.count() == nodes as usize,
+            DestinationMask::Single(_) => false,
+        }
+    }
+
     pub fn is_destination(&self, node: u32) -> bool {
         match &self.destination {
             DestinationMask::Set(set) => set.get(node),
