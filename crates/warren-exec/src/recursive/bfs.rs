@@ -348,74 +348,60 @@ impl Bfs {
                 !per_destination && only.is_none(),
                 "level counts serve totals only"
             );
-            for &(level, paths) in levels.iter().filter(|(level, _)| *level >= lower) {
-                // A sum past u64 is past INT64 too: `add` reports it.
-                total.add(level, u64::try_from(paths).unwrap_or(u64::MAX))?;
-            }
+            let counted = levels.iter().filter(|(level, _)| *level >= lower);
+            add_levels(&mut total, counted.copied())?;
             return Ok((total, Vec::new()));
         }
+        let counted = state
+            .reached
+            .iter()
+            .filter_map(|&v| self.counted(v, masks, lower, only).map(|found| (v, found)));
         if !per_destination {
-            let by_level = self.paths_by_level(&state.reached, masks, lower, only);
-            for (level, &paths) in by_level.iter().enumerate() {
-                // A sum past u64 is past INT64 too: `add` reports it.
-                total.add(level as u32, u64::try_from(paths).unwrap_or(u64::MAX))?;
+            // Per distance: one addition per node, the statistics' bookkeeping once per
+            // distance (optimization log 216).
+            let mut by_level: Vec<u128> = Vec::new();
+            for (_, (dist, paths)) in counted {
+                let slot = dist as usize;
+                if slot >= by_level.len() {
+                    by_level.resize(slot + 1, 0);
+                }
+                by_level[slot] += u128::from(paths);
             }
+            let levels = by_level.into_iter().enumerate();
+            add_levels(
+                &mut total,
+                levels.map(|(level, paths)| (level as u32, paths)),
+            )?;
             return Ok((total, Vec::new()));
         }
         let mut by_destination = Vec::new();
-        for &v in &state.reached {
-            let dist = self.distance(v);
-            let destination = match only {
-                Some(target) => v == target,
-                None => masks.is_destination(v),
-            };
-            if dist < lower || !destination {
-                continue;
-            }
-            let paths = match self.config.mode {
-                BfsMode::PathCounts => self.path_count(v),
-                _ => 1,
-            };
+        for (v, (dist, paths)) in counted {
             total.add(dist, paths)?;
-            if per_destination {
-                let mut stats = PathStats::default();
-                stats.add(dist, paths)?;
-                by_destination.push((v, stats));
-            }
+            let mut stats = PathStats::default();
+            stats.add(dist, paths)?;
+            by_destination.push((v, stats));
         }
         by_destination.sort_unstable_by_key(|(v, _)| *v);
         Ok((total, by_destination))
     }
 
-    /// The paths to the destinations among `reached` (or to `only`) at distances from `lower`
-    /// on, summed per distance: one addition per node, the statistics' bookkeeping once per
-    /// distance (optimization log 216).
-    fn paths_by_level(
-        &self,
-        reached: &[u32],
-        masks: &Masks,
-        lower: u32,
-        only: Option<u32>,
-    ) -> Vec<u128> {
-        let mut by_level: Vec<u128> = Vec::new();
-        let counted = self.config.mode == BfsMode::PathCounts;
-        for &v in reached {
-            let dist = self.distance(v);
-            let destination = match only {
-                Some(target) => v == target,
-                None => masks.is_destination(v),
-            };
-            if dist < lower || !destination {
-                continue;
-            }
-            let paths = if counted { self.path_count(v) } else { 1 };
-            let slot = dist as usize;
-            if slot >= by_level.len() {
-                by_level.resize(slot + 1, 0);
-            }
-            by_level[slot] += u128::from(paths);
+    /// Node `v`'s distance and shortest paths when it is a destination (or `only`) at a
+    /// distance from `lower` on.
+    #[inline]
+    fn counted(&self, v: u32, masks: &Masks, lower: u32, only: Option<u32>) -> Option<(u32, u64)> {
+        let dist = self.distance(v);
+        let destination = match only {
+            Some(target) => v == target,
+            None => masks.is_destination(v),
+        };
+        if dist < lower || !destination {
+            return None;
         }
-        by_level
+        let paths = match self.config.mode {
+            BfsMode::PathCounts => self.path_count(v),
+            _ => 1,
+        };
+        Some((dist, paths))
     }
 
     /// Undoes the last search: the nodes it reached, and those of a level it left unfinished
@@ -988,6 +974,15 @@ impl PhasedSearch for BfsSearch<'_> {
 
 /// Counting-mode results: totals, and (node, stats) per destination.
 pub type CountOutput = (PathStats, Vec<(u32, PathStats)>);
+
+/// Adds per-level path sums to `total`; a sum past `u64` is past INT64 too, and `add` reports
+/// it.
+fn add_levels(total: &mut PathStats, levels: impl Iterator<Item = (u32, u128)>) -> Result<()> {
+    for (level, paths) in levels {
+        total.add(level, u64::try_from(paths).unwrap_or(u64::MAX))?;
+    }
+    Ok(())
+}
 
 fn path_count_overflow() -> Error {
     Error::LimitExceeded("the number of shortest paths exceeds the INT64 range".into())
