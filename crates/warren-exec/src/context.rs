@@ -126,8 +126,8 @@ pub struct EngineSettings {
     /// `multi_source_bfs`: answer many-source SHORTEST lengths with bit-parallel sweeps.
     pub multi_source_bfs: bool,
     /// `binned_push`: top-down levels with many out-edges of many-source sweeps (and of
-    /// one-source searches for lengths) go through destination bins instead of an atomic per
-    /// edge.
+    /// one-source searches for lengths and path counts) go through destination bins instead of
+    /// an atomic per edge.
     pub binned_push: bool,
     /// `walk_count_meet`: count walks by meeting a shared backward sweep from the
     /// destinations; off: one forward sweep per source.
