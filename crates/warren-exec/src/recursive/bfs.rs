@@ -231,17 +231,16 @@ impl Bfs {
         u64::from(nodes) * per_node + FrontierBits::bytes(nodes) + UnvisitedBits::bytes(nodes)
     }
 
-    /// Bytes a search in `mode` whose levels may be binned holds at most besides
-    /// [`Bfs::bytes`]: a round's pairs and, counting paths, the frontier's counts.
-    pub fn binned_bytes(nodes: u32, mode: BfsMode) -> u64 {
-        let counts = match mode {
+    /// Bytes a search in `mode` whose levels may be binned holds at most for its frontier's
+    /// path counts (`PathCounts` mode; the round's pairs are `binned_push::engine_limits`').
+    pub fn frontier_counts_bytes(nodes: u32, mode: BfsMode) -> u64 {
+        match mode {
             BfsMode::PathCounts => {
                 let plan = BinPlan::for_node_bytes(nodes, claimed_bytes_per_node(mode));
                 8 * u64::from(nodes).min(plan.positions_max() as u64)
             }
             BfsMode::Lengths | BfsMode::Parents => 0,
-        };
-        binned_push::pair_bytes(nodes) + counts
+        }
     }
 
     /// Whether this state's arrays serve a graph of `nodes` nodes searched with `config`
@@ -518,6 +517,9 @@ pub struct BfsSearch<'a> {
     /// Counting mode: the lower bound and whether stats are kept per destination; `finish`
     /// then returns the counts.
     pub counting: Option<(u32, bool)>,
+    /// Whether every node of the graph is a destination (`Masks::every_node_is_destination`,
+    /// computed once for the query's searches).
+    pub all_destinations: bool,
 }
 
 impl<'a> BfsSearch<'a> {
@@ -532,7 +534,7 @@ impl<'a> BfsSearch<'a> {
             && match self.bfs.config.mode {
                 BfsMode::Lengths => true,
                 // Every path added to a level's node belongs to a destination.
-                BfsMode::PathCounts => self.masks.every_node_is_destination(self.graph.num_nodes()),
+                BfsMode::PathCounts => self.all_destinations,
                 BfsMode::Parents => false,
             }
     }

@@ -187,13 +187,13 @@ fn count_bfs(
     let nodes = request.graph.num_nodes();
     // Lengths and path-count searches bin their claims (`BfsConfig::binned_edges_min`).
     let binned = request.engine.binned_push && mode != BfsMode::Parents;
-    let (binned_edges_min, _) = binned_push::engine_limits(binned, nodes);
-    let binned_bytes = if binned {
-        Bfs::binned_bytes(nodes, mode)
+    let (binned_edges_min, pair_bytes) = binned_push::engine_limits(binned, nodes);
+    let counts_bytes = if binned {
+        Bfs::frontier_counts_bytes(nodes, mode)
     } else {
         0
     };
-    let bytes = (Bfs::bytes(nodes, mode) + binned_bytes) * k as u64;
+    let bytes = (Bfs::bytes(nodes, mode) + pair_bytes + counts_bytes) * k as u64;
     request.memory.reserve(bytes, "shortest-path searches")?;
     let config = BfsConfig {
         mode,
@@ -206,6 +206,7 @@ fn count_bfs(
     let states: Vec<Bfs> = (0..k)
         .map(|_| request.states.take(request.graph.num_nodes(), config))
         .collect();
+    let all_destinations = request.masks.every_node_is_destination(nodes);
     let searches: Vec<BfsSearch<'_>> = states
         .iter()
         .map(|bfs| BfsSearch {
@@ -214,6 +215,7 @@ fn count_bfs(
             masks: request.masks,
             recorder: Some(request.recorder),
             counting: Some((request.plan.lower, request.per_destination)),
+            all_destinations,
         })
         .collect();
     let outputs = run_tasks(&searches, tasks, request.threads, request.interrupt);

@@ -104,8 +104,8 @@ pub struct Masks {
 }
 
 impl Masks {
-    #[inline]
-    /// Whether every node of a graph of `nodes` nodes is a destination.
+    /// Whether every node of a graph of `nodes` nodes is a destination (a pass over the set:
+    /// once per query, not per search).
     pub fn every_node_is_destination(&self, nodes: u32) -> bool {
         match &self.destination {
             DestinationMask::Set(set) => set.count() == nodes as usize,
@@ -113,6 +113,7 @@ impl Masks {
         }
     }
 
+    #[inline]
     pub fn is_destination(&self, node: u32) -> bool {
         match &self.destination {
             DestinationMask::Set(set) => set.get(node),

@@ -448,6 +448,7 @@ impl RecursiveJoin {
             masks,
             recorder: Some(&recorder),
             counting: None,
+            all_destinations: false,
         };
         let started = std::time::Instant::now();
         run_tasks(

@@ -100,6 +100,7 @@ mod tests {
             masks: &masks,
             recorder: None,
             counting: Some((1, per_destination)),
+            all_destinations: true,
         };
         let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
         sources
