@@ -135,6 +135,12 @@ impl BinPlan {
         (pair >> (32 - self.shift)) as usize
     }
 
+    /// A pair's source frontier position.
+    #[inline(always)]
+    fn position_of(&self, pair: u32) -> usize {
+        (pair & ((1 << (32 - self.shift)) - 1)) as usize
+    }
+
     #[inline(always)]
     fn pair(&self, v: u32, position: usize) -> u32 {
         let offset = v & ((1 << self.shift) - 1);
@@ -277,13 +283,11 @@ pub fn apply<'p, W: LaneWord>(
     let range = plan.range(bin, seen.len() as u32);
     let seen = &seen[range.start as usize..range.end as usize];
     let next = &next[range.start as usize..range.end as usize];
-    let words = &frontier.words[..];
-    let position_mask = (1u32 << (32 - plan.shift)) - 1;
     collect_reached(found, range, |slots| {
         let mut kept = 0usize;
         for &pair in pairs.into_iter().flatten() {
             let offset = plan.offset_of(pair);
-            let word = words[(pair & position_mask) as usize].load(Ordering::Relaxed);
+            let word = frontier.at(plan.position_of(pair));
             let bits = word & !seen[offset].get();
             let before = next[offset].get();
             let after = before | bits;
@@ -370,7 +374,6 @@ pub fn claim_counting<'p>(
     let range = plan.range(bin, dist.len() as u32);
     let dist = &dist[range.start as usize..range.end as usize];
     let paths = &paths[range.start as usize..range.end as usize];
-    let position_mask = (1u32 << (32 - plan.shift)) - 1;
     let mut overflow = false;
     let mut added = 0u128;
     collect_reached(found, range, |slots| {
@@ -380,7 +383,7 @@ pub fn claim_counting<'p>(
             let (new, after) = claim_distance(&dist[offset], level, unreached);
             // All ones when the destination is at this level, else zero.
             let at_level = u64::from(after == level).wrapping_neg();
-            let add = counts.at((pair & position_mask) as usize) & at_level;
+            let add = counts.at(plan.position_of(pair)) & at_level;
             let (sum, carried) = paths[offset].load(Ordering::Relaxed).overflowing_add(add);
             paths[offset].store(sum, Ordering::Relaxed);
             overflow |= carried;
