@@ -181,6 +181,9 @@ pub struct ExecContext {
     /// Idle spreading activation states, reused across queries (a private pool outside a
     /// database).
     pub spread_states: Arc<crate::recursive::spread::SpreadStatePool>,
+    /// The threads the query's parallel loops run on, kept between queries (a private pool
+    /// outside a database).
+    pub workers: Arc<crate::workers::WorkerPool>,
 }
 
 impl ExecContext {
@@ -210,6 +213,7 @@ impl ExecContext {
             vector_indexes: Arc::default(),
             vector_copies: Arc::default(),
             search_states: Arc::default(),
+            workers: Arc::default(),
             spread_states: Arc::default(),
         }
     }
@@ -248,6 +252,12 @@ impl ExecContext {
         pool: Arc<crate::recursive::spread::SpreadStatePool>,
     ) -> Self {
         self.spread_states = pool;
+        self
+    }
+
+    /// The context, running its parallel loops on `workers`.
+    pub fn with_workers(mut self, workers: Arc<crate::workers::WorkerPool>) -> Self {
+        self.workers = workers;
         self
     }
 

@@ -12,6 +12,7 @@ pub mod vector_copy;
 pub mod vector_index;
 pub mod vector_index_file;
 pub mod warnings;
+pub mod workers;
 
 pub use context::{EngineSettings, ExecContext, ExecSettings, Interrupt, MemoryTracker};
 pub use operators::{build, BoxedOperator, Operator, Row};

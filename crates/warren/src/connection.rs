@@ -206,6 +206,7 @@ impl Connection {
         .with_vector_copies(self.db.vector_copies())
         .with_search_states(self.db.search_states())
         .with_spread_states(self.db.spread_states())
+        .with_workers(self.db.workers())
     }
 
     /// Where the statement running now records its warnings.
@@ -590,11 +591,16 @@ impl Connection {
             }
         };
         let compile_time = started.elapsed();
-        let ctx = self.exec_context(snapshot.clone());
         let (mut root, operators) =
             warren_exec::operators::profiled::build_profiled(&plan.plan, plan.slots);
-        // Opened before the query spawns its workers, which inherit the counters.
+        // Opened before the query starts its worker threads, which inherit the counters: a
+        // profiled query with counters runs on a pool of its own, whose threads start after
+        // this (the database's pool's threads, started earlier, would not be counted).
         let mut counters = crate::hardware::CounterGroup::open();
+        let mut ctx = self.exec_context(snapshot.clone());
+        if counters.is_ok() {
+            ctx = ctx.with_workers(Arc::default());
+        }
         let execution = Instant::now();
         if let Ok(group) = &mut counters {
             group.enable();

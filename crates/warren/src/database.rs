@@ -126,6 +126,9 @@ pub(crate) struct Inner {
     /// Idle spreading activation states that queries reuse (bounded; see
     /// `warren_exec::recursive::spread`).
     spread_states: Arc<warren_exec::recursive::spread::SpreadStatePool>,
+    /// The threads queries' parallel loops run on, kept between queries (see
+    /// `warren_exec::workers`).
+    workers: Arc<warren_exec::workers::WorkerPool>,
 }
 
 /// A handle to an open database; cheap to clone.
@@ -338,6 +341,7 @@ impl Database {
             vector_copies: Arc::default(),
             search_states: Arc::default(),
             spread_states: Arc::default(),
+            workers: Arc::default(),
         });
         Self {
             _user: Some(Arc::new(UserHandles {
@@ -384,6 +388,11 @@ impl Database {
     /// The spreading activation states queries of this database share.
     pub(crate) fn spread_states(&self) -> Arc<warren_exec::recursive::spread::SpreadStatePool> {
         self.inner.spread_states.clone()
+    }
+
+    /// The worker threads queries of this database run their parallel loops on.
+    pub(crate) fn workers(&self) -> Arc<warren_exec::workers::WorkerPool> {
+        self.inner.workers.clone()
     }
 
     /// What the vector index graphs cost since the database opened: how many were built from

@@ -12,6 +12,7 @@ use warren_exec::recursive::graph::Graph;
 use warren_exec::recursive::spread::{
     spread, EdgeWeights, SpreadGraph, SpreadParameters, SpreadRun, SpreadStrategy,
 };
+use warren_exec::workers::WorkerPool;
 use warren_planner::plan::Step;
 use warren_storage::Direction;
 
@@ -64,6 +65,7 @@ fn spread_kernel_timing() {
             REPEAT,
         )
     };
+    let workers = WorkerPool::new();
     for &max_hops in hop_counts {
         for threads in [1, 2] {
             for &strategy in strategies {
@@ -72,6 +74,7 @@ fn spread_kernel_timing() {
                     morsel_size: 2048,
                     prefetch_distance: 16,
                     strategy,
+                    workers: &workers,
                     interrupt: &interrupt,
                     memory: &memory,
                     states: None,

@@ -194,6 +194,7 @@ impl GraphProcedure for SpreadActivationProcedure {
             morsel_size: engine.morsel_size,
             prefetch_distance: engine.prefetch_distance,
             strategy: SpreadStrategy::Auto,
+            workers: &ctx.workers,
             interrupt: &ctx.interrupt,
             memory: &ctx.memory,
             states: Some(&ctx.spread_states),

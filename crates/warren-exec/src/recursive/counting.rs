@@ -21,14 +21,15 @@ use super::counters::TraversalRecorder;
 use super::graph::Graph;
 use super::lanes::LaneWord;
 use super::masks::{DestinationMask, Masks};
-use super::morsels::{for_each_morsel, Caller};
+use super::morsels::for_each_morsel;
 use super::multi_source_bfs::{MultiSourceBfs, SweepConfig};
 use super::scheduler::run_tasks;
 use super::state_pool::SearchStatePool;
 use super::stats::PathStats;
-use super::walk_counts::{count_walks_meeting, BackwardCounts};
+use super::walk_counts::{count_walks_meeting, BackwardCounts, Parallel};
 use super::walks::{count_walks, distance_to_destinations, PathEnumerator, Semantic};
 use crate::context::{EngineSettings, Interrupt, MemoryTracker};
+use crate::workers::WorkerPool;
 
 /// One (source, bound destination) pair to count.
 pub type CountTask = (u32, Option<u32>);
@@ -42,6 +43,7 @@ pub struct CountRequest<'a> {
     pub distance: Option<&'a [u32]>,
     pub engine: &'a EngineSettings,
     pub threads: usize,
+    pub workers: &'a WorkerPool,
     pub interrupt: &'a Interrupt,
     pub memory: &'a MemoryTracker,
     pub recorder: &'a TraversalRecorder,
@@ -148,7 +150,13 @@ fn run_sweeps<W: LaneWord>(
         .chunks(choice.lanes)
         .map(|chunk| chunk.iter().map(|(source, _)| *source).collect())
         .collect();
-    let outputs = run_tasks(&slots, &batches, request.threads, request.interrupt);
+    let outputs = run_tasks(
+        &slots,
+        &batches,
+        request.threads,
+        request.workers,
+        request.interrupt,
+    );
     request.memory.release(bytes);
     Ok(outputs?.into_iter().flatten().collect())
 }
@@ -218,7 +226,13 @@ fn count_bfs(
             all_destinations,
         })
         .collect();
-    let outputs = run_tasks(&searches, tasks, request.threads, request.interrupt);
+    let outputs = run_tasks(
+        &searches,
+        tasks,
+        request.threads,
+        request.workers,
+        request.interrupt,
+    );
     drop(searches);
     for bfs in states {
         request.states.give_back(bfs);
@@ -253,7 +267,11 @@ fn count_walks_by_meeting(
         request.bounds(),
         backward,
         request.engine.walk_count_meet,
-        (request.threads, request.morsel_size()),
+        Parallel {
+            threads: request.threads,
+            morsel_size: request.morsel_size(),
+            workers: request.workers,
+        },
         request.interrupt,
         request.memory,
     )?;
@@ -365,7 +383,7 @@ fn per_task(
         tasks.len(),
         1,
         request.threads,
-        Caller::Waits,
+        request.workers,
         request.interrupt,
         |range| Ok((range.start, work(&tasks[range.start])?)),
         |result| results.push(result),

@@ -8,25 +8,17 @@ use std::sync::Mutex;
 use warren_common::Result;
 
 use crate::context::Interrupt;
+use crate::workers::WorkerPool;
 
-/// What the calling thread does while a parallel loop runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Caller {
-    /// It waits for `threads` spawned threads.
-    Waits,
-    /// It takes morsels beside `threads - 1` spawned ones: work starts at once, which pays
-    /// for large loops run phase after phase (the spread's hops), but made the tiny loops of
-    /// walk counts at scale 12 slower in half of the processes (OPTIMIZATION_LOG 128).
-    Works,
-}
-
-/// Calls `work` on consecutive morsels of `0..len` from `threads` threads; `merge` receives
-/// each morsel's result. Stops at the first error (or interruption) and returns it.
+/// Calls `work` on consecutive morsels of `0..len` from `threads` threads: the calling thread
+/// and `threads - 1` threads of `workers` (work starts at once on the caller, and the pool's
+/// threads are already running when loops follow each other: OPTIMIZATION_LOG 219); `merge`
+/// receives each morsel's result. Stops at the first error (or interruption) and returns it.
 pub fn for_each_morsel<R: Send>(
     len: usize,
     morsel_size: usize,
     threads: usize,
-    caller: Caller,
+    workers: &WorkerPool,
     interrupt: &Interrupt,
     work: impl Fn(Range<usize>) -> Result<R> + Sync,
     mut merge: impl FnMut(R),
@@ -52,16 +44,9 @@ pub fn for_each_morsel<R: Send>(
     if threads == 1 {
         run();
     } else {
-        std::thread::scope(|scope| match caller {
-            Caller::Waits => (0..threads).for_each(|_| {
-                scope.spawn(run);
-            }),
-            Caller::Works => {
-                (1..threads).for_each(|_| {
-                    scope.spawn(run);
-                });
-                run();
-            }
+        workers.scope(|scope| {
+            scope.start(threads - 1, &run);
+            run();
         });
     }
     for result in results.into_inner().expect("results lock") {
@@ -76,21 +61,13 @@ mod tests {
 
     #[test]
     fn covers_the_range_once_with_any_threads() {
-        for (threads, caller) in [1, 2, 8]
-            .into_iter()
-            .flat_map(|t| [(t, Caller::Waits), (t, Caller::Works)])
-        {
+        let pool = WorkerPool::new();
+        for threads in [1, 2, 8] {
             for (len, size) in [(0, 4), (1, 4), (10, 3), (1000, 7)] {
                 let mut seen = vec![0u32; len];
-                for_each_morsel(
-                    len,
-                    size,
-                    threads,
-                    caller,
-                    &Interrupt::none(),
-                    Ok,
-                    |range| range.for_each(|i| seen[i] += 1),
-                )
+                for_each_morsel(len, size, threads, &pool, &Interrupt::none(), Ok, |range| {
+                    range.for_each(|i| seen[i] += 1)
+                })
                 .unwrap();
                 assert!(seen.iter().all(|&c| c == 1));
             }
@@ -99,23 +76,21 @@ mod tests {
 
     #[test]
     fn an_error_is_returned() {
-        for caller in [Caller::Waits, Caller::Works] {
-            let result = for_each_morsel(
-                100,
-                10,
-                2,
-                caller,
-                &Interrupt::none(),
-                |range| {
-                    if range.start == 50 {
-                        Err(warren_common::Error::internal("boom"))
-                    } else {
-                        Ok(())
-                    }
-                },
-                |()| {},
-            );
-            assert!(result.is_err());
-        }
+        let result = for_each_morsel(
+            100,
+            10,
+            2,
+            &WorkerPool::new(),
+            &Interrupt::none(),
+            |range| {
+                if range.start == 50 {
+                    Err(warren_common::Error::internal("boom"))
+                } else {
+                    Ok(())
+                }
+            },
+            |()| {},
+        );
+        assert!(result.is_err());
     }
 }

@@ -995,7 +995,9 @@ mod tests {
             .collect();
         let batches: Vec<Vec<u32>> = sources.chunks(lanes).map(<[u32]>::to_vec).collect();
         let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
-        let outputs = run_tasks(&slots, &batches, threads, &interrupt).expect("sweeps run");
+        let workers = crate::workers::WorkerPool::new();
+        let outputs =
+            run_tasks(&slots, &batches, threads, &workers, &interrupt).expect("sweeps run");
         outputs
             .into_iter()
             .flatten()

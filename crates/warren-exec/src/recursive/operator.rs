@@ -351,6 +351,7 @@ impl RecursiveJoin {
             std::slice::from_ref(&search),
             &[source],
             ctx.threads(),
+            &ctx.workers,
             &ctx.interrupt,
         )?;
         recorder.add_time(started.elapsed());
@@ -391,6 +392,7 @@ impl RecursiveJoin {
             std::slice::from_ref(&search),
             &[source],
             ctx.threads(),
+            &ctx.workers,
             &ctx.interrupt,
         );
         recorder.add_time(started.elapsed());
@@ -455,6 +457,7 @@ impl RecursiveJoin {
             std::slice::from_ref(&search),
             &[(source, None)],
             ctx.threads(),
+            &ctx.workers,
             &ctx.interrupt,
         )?;
         recorder.add_time(started.elapsed());
@@ -686,6 +689,7 @@ impl RecursiveJoin {
             distance: prepared.distance.as_deref(),
             engine: &ctx.settings.engine,
             threads: ctx.threads(),
+            workers: &ctx.workers,
             interrupt: &ctx.interrupt,
             memory: &ctx.memory,
             recorder: &recorder,

@@ -6,9 +6,8 @@
 //! its slot. Claiming a morsel is one atomic add; the scheduler takes no lock on the hot path.
 //! The calling thread runs the searches alone while it meets only single-morsel phases (a search
 //! that reaches little never waits for a thread to be scheduled); the first time it claims a
-//! morsel while another is unclaimed, it starts the n worker threads and leaves the rest to them
-//! once that morsel is done (a caller working on beside n - 1 threads cost 10% more CPU per
-//! query at Graph500 scale 18: OPTIMIZATION_LOG entries 63 and 84).
+//! morsel while another is unclaimed, it starts n - 1 threads of the database's worker pool
+//! (`crate::workers`) and works on beside them (OPTIMIZATION_LOG entries 84 and 219).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -16,6 +15,7 @@ use std::sync::Mutex;
 use warren_common::{Error, Result};
 
 use crate::context::Interrupt;
+use crate::workers::WorkerPool;
 
 /// A search that proceeds in barrier-separated phases, each cut into morsels.
 ///
@@ -76,6 +76,7 @@ pub fn run_tasks<S: PhasedSearch>(
     slots: &[S],
     tasks: &[S::Task],
     threads: usize,
+    workers: &WorkerPool,
     interrupt: &Interrupt,
 ) -> Result<Vec<S::Output>> {
     assert!(!slots.is_empty(), "at least one search slot");
@@ -107,14 +108,12 @@ pub fn run_tasks<S: PhasedSearch>(
     if threads == 1 {
         scheduler.work(&mut None);
     } else {
-        // The calling thread works alone until it meets more than its own morsel of work.
-        std::thread::scope(|scope| {
-            let scheduler = &scheduler;
-            let mut workers: StartWorkers<'_> = Some(Box::new(move || {
-                for _ in 0..threads {
-                    scope.spawn(move || scheduler.work(&mut None));
-                }
-            }));
+        // The calling thread works alone until it meets more than its own morsel of work, then
+        // beside `threads - 1` pool threads.
+        let worker_loop = || scheduler.work(&mut None);
+        workers.scope(|scope| {
+            let mut workers: StartWorkers<'_> =
+                Some(Box::new(|| scope.start(threads - 1, &worker_loop)));
             scheduler.work(&mut workers);
         });
     }
@@ -135,13 +134,6 @@ pub fn run_tasks<S: PhasedSearch>(
 /// Starts the worker threads; taken (called once) by the calling thread when it first sees an
 /// unclaimed morsel beside the one it claimed. `None`: nothing to start.
 type StartWorkers<'f> = Option<Box<dyn FnOnce() + 'f>>;
-
-/// Whether the calling thread handed the work over to the workers it started.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Handed {
-    Over,
-    Not,
-}
 
 struct Scheduler<'a, S: PhasedSearch> {
     slots: Vec<Slot<'a, S>>,
@@ -220,38 +212,30 @@ impl<S: PhasedSearch> Scheduler<'_, S> {
             slot.threads.fetch_add(1, Ordering::AcqRel);
             let result = self.drain(slot, workers);
             slot.threads.fetch_sub(1, Ordering::AcqRel);
-            match result {
-                Err(error) => self.fail(error),
-                Ok(Handed::Over) => return,
-                Ok(Handed::Not) => {}
+            if let Err(error) = result {
+                self.fail(error);
             }
         }
     }
 
     /// Processes morsels of `slot` while it has some; the thread completing a phase advances it.
-    /// When `workers` holds the workers and a claimed morsel left others unclaimed, starts them
-    /// and hands over after that morsel.
-    fn drain(&self, slot: &Slot<'_, S>, workers: &mut StartWorkers<'_>) -> Result<Handed> {
+    /// When `workers` holds the workers and a claimed morsel left others unclaimed, starts them.
+    fn drain(&self, slot: &Slot<'_, S>, workers: &mut StartWorkers<'_>) -> Result<()> {
         while let Some(morsel) = slot.try_claim() {
             if self.failed.load(Ordering::Acquire) {
-                return Ok(Handed::Not);
+                return Ok(());
             }
-            let mut handed = Handed::Not;
             if workers.is_some() && self.pick().is_some() {
                 let start = workers.take().expect("workers not started yet");
                 start();
-                handed = Handed::Over;
             }
             self.interrupt.check()?;
             slot.search.process(morsel)?;
             if slot.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                 self.complete_phase(slot)?;
             }
-            if handed == Handed::Over {
-                return Ok(handed);
-            }
         }
-        Ok(Handed::Not)
+        Ok(())
     }
 
     fn complete_phase(&self, slot: &Slot<'_, S>) -> Result<()> {
@@ -328,7 +312,14 @@ mod tests {
             for slots in [1, 2, 3, 8] {
                 let tasks: Vec<u64> = (0..13).collect();
                 let searches: Vec<Summer> = (0..slots).map(|_| summer(5, 37)).collect();
-                let outputs = run_tasks(&searches, &tasks, threads, &Interrupt::none()).unwrap();
+                let outputs = run_tasks(
+                    &searches,
+                    &tasks,
+                    threads,
+                    &WorkerPool::new(),
+                    &Interrupt::none(),
+                )
+                .unwrap();
                 assert_eq!(outputs.len(), tasks.len());
                 for (total, phases) in outputs {
                     assert_eq!(total, 5 * (37 * 38 / 2));
@@ -340,9 +331,23 @@ mod tests {
 
     #[test]
     fn no_tasks_and_empty_tasks() {
-        let outputs = run_tasks(&[summer(1, 1)], &[], 4, &Interrupt::none()).unwrap();
+        let outputs = run_tasks(
+            &[summer(1, 1)],
+            &[],
+            4,
+            &WorkerPool::new(),
+            &Interrupt::none(),
+        )
+        .unwrap();
         assert!(outputs.is_empty());
-        let outputs = run_tasks(&[summer(1, 0)], &[1, 2], 4, &Interrupt::none()).unwrap();
+        let outputs = run_tasks(
+            &[summer(1, 0)],
+            &[1, 2],
+            4,
+            &WorkerPool::new(),
+            &Interrupt::none(),
+        )
+        .unwrap();
         assert_eq!(outputs, vec![(0, 0), (0, 0)]);
     }
 
@@ -385,6 +390,7 @@ mod tests {
             std::slice::from_ref(&search),
             &[1, 2, 3],
             4,
+            &WorkerPool::new(),
             &Interrupt::none(),
         )
         .unwrap();
@@ -394,16 +400,28 @@ mod tests {
     }
 
     #[test]
-    fn the_caller_hands_a_phase_of_many_morsels_to_the_workers() {
+    fn the_caller_works_beside_pool_threads_on_a_phase_of_many_morsels() {
         let search = ThreadRecorder {
-            morsels: 8,
+            morsels: 64,
             threads: Mutex::new(Vec::new()),
         };
-        run_tasks(std::slice::from_ref(&search), &[1], 2, &Interrupt::none()).unwrap();
+        let pool = WorkerPool::new();
+        run_tasks(
+            std::slice::from_ref(&search),
+            &[1],
+            3,
+            &pool,
+            &Interrupt::none(),
+        )
+        .unwrap();
         let threads = search.threads.into_inner().unwrap();
-        assert_eq!(threads.len(), 8);
+        assert_eq!(threads.len(), 64);
         let caller = std::thread::current().id();
-        assert_eq!(threads.iter().filter(|&&id| id == caller).count(), 1);
+        assert!(
+            threads.contains(&caller),
+            "the caller took the first morsel"
+        );
+        assert_eq!(pool.threads(), 2, "two pool threads beside the caller");
     }
 
     struct Failing;
@@ -435,7 +453,13 @@ mod tests {
     #[test]
     fn the_first_error_stops_every_thread() {
         for threads in [1, 3] {
-            let result = run_tasks(&[Failing, Failing], &[1, 2, 3], threads, &Interrupt::none());
+            let result = run_tasks(
+                &[Failing, Failing],
+                &[1, 2, 3],
+                threads,
+                &WorkerPool::new(),
+                &Interrupt::none(),
+            );
             assert!(matches!(result, Err(Error::LimitExceeded(_))));
         }
     }

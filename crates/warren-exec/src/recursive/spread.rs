@@ -26,7 +26,7 @@ use warren_common::{Error, Result};
 use warren_storage::adjacency::AdjacencyView;
 use warren_storage::buffer::Bitmap;
 
-use super::morsels::{for_each_morsel, Caller};
+use super::morsels::for_each_morsel;
 use super::prefetch::prefetch_adjacency;
 use crate::context::{Interrupt, MemoryTracker};
 
@@ -124,6 +124,7 @@ pub struct SpreadRun<'a> {
     pub morsel_size: usize,
     pub prefetch_distance: usize,
     pub strategy: SpreadStrategy,
+    pub workers: &'a crate::workers::WorkerPool,
     pub interrupt: &'a Interrupt,
     pub memory: &'a MemoryTracker,
     /// Where the per-node state comes from and goes back to (`None`: a new state per spread).
@@ -470,7 +471,7 @@ fn push_level(
         frontier.len(),
         morsel,
         run.threads,
-        Caller::Works,
+        run.workers,
         run.interrupt,
         |range| {
             let mut local = Vec::new();
@@ -523,7 +524,7 @@ fn private_push_level(
         frontier.len(),
         morsel,
         threads,
-        Caller::Works,
+        run.workers,
         run.interrupt,
         |range| {
             let mut sums = pool
@@ -627,7 +628,7 @@ fn merge_private(
         next.len(),
         run.morsel_size.max(1) * 8,
         run.threads,
-        Caller::Works,
+        run.workers,
         run.interrupt,
         |range| {
             // SAFETY: morsels are disjoint node ranges, so the morsel's slots of every array
@@ -891,7 +892,7 @@ fn pull_level(
         graph.num_nodes as usize,
         run.morsel_size,
         run.threads,
-        Caller::Works,
+        run.workers,
         run.interrupt,
         |range| {
             let mut local = Vec::new();

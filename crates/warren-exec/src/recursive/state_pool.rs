@@ -110,6 +110,7 @@ mod tests {
                     std::slice::from_ref(&search),
                     &[(source, None)],
                     threads,
+                    &crate::workers::WorkerPool::new(),
                     &interrupt,
                 )
                 .expect("the search runs");

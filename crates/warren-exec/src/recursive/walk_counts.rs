@@ -19,9 +19,10 @@ use warren_common::{Error, Result};
 
 use super::graph::Graph;
 use super::masks::Masks;
-use super::morsels::{for_each_morsel, Caller};
+use super::morsels::for_each_morsel;
 use super::stats::PathStats;
 use crate::context::{Interrupt, MemoryTracker};
+use crate::workers::WorkerPool;
 
 /// A sparse backward level is pushed while its support's in-edges are below edges / this: a
 /// pushed edge costs a few pulled ones (a scattered add and a support check against a gather).
@@ -172,6 +173,15 @@ pub struct ForwardScratch {
     next: Vec<u32>,
 }
 
+/// How a walk count's parallel loops run: threads, nodes per morsel (times 8 for a pull), and
+/// the pool they run on.
+#[derive(Clone, Copy)]
+pub struct Parallel<'a> {
+    pub threads: usize,
+    pub morsel_size: usize,
+    pub workers: &'a WorkerPool,
+}
+
 /// The backward walk-count vectors `B_0..=B_depth`, shared by every source of a query.
 #[derive(Debug)]
 pub struct BackwardCounts {
@@ -256,7 +266,7 @@ impl BackwardCounts {
         &mut self,
         graph: &Graph,
         masks: &Masks,
-        parallel: (usize, usize),
+        parallel: Parallel<'_>,
         interrupt: &Interrupt,
     ) -> Result<u64> {
         let mut scanned = 0;
@@ -270,16 +280,7 @@ impl BackwardCounts {
         let (level, support) = if cost < all_edges {
             self.push(previous, graph, masks)
         } else {
-            let (threads, morsel_size) = parallel;
-            self.pull(
-                previous,
-                None,
-                graph,
-                masks,
-                threads,
-                morsel_size,
-                interrupt,
-            )?
+            self.pull(previous, None, graph, masks, parallel, interrupt)?
         };
         self.levels.push(level);
         self.support.push(support);
@@ -300,7 +301,7 @@ impl BackwardCounts {
         nodes: &[u32],
         graph: &Graph,
         masks: &Masks,
-        (threads, morsel_size): (usize, usize),
+        parallel: Parallel<'_>,
         interrupt: &Interrupt,
     ) -> Result<u64> {
         assert!(
@@ -308,15 +309,8 @@ impl BackwardCounts {
             "a restricted level extends a complete one"
         );
         let previous = self.depth() as usize;
-        let (level, support) = self.pull(
-            previous,
-            Some(nodes),
-            graph,
-            masks,
-            threads,
-            morsel_size,
-            interrupt,
-        )?;
+        let (level, support) =
+            self.pull(previous, Some(nodes), graph, masks, parallel, interrupt)?;
         self.levels.push(level);
         self.support.push(support);
         self.last_complete = false;
@@ -358,15 +352,13 @@ impl BackwardCounts {
 
     /// The next level, in parallel: each node (of `nodes`, or every node) sums its
     /// out-neighbours' values.
-    #[allow(clippy::too_many_arguments)]
     fn pull(
         &self,
         previous: usize,
         nodes: Option<&[u32]>,
         graph: &Graph,
         masks: &Masks,
-        threads: usize,
-        morsel_size: usize,
+        parallel: Parallel<'_>,
         interrupt: &Interrupt,
     ) -> Result<(Vec<u64>, Vec<u32>)> {
         let n = graph.num_nodes() as usize;
@@ -379,9 +371,9 @@ impl BackwardCounts {
         let mut pieces: Vec<(usize, Vec<u64>, Vec<u32>)> = Vec::new();
         for_each_morsel(
             nodes.map_or(n, <[u32]>::len),
-            morsel_size.max(1) * 8,
-            threads,
-            Caller::Waits,
+            parallel.morsel_size.max(1) * 8,
+            parallel.threads,
+            parallel.workers,
             interrupt,
             |range| {
                 let mut out = Vec::with_capacity(range.len());
@@ -495,7 +487,7 @@ pub fn count_walks_meeting(
     (lower, upper): (u32, u32),
     backward: &mut BackwardCounts,
     meet: bool,
-    (threads, morsel_size): (usize, usize),
+    parallel: Parallel<'_>,
     interrupt: &Interrupt,
     memory: &MemoryTracker,
 ) -> Result<(Vec<PathStats>, u64)> {
@@ -511,7 +503,6 @@ pub fn count_walks_meeting(
     let mut scanned = 0u64;
     let mut meet = meet;
     let scratch_pool: Mutex<Vec<ForwardScratch>> = Mutex::new(Vec::new());
-    let parallel = (threads, morsel_size);
     loop {
         let open: Vec<usize> = (0..parts.len())
             .filter(|&i| !parts[i].frontier.is_empty())
@@ -537,7 +528,7 @@ pub fn count_walks_meeting(
                 let threads = if cost < SERIAL_FORWARD_EDGES {
                     1
                 } else {
-                    threads
+                    parallel.threads
                 };
                 advance_group(
                     graph,
@@ -545,7 +536,10 @@ pub fn count_walks_meeting(
                     &mut parts,
                     &group,
                     (lower, upper),
-                    threads,
+                    Parallel {
+                        threads,
+                        ..parallel
+                    },
                     interrupt,
                     &scratch_pool,
                 )?;
@@ -660,7 +654,7 @@ fn advance_group(
     parts: &mut [ForwardPart],
     group: &[usize],
     bounds: (u32, u32),
-    threads: usize,
+    parallel: Parallel<'_>,
     interrupt: &Interrupt,
     scratch_pool: &Mutex<Vec<ForwardScratch>>,
 ) -> Result<()> {
@@ -671,8 +665,8 @@ fn advance_group(
     for_each_morsel(
         moving.len(),
         1,
-        threads,
-        Caller::Waits,
+        parallel.threads,
+        parallel.workers,
         interrupt,
         |range| {
             let mut scratch = scratch_pool
