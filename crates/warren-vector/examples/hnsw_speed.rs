@@ -1,9 +1,10 @@
 //! The HNSW index's speed in isolation, for A/B runs of two builds of this crate (the bench
 //! harness needs the whole engine): brute force, build and queries/s with recall@10 per efs on
-//! the clustered data of `warren bench vectors` (same generator, seed 42), 200 queries, 2 threads.
+//! the clustered data of `warren bench vectors` (same generator, seed 42), 200 queries, 2 threads
+//! unless THREADS says otherwise.
 //!
 //!     cargo build --profile ci -p warren-vector --example hnsw_speed
-//!     target/ci/examples/hnsw_speed ROWS DIM
+//!     target/ci/examples/hnsw_speed ROWS DIM [THREADS]
 
 use std::time::Instant;
 use warren_vector::distance::Metric;
@@ -13,10 +14,14 @@ use warren_vector::sample::clustered;
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
-        .map(|a| a.parse().expect("usage: hnsw_speed ROWS DIM"))
+        .map(|a| a.parse().expect("usage: hnsw_speed ROWS DIM [THREADS]"))
         .collect();
-    assert_eq!(args.len(), 2, "usage: hnsw_speed ROWS DIM");
-    let (rows, dim, nq, threads) = (args[0], args[1], 200, 2);
+    assert!(
+        args.len() == 2 || args.len() == 3,
+        "usage: hnsw_speed ROWS DIM [THREADS]"
+    );
+    let (rows, dim, nq) = (args[0], args[1], 200);
+    let threads = args.get(2).copied().unwrap_or(2);
     let (vectors, queries) = clustered(rows, nq, dim, 42);
     let t = Instant::now();
     let truth: Vec<Vec<u32>> = queries
