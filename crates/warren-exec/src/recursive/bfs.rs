@@ -25,6 +25,7 @@ use super::frontier_bits::{FrontierBits, NextWords};
 use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
 use warren_storage::adjacency::AdjacencyView;
 
+use super::auto_k::CACHED_STATES_BYTES;
 use super::graph::{Adjacency, Graph};
 use super::level_pieces::{emptied, LevelPiece, LevelPieces};
 use super::masks::Masks;
@@ -51,6 +52,17 @@ const BINNED_COUNT_PUSH_COST: u64 = 2;
 const DENSE_RESET_FRACTION: usize = 16;
 /// A bottom-up morsel covers this many times `morsel_size` node ids.
 const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
+/// A bottom-up level that stops at a node's first parent prefetches the in-list of the
+/// unvisited node this many candidates ahead (within the node's 64-node word) when its
+/// frontier grew and the in-edges take more than [`LIST_PREFETCH_MIN_BYTES`]: there most
+/// candidates read one or two in-edges, so each one's list is a miss that the early exit keeps
+/// from overlapping with the next. After a level that shrank the frontier, the candidates left
+/// read their lists whole in the level before, and they are still cached (OPTIMIZATION_LOG
+/// 221: 8 and 32 ahead were slower than 16 at scale 22).
+const BOTTOM_UP_LIST_PREFETCH_AHEAD: usize = 16;
+/// In-edge bytes past which bottom-up levels prefetch in-lists: twice the cache budget (at
+/// scale 20, 64 MB of in-edges, the prefetches only cost; at 21, 130 MB, they paid).
+pub const LIST_PREFETCH_MIN_BYTES: u64 = 2 * CACHED_STATES_BYTES;
 
 /// What a search computes besides distances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +86,10 @@ pub struct BfsConfig {
     /// claim through destination bins (`binned_push`); `None`: every claim is a
     /// compare-and-swap.
     pub binned_edges_min: Option<u64>,
+    /// Bottom-up levels that stop at a first parent prefetch in-lists ahead
+    /// ([`BOTTOM_UP_LIST_PREFETCH_AHEAD`]) when the in-edges take more than this many bytes
+    /// (normally [`LIST_PREFETCH_MIN_BYTES`]); `None`: never.
+    pub list_prefetch_min_bytes: Option<u64>,
 }
 
 /// One search's state between levels (changed only by `start` and `advance`).
@@ -769,11 +785,25 @@ impl<'a> BfsSearch<'a> {
             level: state.level,
             frontier: &state.bits,
             unvisited: &state.unvisited,
+            prefetch_lists: self.prefetches_lists(state),
         };
         let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
         if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
             self.bfs.overflow.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Whether this bottom-up level prefetches in-lists ([`BOTTOM_UP_LIST_PREFETCH_AHEAD`]): a
+    /// level that stops at first parents, on a large graph, whose frontier grew.
+    fn prefetches_lists(&self, state: &LevelState) -> bool {
+        let config = &self.bfs.config;
+        let in_edge_bytes =
+            self.graph.backward.view().num_entries() * std::mem::size_of::<u32>() as u64;
+        config.mode != BfsMode::PathCounts
+            && config
+                .list_prefetch_min_bytes
+                .is_some_and(|min| in_edge_bytes > min)
+            && state.frontier.len() >= state.previous_frontier_len
     }
 
     /// Counts the edges a new frontier node brings (direction choice).
@@ -1164,6 +1194,8 @@ struct BottomUpScan<'a> {
     frontier: &'a FrontierBits,
     /// The nodes still to test; the kernel clears those it finds visited or claims.
     unvisited: &'a UnvisitedBits,
+    /// Whether the level prefetches in-lists ahead (`BfsSearch::prefetches_lists`).
+    prefetch_lists: bool,
 }
 
 impl BottomUpScan<'_> {
@@ -1182,20 +1214,29 @@ impl BottomUpScan<'_> {
         let plain = every_edge
             .then(|| self.adjacency.plain_neighbours_in(nodes.clone()))
             .flatten();
-        match plain {
-            Some(plain) => {
-                self.find_parents_reading(nodes, dist, paths, piece, |v| (plain.of(v), &[][..]))
+        // Compiled apart, so that the loop without prefetches keeps its registers.
+        match (plain, self.prefetch_lists) {
+            (Some(plain), true) => {
+                self.find_parents_reading::<true>(nodes, dist, paths, piece, |v| {
+                    (plain.of(v), &[][..])
+                })
             }
-            None => self.find_parents_reading(nodes, dist, paths, piece, |v| {
+            (Some(plain), false) => {
+                self.find_parents_reading::<false>(nodes, dist, paths, piece, |v| {
+                    (plain.of(v), &[][..])
+                })
+            }
+            (None, _) => self.find_parents_reading::<false>(nodes, dist, paths, piece, |v| {
                 entries(&self.adjacency, v, every_edge)
             }),
         }
     }
 
     /// [`BottomUpScan::find_parents`] reading in-neighbours (and rel ids where a rel filter
-    /// needs them) with `read`, chosen once per morsel.
+    /// needs them) with `read`, chosen once per morsel; with `PREFETCH_LISTS`, the in-lists of
+    /// the candidates [`BOTTOM_UP_LIST_PREFETCH_AHEAD`] places on are prefetched.
     #[inline(always)]
-    fn find_parents_reading<'r>(
+    fn find_parents_reading<'r, const PREFETCH_LISTS: bool>(
         &self,
         nodes: std::ops::Range<u32>,
         dist: &[AtomicU32],
@@ -1214,10 +1255,29 @@ impl BottomUpScan<'_> {
             let before = self.unvisited.word(word);
             let mut remaining = before;
             let mut bits = before;
+            // The candidates whose lists are not prefetched yet.
+            let mut unfetched = before;
+            let mut prefetch_next = || {
+                if unfetched != 0 {
+                    let v = (word * 64) as u32 + unfetched.trailing_zeros();
+                    unfetched &= unfetched - 1;
+                    if let Some(first) = read(v).0.first() {
+                        prefetch(first);
+                    }
+                }
+            };
+            if PREFETCH_LISTS {
+                for _ in 0..BOTTOM_UP_LIST_PREFETCH_AHEAD {
+                    prefetch_next();
+                }
+            }
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
                 let v = (word * 64) as u32 + bit;
+                if PREFETCH_LISTS {
+                    prefetch_next();
+                }
                 debug_assert!(nodes.contains(&v), "the map has no bit past the last node");
                 if dist[v as usize].load(Ordering::Relaxed) != UNREACHED {
                     remaining &= !(1 << bit);

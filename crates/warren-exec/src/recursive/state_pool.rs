@@ -135,6 +135,7 @@ mod tests {
             per_destination in proptest::bool::ANY,
             threads in 1usize..3,
             binned in proptest::bool::ANY,
+            list_prefetch in proptest::bool::ANY,
         ) {
             let edges: Vec<(u32, u32)> = picks.iter().map(|(a, b)| (a % nodes, b % nodes)).collect();
             let graph = Graph::from_edges(nodes, &edges);
@@ -146,6 +147,7 @@ mod tests {
                 morsel_size: 3,
                 prefetch_distance: 0,
                 binned_edges_min: binned.then_some(0),
+                list_prefetch_min_bytes: list_prefetch.then_some(0),
             };
             let pool = SearchStatePool::default();
             let mut reused = Vec::new();
@@ -163,8 +165,13 @@ mod tests {
                 .collect();
             prop_assert_eq!(&reused, &fresh);
             // Claims through destination bins (every top-down level binned) answer as the
-            // compare-and-swap claims do.
-            let direct = BfsConfig { binned_edges_min: None, ..config };
+            // compare-and-swap claims do, and bottom-up levels that prefetch in-lists as those
+            // that do not.
+            let direct = BfsConfig {
+                binned_edges_min: None,
+                list_prefetch_min_bytes: None,
+                ..config
+            };
             let claimed: Vec<CountOutput> = sources
                 .iter()
                 .flat_map(|&source| {
@@ -183,6 +190,7 @@ mod tests {
             morsel_size: 64,
             prefetch_distance: 0,
             binned_edges_min: None,
+            list_prefetch_min_bytes: None,
         }
     }
 
