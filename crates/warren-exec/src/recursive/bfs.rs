@@ -449,15 +449,22 @@ impl Bfs {
 
     /// Every node's initial values back, in sequential writes.
     fn reset_every_node(&self) {
-        for dist in &self.dist {
-            dist.store(UNREACHED, Ordering::Relaxed);
+        // SAFETY: a reset runs in a search's `start`, which no `process` call overlaps
+        // (`PhasedSearch`), and a state is lent to one search at a time: nothing else reads or
+        // writes these words now.
+        unsafe {
+            fill_bytes(&self.dist, 0xff);
+            fill_bytes(&self.paths, 0);
+            fill_bytes(&self.claim, 0xff);
         }
-        for paths in &self.paths {
-            paths.store(0, Ordering::Relaxed);
-        }
-        for claim in &self.claim {
-            claim.store(UNCLAIMED, Ordering::Relaxed);
-        }
+        debug_assert!(self
+            .dist
+            .iter()
+            .all(|d| d.load(Ordering::Relaxed) == UNREACHED));
+        debug_assert!(self
+            .claim
+            .iter()
+            .all(|c| c.load(Ordering::Relaxed) == UNCLAIMED));
     }
 
     /// The initial values back for the nodes the last search touched, one random write each.
@@ -484,6 +491,19 @@ impl Bfs {
             }
         }
     }
+}
+
+/// Sets every byte of `words` to `byte` with one `memset`: a loop of atomic stores is not
+/// vectorized (the 16 MB of distances at scale 22: 2.3-2.6 ms as stores, 1.7 ms as a memset;
+/// OPTIMIZATION_LOG 223).
+///
+/// # Safety
+/// No other thread may access `words` during the call.
+unsafe fn fill_bytes<T>(words: &[T], byte: u8) {
+    // SAFETY: the words are atomics (interior mutability: writing through a pointer from a
+    // shared reference is allowed), any byte pattern is a valid value of them, and the caller
+    // guarantees that no access races these writes.
+    unsafe { std::ptr::write_bytes(words.as_ptr().cast_mut(), byte, words.len()) }
 }
 
 /// The direction of the level about to run (Beamer et al.'s rule, as GAPBS applies it): a
