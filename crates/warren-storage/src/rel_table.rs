@@ -346,6 +346,19 @@ impl RelTable {
         }
     }
 
+    /// [`Csr::nonempty_bits`] of the stored CSR in `direction` when the adjacency a traversal
+    /// reads ([`RelTable::adjacency_checked`]) is that CSR as stored (no delta, every node
+    /// covered); `None` otherwise.
+    pub fn stored_nonempty_bits(&self, direction: Direction) -> Option<&[u64]> {
+        let csr = self.stored_csr(direction);
+        let rows = match direction {
+            Direction::Forward => self.from_rows,
+            Direction::Backward => self.to_rows,
+        };
+        let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
+        (rels_unchanged && csr.num_nodes() as u64 == rows).then(|| csr.nonempty_bits())
+    }
+
     /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
     /// segment and the delta in place.
     /// Panics on a checksum mismatch (see [`RelTable::try_entries`]).

@@ -274,6 +274,20 @@ impl Graph {
     /// offsets are verified and unpatched (the many-source kernel's verified node ranges, a
     /// one-source search's map on a plain view).
     pub fn in_edge_bits(&self) -> &[u64] {
+        // A stored CSR read as stored keeps its bits between queries (OPTIMIZATION_LOG 226).
+        if let Adjacency::Stored {
+            table, direction, ..
+        } = &self.backward
+        {
+            let words = (self.num_nodes as usize).div_ceil(64);
+            if let Some(bits) = table.stored_nonempty_bits(*direction) {
+                if bits.len() == words
+                    && self.backward.view().num_nodes() == self.num_nodes as usize
+                {
+                    return bits;
+                }
+            }
+        }
         self.in_edge_bits.get_or_init(|| {
             let backward = self.backward.view();
             let nodes = self.num_nodes.min(backward.num_nodes() as u32);
