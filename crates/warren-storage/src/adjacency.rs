@@ -444,6 +444,16 @@ impl<'a> AdjacencyView<'a> {
         self.unchecked_plain().nonempty_bits(first, end)
     }
 
+    /// [`AdjacencyView::unverified_nonempty_bits`] of nodes `0..nodes`, a word per 64 nodes.
+    pub fn unverified_nonempty_words(&self, nodes: u32) -> Vec<u64> {
+        (0..nodes.div_ceil(64))
+            .map(|word| {
+                let first = word * 64;
+                self.unverified_nonempty_bits(first, (first + 64).min(nodes))
+            })
+            .collect()
+    }
+
     /// The flat arrays, whatever remains to be checked: only for reads already verified.
     #[inline(always)]
     fn unchecked_plain(&self) -> PlainNeighbours<'a> {

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::adjacency::AdjacencyView;
 use crate::buffer::{Bytes, U32Words};
 use crate::section_check::{ChecksumMismatch, SectionCheck};
 
@@ -185,17 +186,9 @@ impl Csr {
     /// again (7 ms at Graph500 scale 22; OPTIMIZATION_LOG 226).
     pub fn nonempty_bits(&self) -> &[u64] {
         self.nonempty_bits.get_or_init(|| {
-            let offsets = self.offsets();
-            let nodes = self.num_nodes();
-            (0..nodes.div_ceil(64))
-                .map(|word| {
-                    let first = word * 64;
-                    let end = (first + 64).min(nodes);
-                    (first..end).fold(0u64, |bits, v| {
-                        bits | u64::from(offsets[v + 1] > offsets[v]) << (v - first)
-                    })
-                })
-                .collect()
+            let view = AdjacencyView::csr(self.offsets(), self.neighbours(), self.rel_ids());
+            let nodes = u32::try_from(self.num_nodes()).expect("node ids fit in u32");
+            view.unverified_nonempty_words(nodes)
         })
     }
 

@@ -350,13 +350,19 @@ impl RelTable {
     /// reads ([`RelTable::adjacency_checked`]) is that CSR as stored (no delta, every node
     /// covered); `None` otherwise.
     pub fn stored_nonempty_bits(&self, direction: Direction) -> Option<&[u64]> {
-        let csr = self.stored_csr(direction);
+        self.reads_as_stored(direction)
+            .then(|| self.stored_csr(direction).nonempty_bits())
+    }
+
+    /// Whether `direction`'s adjacency is the stored CSR as it is: no rel appended or
+    /// deleted since, and every node of the endpoint table covered.
+    fn reads_as_stored(&self, direction: Direction) -> bool {
         let rows = match direction {
             Direction::Forward => self.from_rows,
             Direction::Backward => self.to_rows,
         };
         let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
-        (rels_unchanged && csr.num_nodes() as u64 == rows).then(|| csr.nonempty_bits())
+        rels_unchanged && self.stored_csr(direction).num_nodes() as u64 == rows
     }
 
     /// The live entries of `node` in `direction`, (neighbour, rel) in rel order, read from the
@@ -554,12 +560,7 @@ impl RelTable {
     /// [`RelTable::adjacency_checked`]).
     pub fn adjacency(&self, direction: Direction) -> AdjacencyView<'_> {
         let csr = self.stored_csr(direction);
-        let rows = match direction {
-            Direction::Forward => self.from_rows,
-            Direction::Backward => self.to_rows,
-        };
-        let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
-        if rels_unchanged && csr.num_nodes() as u64 == rows {
+        if self.reads_as_stored(direction) {
             return AdjacencyView::csr(csr.offsets(), csr.neighbours(), csr.rel_ids());
         }
         self.patched_view(direction)
@@ -575,12 +576,7 @@ impl RelTable {
         slot: &'a CorruptionSlot,
     ) -> AdjacencyView<'a> {
         let csr = self.stored_csr(direction);
-        let rows = match direction {
-            Direction::Forward => self.from_rows,
-            Direction::Backward => self.to_rows,
-        };
-        let rels_unchanged = self.delta.appended.is_empty() && self.delta.deleted.is_empty();
-        if rels_unchanged && csr.num_nodes() as u64 == rows {
+        if self.reads_as_stored(direction) {
             return AdjacencyView::stored(csr, slot);
         }
         let both = [&self.forward, &self.backward];

@@ -62,7 +62,13 @@ const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 const BOTTOM_UP_LIST_PREFETCH_AHEAD: usize = 16;
 /// In-edge bytes past which bottom-up levels prefetch in-lists: twice the cache budget (at
 /// scale 20, 64 MB of in-edges, the prefetches only cost; at 21, 130 MB, they paid).
-pub const LIST_PREFETCH_MIN_BYTES: u64 = 2 * CACHED_STATES_BYTES;
+const LIST_PREFETCH_MIN_BYTES: u64 = 2 * CACHED_STATES_BYTES;
+
+/// [`BfsConfig::list_prefetch_min_bytes`] under the engine's prefetch distance: none when
+/// prefetching is off (`prefetch_distance` 0).
+pub fn list_prefetch_min_bytes(prefetch_distance: usize) -> Option<u64> {
+    (prefetch_distance > 0).then_some(LIST_PREFETCH_MIN_BYTES)
+}
 
 /// What a search computes besides distances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +94,7 @@ pub struct BfsConfig {
     pub binned_edges_min: Option<u64>,
     /// Bottom-up levels that stop at a first parent prefetch in-lists ahead
     /// ([`BOTTOM_UP_LIST_PREFETCH_AHEAD`]) when the in-edges take more than this many bytes
-    /// (normally [`LIST_PREFETCH_MIN_BYTES`]); `None`: never.
+    /// (normally [`list_prefetch_min_bytes`]); `None`: never.
     pub list_prefetch_min_bytes: Option<u64>,
 }
 

@@ -15,7 +15,7 @@ use warren_common::{Error, Result};
 use warren_planner::plan::{RecursiveKind, RecursivePlan};
 
 use super::auto_k::{choose_k, choose_sweeps, DegreeProfile, SweepChoice, Traversal};
-use super::bfs::{Bfs, BfsConfig, BfsMode, BfsSearch, CountOutput, LIST_PREFETCH_MIN_BYTES};
+use super::bfs::{list_prefetch_min_bytes, Bfs, BfsConfig, BfsMode, BfsSearch, CountOutput};
 use super::binned_push;
 use super::counters::TraversalRecorder;
 use super::graph::Graph;
@@ -210,8 +210,7 @@ fn count_bfs(
         morsel_size: request.morsel_size(),
         prefetch_distance: request.engine.prefetch_distance,
         binned_edges_min,
-        list_prefetch_min_bytes: (request.engine.prefetch_distance > 0)
-            .then_some(LIST_PREFETCH_MIN_BYTES),
+        list_prefetch_min_bytes: list_prefetch_min_bytes(request.engine.prefetch_distance),
     };
     let states: Vec<Bfs> = (0..k)
         .map(|_| request.states.take(request.graph.num_nodes(), config))

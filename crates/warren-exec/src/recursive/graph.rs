@@ -290,13 +290,7 @@ impl Graph {
         }
         self.in_edge_bits.get_or_init(|| {
             let backward = self.backward.view();
-            let nodes = self.num_nodes.min(backward.num_nodes() as u32);
-            (0..nodes.div_ceil(64))
-                .map(|word| {
-                    let first = word * 64;
-                    backward.unverified_nonempty_bits(first, (first + 64).min(nodes))
-                })
-                .collect()
+            backward.unverified_nonempty_words(self.num_nodes.min(backward.num_nodes() as u32))
         })
     }
 

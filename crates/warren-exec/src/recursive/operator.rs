@@ -433,8 +433,9 @@ impl RecursiveJoin {
                     prefetch_distance: engine.prefetch_distance,
                     // Paths need the claims' order (`Parents` mode): never binned.
                     binned_edges_min: None,
-                    list_prefetch_min_bytes: (engine.prefetch_distance > 0)
-                        .then_some(super::bfs::LIST_PREFETCH_MIN_BYTES),
+                    list_prefetch_min_bytes: super::bfs::list_prefetch_min_bytes(
+                        engine.prefetch_distance,
+                    ),
                 };
                 Box::new(ctx.search_states.take(graph.num_nodes(), config))
             }
