@@ -29,6 +29,7 @@ use super::auto_k::CACHED_STATES_BYTES;
 use super::graph::{Adjacency, Graph};
 use super::level_pieces::{emptied, LevelPiece, LevelPieces};
 use super::masks::Masks;
+use super::parent_sums::sum_parents;
 use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
@@ -44,8 +45,9 @@ const BOTTOM_UP_TO_TOP_DOWN: u64 = 18;
 /// A `PathCounts` level that would be binned runs bottom-up only when the unvisited nodes'
 /// in-edges (which a counting pull reads whole: it cannot stop at a first parent) are fewer
 /// than the frontier's out-edges times this: the cost of a binned push's edge (scattered,
-/// then applied) in pulled edges (optimization log 213).
-const BINNED_COUNT_PUSH_COST: u64 = 2;
+/// then applied) in pulled edges (optimization log 213: 2 with a pull that branched on each
+/// parent; 227: 4 with the branch-free pull of `parent_sums`).
+const BINNED_COUNT_PUSH_COST: u64 = 4;
 /// A reset rewrites every node, sequentially, when the last search touched more than one node
 /// in this many (a random write per touched node costs more than a cache line of sequential
 /// writes: 16 distances); else only the touched nodes.
@@ -812,6 +814,8 @@ impl<'a> BfsSearch<'a> {
             frontier: &state.bits,
             unvisited: &state.unvisited,
             prefetch_lists: self.prefetches_lists(state),
+            sums_every_parent: self.bfs.config.mode == BfsMode::PathCounts
+                && self.masks.unfiltered_at(state.level),
         };
         let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
         if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
@@ -1222,6 +1226,9 @@ struct BottomUpScan<'a> {
     unvisited: &'a UnvisitedBits,
     /// Whether the level prefetches in-lists ahead (`BfsSearch::prefetches_lists`).
     prefetch_lists: bool,
+    /// Whether this is a counting level that follows every edge from every frontier node (its
+    /// parents' counts summed without a branch, `parent_sums`).
+    sums_every_parent: bool,
 }
 
 impl BottomUpScan<'_> {
@@ -1342,6 +1349,9 @@ impl BottomUpScan<'_> {
         piece: &mut Piece,
         overflow: &mut bool,
     ) -> Option<u64> {
+        if let (true, Some(paths)) = (self.sums_every_parent, paths) {
+            return self.sum_every_parent(sources, paths, piece, overflow);
+        }
         let every_edge = self.masks.edges.is_none();
         let mut found = false;
         let mut total: u64 = 0;
@@ -1368,6 +1378,26 @@ impl BottomUpScan<'_> {
             piece.in_edges += sources.len() as u64;
         }
         found.then_some(total)
+    }
+
+    /// [`BottomUpScan::parent_paths`] for a counting level that follows every edge from every
+    /// frontier node (no mask to test per edge or parent).
+    #[inline(always)]
+    fn sum_every_parent(
+        &self,
+        sources: &[u32],
+        paths: &[AtomicU64],
+        piece: &mut Piece,
+        overflow: &mut bool,
+    ) -> Option<u64> {
+        let sum = sum_parents(sources, self.frontier.current_words(), paths);
+        piece.counters.edges_scanned += sources.len() as u64;
+        if sum.parents == 0 {
+            return None;
+        }
+        piece.in_edges += sources.len() as u64;
+        *overflow |= sum.overflow;
+        Some(sum.total)
     }
 }
 

@@ -70,6 +70,12 @@ impl FrontierBits {
         }
     }
 
+    /// The current map's words (bit `v % 64` of word `v / 64` for node `v`).
+    #[inline]
+    pub fn current_words(&self) -> &[AtomicU64] {
+        &self.maps[self.current]
+    }
+
     /// Whether `v` is in the current frontier.
     #[inline]
     pub fn contains(&self, v: u32) -> bool {

@@ -18,6 +18,7 @@ pub mod masks;
 pub mod morsels;
 pub mod multi_source_bfs;
 mod operator;
+pub mod parent_sums;
 pub mod prefetch;
 pub mod scheduler;
 pub mod spread;
