@@ -51,7 +51,7 @@ const BINNED_COUNT_PUSH_COST: u64 = 4;
 /// A reset rewrites every node, sequentially, when the last search touched more than one node
 /// in this many (a random write per touched node costs more than a cache line of sequential
 /// writes: 16 distances); else only the touched nodes.
-const DENSE_RESET_FRACTION: usize = 16;
+pub(super) const DENSE_RESET_FRACTION: usize = 16;
 /// A bottom-up morsel covers this many times `morsel_size` node ids.
 const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 /// A bottom-up level that stops at a node's first parent prefetches the in-list of the
@@ -507,7 +507,7 @@ impl Bfs {
 ///
 /// # Safety
 /// No other thread may access `words` during the call.
-unsafe fn fill_bytes<T>(words: &[T], byte: u8) {
+pub(super) unsafe fn fill_bytes<T>(words: &[T], byte: u8) {
     // SAFETY: the words are atomics (interior mutability: writing through a pointer from a
     // shared reference is allowed), any byte pattern is a valid value of them, and the caller
     // guarantees that no access races these writes.
