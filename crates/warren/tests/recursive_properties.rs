@@ -636,6 +636,46 @@ fn walk_counts_are_exact_across_batches_of_sources() {
     }
 }
 
+/// A destination filter of integer comparisons over more nodes than one prefilter chunk (the
+/// destination mask skips rows failing its first comparison 1,024 at a time, on stored
+/// columns): on the chain 0 -> 1 -> ... -> 2999, walks of 1..2 hops from the sources
+/// `a.ID < 2000` end at `b` once per hop count `h` with `0 <= b - h < 2000`, whichever chunk `b`
+/// falls in. (With the sources filtered too, the planner walks from them and masks the
+/// destinations; with one side filtered it would walk from that side instead.)
+#[test]
+fn destination_filters_count_across_prefilter_chunks() {
+    const NODES: i64 = 3000;
+    const SOURCES_BELOW: i64 = 2000;
+    let mut conn = numbered_nodes(NODES);
+    conn.query(&format!(
+        "MATCH (a:P), (b:P) WHERE a.ID < {} AND b.ID = a.ID + 1 CREATE (a)-[:E]->(b)",
+        NODES - 1
+    ))
+    .unwrap();
+    // Prefilters read stored columns only: the rows leave the delta.
+    conn.query("CHECKPOINT").unwrap();
+    for (low, high) in [(1023, 2049), (1024, 1024), (0, 2999), (2047, 2048), (1, 3)] {
+        let ends = |b: i64| {
+            (1..=2)
+                .filter(|h| (0..SOURCES_BELOW).contains(&(b - h)))
+                .count()
+        };
+        let expected: usize = (low..=high).map(ends).sum();
+        for threads in ["1", "2"] {
+            conn.query(&format!("CALL threads={threads}")).unwrap();
+            let query = format!(
+                "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID < {SOURCES_BELOW} \
+                 AND b.ID >= {low} AND b.ID <= {high} RETURN count(*)"
+            );
+            assert_eq!(
+                rows(&mut conn, &query),
+                vec![expected.to_string()],
+                "{query} with threads={threads}"
+            );
+        }
+    }
+}
+
 /// SHORTEST from a hub over a graph of several bitmap words, under every configuration: with
 /// morsels of one node a bottom-up level is cut into morsels of one 64-node word each, which
 /// threads race on, and the unvisited bitmap must skip nodes without in-edges (every fourth node

@@ -7,6 +7,10 @@ use warren_common::value::Value;
 use warren_common::TableId;
 use warren_planner::expr::{BinaryOp, Expr, PropertyColumns};
 
+/// Rows a prefiltered loop searches at once for its next passing row, between interrupt
+/// checks.
+pub const PREFILTER_CHUNK: usize = 1024;
+
 /// `property op constant` on the scanned node, with an INT64 constant: a row for which it is
 /// false or NULL fails the whole (conjunctive) filter, so it can be skipped early.
 #[derive(Debug)]

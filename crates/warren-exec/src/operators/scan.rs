@@ -12,12 +12,9 @@ use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
-    IntPrefilter,
+    IntPrefilter, PREFILTER_CHUNK,
 };
 use crate::eval::Evaluator;
-
-/// Rows a prefiltered scan skips between two interrupt ticks.
-const PREFILTER_CHUNK: u64 = 1024;
 
 pub struct ScanNodes {
     input: BoxedOperator,
@@ -75,7 +72,8 @@ impl Operator for ScanNodes {
                         if let Some(first) = prefilters.first() {
                             // Rows failing the first prefilter are skipped a chunk at a time.
                             ctx.tick()?;
-                            let chunk_end = (*offset + PREFILTER_CHUNK).min(table.num_rows());
+                            let chunk_end =
+                                (*offset + PREFILTER_CHUNK as u64).min(table.num_rows());
                             match first.first_passing(*offset as usize..chunk_end as usize) {
                                 Some(row) => *offset = row as u64,
                                 None => {

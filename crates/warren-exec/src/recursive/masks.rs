@@ -12,6 +12,7 @@ use super::graph::Graph;
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+    PREFILTER_CHUNK,
 };
 use crate::eval::Evaluator;
 
@@ -182,7 +183,22 @@ pub fn node_mask(
         // Prefilters that decide the filter leave nothing to evaluate.
         let evaluated =
             filter.filter(|_| !filter_decided(conjunction, prefilters.len(), &resolved));
-        for offset in 0..rows {
+        let mut next = 0u32;
+        while next < rows {
+            // Rows failing the first prefilter are skipped a chunk at a time, by the column
+            // loop a prefiltered scan uses, instead of one check per row (log 233).
+            if let Some(first) = resolved.first() {
+                let chunk_end = (next as usize + PREFILTER_CHUNK).min(rows as usize);
+                match first.first_passing(next as usize..chunk_end) {
+                    Some(row) => next = row as u32,
+                    None => {
+                        next = chunk_end as u32;
+                        continue;
+                    }
+                }
+            }
+            let offset = next;
+            next += 1;
             if data.is_deleted(u64::from(offset))
                 || !resolved.iter().all(|p| p.passes(offset as usize))
             {
