@@ -676,6 +676,46 @@ fn destination_filters_count_across_prefilter_chunks() {
     }
 }
 
+/// The same kind of destination mask over a table past a million rows, which the mask builds
+/// on the query's threads (morsels of rows) when its prefilters decide the filter: the counts
+/// with 1 and 2 threads equal those derived by hand. Edges form a chain over the last 30 nodes
+/// only; walks of 1..2 hops from `a.ID >= FIRST_SOURCE` end at `b` once per hop count `h` with
+/// `FIRST_SOURCE <= b - h <= LAST - 1`.
+#[test]
+fn destination_masks_past_a_million_rows_count_alike_on_any_threads() {
+    const NODES: i64 = 1_048_600;
+    const LAST: i64 = NODES - 1;
+    const FIRST_SOURCE: i64 = NODES - 25;
+    let mut conn = numbered_nodes(NODES);
+    conn.query(&format!(
+        "MATCH (a:P), (b:P) WHERE a.ID >= {} AND a.ID < {LAST} AND b.ID = a.ID + 1 \
+         CREATE (a)-[:E]->(b)",
+        NODES - 30
+    ))
+    .unwrap();
+    conn.query("CHECKPOINT").unwrap();
+    for low in [LAST - 9, FIRST_SOURCE + 2, LAST, 0] {
+        let ends = |b: i64| {
+            (1..=2)
+                .filter(|h| (FIRST_SOURCE..LAST).contains(&(b - h)))
+                .count()
+        };
+        let expected: usize = (low..=LAST).map(ends).sum();
+        for threads in ["1", "2"] {
+            conn.query(&format!("CALL threads={threads}")).unwrap();
+            let query = format!(
+                "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID >= {FIRST_SOURCE} AND b.ID >= {low} \
+                 RETURN count(*)"
+            );
+            assert_eq!(
+                rows(&mut conn, &query),
+                vec![expected.to_string()],
+                "{query} with threads={threads}"
+            );
+        }
+    }
+}
+
 /// SHORTEST from a hub over a graph of several bitmap words, under every configuration: with
 /// morsels of one node a bottom-up level is cut into morsels of one 64-node word each, which
 /// threads race on, and the unvisited bitmap must skip nodes without in-edges (every fourth node
