@@ -661,18 +661,23 @@ fn destination_filters_count_across_prefilter_chunks() {
                 .count()
         };
         let expected: usize = (low..=high).map(ends).sum();
-        for threads in ["1", "2"] {
-            conn.query(&format!("CALL threads={threads}")).unwrap();
-            let query = format!(
-                "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID < {SOURCES_BELOW} \
-                 AND b.ID >= {low} AND b.ID <= {high} RETURN count(*)"
-            );
-            assert_eq!(
-                rows(&mut conn, &query),
-                vec![expected.to_string()],
-                "{query} with threads={threads}"
-            );
-        }
+        let query = format!(
+            "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID < {SOURCES_BELOW} \
+             AND b.ID >= {low} AND b.ID <= {high} RETURN count(*)"
+        );
+        assert_count_on_one_and_two_threads(&mut conn, &query, expected);
+    }
+}
+
+/// Asserts that `query` counts `expected` with 1 and with 2 threads.
+fn assert_count_on_one_and_two_threads(conn: &mut Connection, query: &str, expected: usize) {
+    for threads in ["1", "2"] {
+        conn.query(&format!("CALL threads={threads}")).unwrap();
+        assert_eq!(
+            rows(conn, query),
+            vec![expected.to_string()],
+            "{query} with threads={threads}"
+        );
     }
 }
 
@@ -701,18 +706,11 @@ fn destination_masks_past_a_million_rows_count_alike_on_any_threads() {
                 .count()
         };
         let expected: usize = (low..=LAST).map(ends).sum();
-        for threads in ["1", "2"] {
-            conn.query(&format!("CALL threads={threads}")).unwrap();
-            let query = format!(
-                "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID >= {FIRST_SOURCE} AND b.ID >= {low} \
-                 RETURN count(*)"
-            );
-            assert_eq!(
-                rows(&mut conn, &query),
-                vec![expected.to_string()],
-                "{query} with threads={threads}"
-            );
-        }
+        let query = format!(
+            "MATCH (a:P)-[:E*1..2]->(b:P) WHERE a.ID >= {FIRST_SOURCE} AND b.ID >= {low} \
+             RETURN count(*)"
+        );
+        assert_count_on_one_and_two_threads(&mut conn, &query, expected);
     }
 }
 
