@@ -9,7 +9,23 @@ use warren_planner::expr::{BinaryOp, Expr, PropertyColumns};
 
 /// Rows a prefiltered loop searches at once for its next passing row, between interrupt
 /// checks.
-pub const PREFILTER_CHUNK: usize = 1024;
+const PREFILTER_CHUNK: usize = 1024;
+
+/// Where a loop over `rows` with the prefilters `resolved` goes next from `rows.start`:
+/// `Ok(row)`, the first row of the next [`PREFILTER_CHUNK`] that passes the first prefilter
+/// (found by [`ResolvedPrefilter::first_passing`]'s column loop; `rows.start` itself when
+/// there is no prefilter), or `Err(chunk_end)` when none of them does, to resume from there.
+/// The row found still needs the other prefilters and the deletion test.
+pub fn next_candidate(
+    resolved: &[ResolvedPrefilter<'_>],
+    rows: std::ops::Range<usize>,
+) -> Result<usize, usize> {
+    let Some(first) = resolved.first() else {
+        return Ok(rows.start);
+    };
+    let chunk_end = (rows.start + PREFILTER_CHUNK).min(rows.end);
+    first.first_passing(rows.start..chunk_end).ok_or(chunk_end)
+}
 
 /// `property op constant` on the scanned node, with an INT64 constant: a row for which it is
 /// false or NULL fails the whole (conjunctive) filter, so it can be skipped early.
@@ -313,5 +329,26 @@ mod tests {
             }
         }
         assert_eq!(ResolvedPrefilter::RejectAll.first_passing(0..10), None);
+    }
+
+    #[test]
+    fn next_candidate_searches_one_chunk_at_a_time() {
+        // Rows whose value is below 5 pass: rows 1500 and 2999 of 3000.
+        let mut values = vec![9i64; 3000];
+        values[1500] = 0;
+        values[2999] = 0;
+        let below_five = [ResolvedPrefilter::Column {
+            nulls: None,
+            values: &values,
+            op: BinaryOp::Lt,
+            constant: 5,
+        }];
+        assert_eq!(next_candidate(&below_five, 0..3000), Err(PREFILTER_CHUNK));
+        assert_eq!(next_candidate(&below_five, PREFILTER_CHUNK..3000), Ok(1500));
+        let after = 1501 + PREFILTER_CHUNK;
+        assert_eq!(next_candidate(&below_five, 1501..3000), Err(after));
+        assert_eq!(next_candidate(&below_five, after..3000), Ok(2999));
+        assert_eq!(next_candidate(&below_five, 2000..2999), Err(2999));
+        assert_eq!(next_candidate(&[], 7..3000), Ok(7));
     }
 }

@@ -11,8 +11,8 @@ use warren_storage::Snapshot;
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
-    IntPrefilter, PREFILTER_CHUNK,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
+    resolve_prefilters, IntPrefilter,
 };
 use crate::eval::Evaluator;
 
@@ -69,15 +69,14 @@ impl Operator for ScanNodes {
                         !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
                     });
                     while *offset < table.num_rows() {
-                        if let Some(first) = prefilters.first() {
+                        if !prefilters.is_empty() {
                             // Rows failing the first prefilter are skipped a chunk at a time.
                             ctx.tick()?;
-                            let chunk_end =
-                                (*offset + PREFILTER_CHUNK as u64).min(table.num_rows());
-                            match first.first_passing(*offset as usize..chunk_end as usize) {
-                                Some(row) => *offset = row as u64,
-                                None => {
-                                    *offset = chunk_end;
+                            let rows = *offset as usize..table.num_rows() as usize;
+                            match next_candidate(&prefilters, rows) {
+                                Ok(row) => *offset = row as u64,
+                                Err(chunk_end) => {
+                                    *offset = chunk_end as u64;
                                     continue;
                                 }
                             }

@@ -12,8 +12,8 @@ use super::graph::Graph;
 use super::morsels::for_each_morsel;
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
-    ResolvedPrefilter, PREFILTER_CHUNK,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
+    resolve_prefilters, ResolvedPrefilter,
 };
 use crate::eval::Evaluator;
 
@@ -245,14 +245,11 @@ fn prefiltered_rows(
 ) -> Result<()> {
     let mut next = rows.start;
     while next < rows.end {
-        if let Some(first) = resolved.first() {
-            let chunk_end = (next as usize + PREFILTER_CHUNK).min(rows.end as usize);
-            match first.first_passing(next as usize..chunk_end) {
-                Some(row) => next = row as u32,
-                None => {
-                    next = chunk_end as u32;
-                    continue;
-                }
+        match next_candidate(resolved, next as usize..rows.end as usize) {
+            Ok(row) => next = row as u32,
+            Err(chunk_end) => {
+                next = chunk_end as u32;
+                continue;
             }
         }
         let offset = next;
