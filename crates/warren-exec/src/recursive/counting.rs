@@ -93,17 +93,36 @@ pub fn count_tasks(
 }
 
 /// Bit-parallel sweeps of up to 64 sources, lanes and sweeps at once chosen by
-/// [`choose_sweeps`].
+/// [`choose_sweeps`]. A source without out-edges reaches nothing (SHORTEST starts at length
+/// 1), so it gets no lane: its output is empty, and the sweeps' words are as narrow as the
+/// sources that can reach something allow.
 fn count_shortest_sweeps(
     request: &CountRequest<'_>,
     tasks: &[CountTask],
 ) -> Result<Vec<CountOutput>> {
+    debug_assert!(request.plan.lower >= 1, "SHORTEST paths have at least one edge");
+    let forward = request.graph.forward.view();
+    let reaching: Vec<CountTask> = tasks
+        .iter()
+        .copied()
+        .filter(|&(source, _)| forward.degree(source) > 0)
+        .collect();
+    let edgeless = tasks.len() - reaching.len();
     let choice = choose_sweeps(
         request.engine.max_active_sources,
         DegreeProfile::of(request.graph),
-        tasks.len(),
+        reaching.len(),
         request.threads,
     );
+    let reason = if edgeless > 0 {
+        format!(
+            "{}; {edgeless} of {} sources without out-edges reach nothing and get no lane",
+            choice.reason,
+            tasks.len()
+        )
+    } else {
+        choice.reason.clone()
+    };
     request.recorder.describe(
         &format!(
             "multi-source BFS ({} lanes x u{} per sweep, {} sweep(s) at once)",
@@ -111,15 +130,41 @@ fn count_shortest_sweeps(
         ),
         request.threads,
         choice.k(),
-        &choice.reason,
+        &reason,
     );
-    match choice.word_bits {
-        8 => run_sweeps::<AtomicU8>(request, tasks, &choice),
-        16 => run_sweeps::<AtomicU16>(request, tasks, &choice),
-        32 => run_sweeps::<AtomicU32>(request, tasks, &choice),
-        64 => run_sweeps::<AtomicU64>(request, tasks, &choice),
-        bits => Err(Error::internal(format!("no {bits}-bit lane word"))),
+    request.recorder.add_sources(edgeless as u64);
+    let swept = match (reaching.is_empty(), choice.word_bits) {
+        (true, _) => Ok(Vec::new()),
+        (false, 8) => run_sweeps::<AtomicU8>(request, &reaching, &choice),
+        (false, 16) => run_sweeps::<AtomicU16>(request, &reaching, &choice),
+        (false, 32) => run_sweeps::<AtomicU32>(request, &reaching, &choice),
+        (false, 64) => run_sweeps::<AtomicU64>(request, &reaching, &choice),
+        (false, bits) => Err(Error::internal(format!("no {bits}-bit lane word"))),
+    }?;
+    Ok(with_edgeless_sources(tasks, &reaching, swept))
+}
+
+/// The outputs of `tasks` in order: the swept ones (`swept`, in the order of `reaching`, a
+/// subsequence of `tasks`) and an empty output for every other task.
+fn with_edgeless_sources(
+    tasks: &[CountTask],
+    reaching: &[CountTask],
+    swept: Vec<CountOutput>,
+) -> Vec<CountOutput> {
+    assert_eq!(swept.len(), reaching.len(), "one output per swept source");
+    if reaching.len() == tasks.len() {
+        return swept;
     }
+    let mut swept = reaching.iter().zip(swept).peekable();
+    let outputs: Vec<CountOutput> = tasks
+        .iter()
+        .map(|task| match swept.next_if(|(reached, _)| *reached == task) {
+            Some((_, output)) => output,
+            None => CountOutput::default(),
+        })
+        .collect();
+    assert!(swept.next().is_none(), "every swept output has its task");
+    outputs
 }
 
 /// Runs the sweeps of `choice` with lane words `W`.
@@ -391,4 +436,30 @@ fn per_task(
     )?;
     results.sort_unstable_by_key(|(index, _)| *index);
     Ok(results.into_iter().map(|(_, output)| output).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(count: u64) -> CountOutput {
+        let mut stats = PathStats::default();
+        stats.add(1, count).unwrap();
+        (stats, Vec::new())
+    }
+
+    #[test]
+    fn edgeless_sources_get_empty_outputs_in_their_places() {
+        let tasks: Vec<CountTask> = [2, 3, 5, 7, 11].map(|source| (source, None)).to_vec();
+        let reaching: Vec<CountTask> = [3, 7].map(|source| (source, None)).to_vec();
+        let outputs = with_edgeless_sources(&tasks, &reaching, vec![output(30), output(70)]);
+        let counts: Vec<u64> = outputs.iter().map(|(stats, _)| stats.count).collect();
+        assert_eq!(counts, [0, 30, 0, 70, 0]);
+        // Every source reaching something: the sweeps' outputs as they are.
+        let all = with_edgeless_sources(&reaching, &reaching, vec![output(1), output(2)]);
+        assert_eq!(all.iter().map(|(s, _)| s.count).collect::<Vec<_>>(), [1, 2]);
+        // None reaching anything: only empty outputs.
+        let none = with_edgeless_sources(&tasks, &[], Vec::new());
+        assert!(none.iter().all(|(stats, _)| stats.count == 0));
+    }
 }
