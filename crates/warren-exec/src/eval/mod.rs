@@ -7,6 +7,7 @@ mod list_functions;
 mod ops;
 mod padding;
 pub mod prefilter;
+pub mod prefiltered_rows;
 mod regex_replace;
 
 use std::sync::Arc;

@@ -100,7 +100,10 @@ fn count_shortest_sweeps(
     request: &CountRequest<'_>,
     tasks: &[CountTask],
 ) -> Result<Vec<CountOutput>> {
-    debug_assert!(request.plan.lower >= 1, "SHORTEST paths have at least one edge");
+    debug_assert!(
+        request.plan.lower >= 1,
+        "SHORTEST paths have at least one edge"
+    );
     let forward = request.graph.forward.view();
     let reaching: Vec<CountTask> = tasks
         .iter()
@@ -158,10 +161,12 @@ fn with_edgeless_sources(
     let mut swept = reaching.iter().zip(swept).peekable();
     let outputs: Vec<CountOutput> = tasks
         .iter()
-        .map(|task| match swept.next_if(|(reached, _)| *reached == task) {
-            Some((_, output)) => output,
-            None => CountOutput::default(),
-        })
+        .map(
+            |task| match swept.next_if(|(reached, _)| *reached == task) {
+                Some((_, output)) => output,
+                None => CountOutput::default(),
+            },
+        )
         .collect();
     assert!(swept.next().is_none(), "every swept output has its task");
     outputs

@@ -9,11 +9,12 @@ use warren_common::{Result, TableId};
 use warren_planner::expr::Expr;
 
 use super::graph::Graph;
-use super::morsels::for_each_morsel;
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
-    resolve_prefilters, ResolvedPrefilter,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+};
+use crate::eval::prefiltered_rows::{
+    prefiltered_rows, prefiltered_rows_in_parallel, PARALLEL_PREFILTER_ROWS_MIN,
 };
 use crate::eval::Evaluator;
 
@@ -184,29 +185,11 @@ pub fn node_mask(
         // Prefilters that decide the filter leave nothing to evaluate.
         let evaluated =
             filter.filter(|_| !filter_decided(conjunction, prefilters.len(), &resolved));
-        if evaluated.is_none() && rows >= PARALLEL_MASK_ROWS_MIN && ctx.threads() > 1 {
+        if evaluated.is_none() && rows >= PARALLEL_PREFILTER_ROWS_MIN && ctx.threads() > 1 {
             // The prefilters decide: morsels of rows on the query's threads, no evaluator.
-            for_each_morsel(
-                rows as usize,
-                MASK_MORSEL_ROWS,
-                ctx.threads(),
-                &ctx.workers,
-                &ctx.interrupt,
-                |range| {
-                    let mut found = Vec::new();
-                    let range = range.start as u32..range.end as u32;
-                    prefiltered_rows(data, &resolved, range, |offset| {
-                        found.push(offset);
-                        Ok(())
-                    })?;
-                    Ok(found)
-                },
-                |found| {
-                    for offset in found {
-                        mask.set(base + offset);
-                    }
-                },
-            )?;
+            for offset in prefiltered_rows_in_parallel(data, &resolved, 0..rows, ctx)? {
+                mask.set(base + offset);
+            }
             continue;
         }
         prefiltered_rows(data, &resolved, 0..rows, |offset| {
@@ -225,42 +208,6 @@ pub fn node_mask(
         ctx.interrupt.check()?;
     }
     Ok(mask)
-}
-
-/// Rows of a table from which a node mask that its prefilters decide is built on the query's
-/// threads: 8 MB of an INT64 column, a few milliseconds of one thread's scan, against the
-/// tens of microseconds a parallel loop costs.
-const PARALLEL_MASK_ROWS_MIN: u32 = 1 << 20;
-/// Rows per morsel of a parallel mask build.
-const MASK_MORSEL_ROWS: usize = 1 << 16;
-
-/// Calls `each` with every live row of `rows` (offsets in the table) that passes the
-/// prefilters `resolved`. Rows failing the first prefilter are skipped a chunk at a time, by
-/// the column loop a prefiltered scan uses, instead of one check per row (log 233).
-fn prefiltered_rows(
-    data: &warren_storage::NodeTable,
-    resolved: &[ResolvedPrefilter<'_>],
-    rows: std::ops::Range<u32>,
-    mut each: impl FnMut(u32) -> Result<()>,
-) -> Result<()> {
-    let mut next = rows.start;
-    while next < rows.end {
-        match next_candidate(resolved, next as usize..rows.end as usize) {
-            Ok(row) => next = row as u32,
-            Err(chunk_end) => {
-                next = chunk_end as u32;
-                continue;
-            }
-        }
-        let offset = next;
-        next += 1;
-        if data.is_deleted(u64::from(offset)) || !resolved.iter().all(|p| p.passes(offset as usize))
-        {
-            continue;
-        }
-        each(offset)?;
-    }
-    Ok(())
 }
 
 /// Sets the bits of a table's live rows (global ids `base..base + rows`): the whole range a
