@@ -51,7 +51,10 @@ fn a_prefiltered_scan_past_a_million_rows_returns_rows_in_order_on_any_threads()
     let live = |range: std::ops::Range<i64>| -> Vec<i64> {
         range.filter(|id| !DELETED.contains(id)).collect()
     };
-    let cases: [(&str, Vec<i64>); 5] = [
+    let even = |range: std::ops::Range<i64>| -> Vec<i64> {
+        live(range).into_iter().filter(|id| id % 2 == 0).collect()
+    };
+    let cases: [(&str, Vec<i64>); 6] = [
         ("a.ID >= 3 AND a.ID < 8", live(3..8)),
         (
             "a.ID >= 1048560 AND a.ID < 1048590",
@@ -60,8 +63,10 @@ fn a_prefiltered_scan_past_a_million_rows_returns_rows_in_order_on_any_threads()
         ("a.ID >= 1048590", live(1_048_590..NODES)),
         ("a.ID < 0", Vec::new()),
         ("a.ID > 65530 AND a.ID <= 65540", live(65_531..65_541)),
+        // A conjunct that is no prefilter: evaluated on the rows the prefilters pass.
+        ("a.ID >= 1048570 AND a.ID % 2 = 0", even(1_048_570..NODES)),
     ];
-    for (threads, columnar) in [("1", "false"), ("2", "false"), ("2", "true")] {
+    for (threads, columnar) in [("1", "false"), ("2", "false"), ("1", "true"), ("2", "true")] {
         conn.query(&format!("CALL threads={threads}")).unwrap();
         conn.query(&format!("CALL columnar_results={columnar}"))
             .unwrap();

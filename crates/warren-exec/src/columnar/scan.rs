@@ -12,13 +12,18 @@ use super::gather::gather_property;
 use super::{Bound, ColumnarPlan, ExpandSpec, Output};
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, resolve_prefilters, IntPrefilter, ResolvedPrefilter,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
+    resolve_prefilters, IntPrefilter, ResolvedPrefilter,
 };
+use crate::eval::prefiltered_rows::{prefiltered_rows_in_parallel, PARALLEL_PREFILTER_ROWS_MIN};
 use crate::eval::Evaluator;
 use warren_planner::plan::Step;
 
 /// Batches smaller than this gather their columns on one thread.
 const PARALLEL_GATHER_ROWS_MIN: usize = 16_384;
+/// Rows a scan whose prefilters decide its filters looks at per parallel pass over a large
+/// table (as the row path's `ScanNodes`).
+const PARALLEL_SCAN_WINDOW_ROWS: u64 = 1 << 20;
 
 /// The ids of a batch's rows. Rows `[previous run's end, run.end)` share a source table and
 /// a step.
@@ -76,6 +81,11 @@ struct Expanding {
 pub struct ColumnarScan {
     plan: ColumnarPlan,
     prefilters: Vec<IntPrefilter>,
+    /// Whether the source filters are exactly the conjunction of `prefilters`.
+    conjunction: bool,
+    /// Rows of the current table's last parallel window that pass, in order, and the next of
+    /// them to take (a large table whose prefilters decide the filters).
+    window: (Vec<u32>, usize),
     table_index: usize,
     next_node: u64,
     expanding: Option<Expanding>,
@@ -93,10 +103,16 @@ impl ColumnarScan {
         for filter in &plan.source_filters {
             collect_prefilters(filter, plan.source_slot, &mut prefilters);
         }
+        let conjunction = plan
+            .source_filters
+            .iter()
+            .all(|filter| is_conjunction_of_prefilters(filter, plan.source_slot));
         let scratch = vec![Value::Null; plan.width];
         Self {
             plan,
             prefilters,
+            conjunction,
+            window: (Vec::new(), 0),
             table_index: 0,
             next_node: 0,
             expanding: None,
@@ -200,18 +216,13 @@ impl ColumnarScan {
                 resolved = Some((table_id, prefilters));
             }
             let prefilters = &resolved.as_ref().expect("just resolved").1;
-            if self.next_node >= table.num_rows() {
+            let decided = filter_decided(self.conjunction, self.prefilters.len(), prefilters);
+            let Some(node) = self.next_live_row(table, prefilters, decided, ctx)? else {
                 self.table_index += 1;
                 self.next_node = 0;
                 continue;
-            }
-            let node = self.next_node;
-            self.next_node += 1;
-            ctx.tick()?;
-            if table.is_deleted(node)
-                || !prefilters.iter().all(|p| p.passes(node as usize))
-                || !self.source_passes(snapshot, ctx, table_id, node)?
-            {
+            };
+            if !decided && !self.source_passes(snapshot, ctx, table_id, node)? {
                 continue;
             }
             if self.plan.expand.is_some() {
@@ -227,6 +238,52 @@ impl ColumnarScan {
             }
         }
         Ok(())
+    }
+
+    /// The next live row of `table` that passes the prefilters `resolved`, from `next_node`
+    /// on, or `None` at the table's end. Rows failing the first prefilter are skipped a chunk
+    /// at a time; when the prefilters decide the filters (`decided`) on a large table, the
+    /// rows are found a window at a time on the query's threads.
+    fn next_live_row(
+        &mut self,
+        table: &warren_storage::NodeTable,
+        resolved: &[ResolvedPrefilter<'_>],
+        decided: bool,
+        ctx: &ExecContext,
+    ) -> Result<Option<u64>> {
+        let rows = table.num_rows();
+        let parallel = decided
+            && !resolved.is_empty()
+            && ctx.threads() > 1
+            && (u64::from(PARALLEL_PREFILTER_ROWS_MIN)..=u64::from(u32::MAX)).contains(&rows);
+        while parallel && (self.window.1 < self.window.0.len() || self.next_node < rows) {
+            let (found, next) = &mut self.window;
+            if let Some(&node) = found.get(*next) {
+                *next += 1;
+                return Ok(Some(u64::from(node)));
+            }
+            let end = (self.next_node + PARALLEL_SCAN_WINDOW_ROWS).min(rows);
+            let window = self.next_node as u32..end as u32;
+            *found = prefiltered_rows_in_parallel(table, resolved, window, ctx)?;
+            *next = 0;
+            self.next_node = end;
+        }
+        while self.next_node < rows {
+            ctx.tick()?;
+            match next_candidate(resolved, self.next_node as usize..rows as usize) {
+                Ok(row) => self.next_node = row as u64,
+                Err(chunk_end) => {
+                    self.next_node = chunk_end as u64;
+                    continue;
+                }
+            }
+            let node = self.next_node;
+            self.next_node += 1;
+            if !table.is_deleted(node) && resolved.iter().all(|p| p.passes(node as usize)) {
+                return Ok(Some(node));
+            }
+        }
+        Ok(None)
     }
 
     fn source_passes(
