@@ -12,18 +12,15 @@ use super::gather::gather_property;
 use super::{Bound, ColumnarPlan, ExpandSpec, Output};
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
-    resolve_prefilters, IntPrefilter, ResolvedPrefilter,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+    IntPrefilter, ResolvedPrefilter,
 };
-use crate::eval::prefiltered_rows::{prefiltered_rows_in_parallel, PARALLEL_PREFILTER_ROWS_MIN};
+use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
 use warren_planner::plan::Step;
 
 /// Batches smaller than this gather their columns on one thread.
 const PARALLEL_GATHER_ROWS_MIN: usize = 16_384;
-/// Rows a scan whose prefilters decide its filters looks at per parallel pass over a large
-/// table (as the row path's `ScanNodes`).
-const PARALLEL_SCAN_WINDOW_ROWS: u64 = 1 << 20;
 
 /// The ids of a batch's rows. Rows `[previous run's end, run.end)` share a source table and
 /// a step.
@@ -83,9 +80,9 @@ pub struct ColumnarScan {
     prefilters: Vec<IntPrefilter>,
     /// Whether the source filters are exactly the conjunction of `prefilters`.
     conjunction: bool,
-    /// Rows of the current table's last parallel window that pass, in order, and the next of
-    /// them to take (a large table whose prefilters decide the filters).
-    window: (Vec<u32>, usize),
+    /// Where the scan of the current table is, when its prefilters resolved (`next_node` then
+    /// stays at the table's start until the cursor ends).
+    cursor: PrefilteredCursor,
     table_index: usize,
     next_node: u64,
     expanding: Option<Expanding>,
@@ -112,7 +109,7 @@ impl ColumnarScan {
             plan,
             prefilters,
             conjunction,
-            window: (Vec::new(), 0),
+            cursor: PrefilteredCursor::default(),
             table_index: 0,
             next_node: 0,
             expanding: None,
@@ -240,10 +237,10 @@ impl ColumnarScan {
         Ok(())
     }
 
-    /// The next live row of `table` that passes the prefilters `resolved`, from `next_node`
-    /// on, or `None` at the table's end. Rows failing the first prefilter are skipped a chunk
-    /// at a time; when the prefilters decide the filters (`decided`) on a large table, the
-    /// rows are found a window at a time on the query's threads.
+    /// The next live row of `table` that passes the prefilters `resolved`, or `None` at the
+    /// table's end: through the prefilters' cursor when they resolved (windows of rows found
+    /// together, on the query's threads when they decide the filters: `decided`), else row by
+    /// row from `next_node`.
     fn next_live_row(
         &mut self,
         table: &warren_storage::NodeTable,
@@ -252,33 +249,19 @@ impl ColumnarScan {
         ctx: &ExecContext,
     ) -> Result<Option<u64>> {
         let rows = table.num_rows();
-        let parallel = decided
-            && !resolved.is_empty()
-            && ctx.threads() > 1
-            && (u64::from(PARALLEL_PREFILTER_ROWS_MIN)..=u64::from(u32::MAX)).contains(&rows);
-        while parallel && (self.window.1 < self.window.0.len() || self.next_node < rows) {
-            let (found, next) = &mut self.window;
-            if let Some(&node) = found.get(*next) {
-                *next += 1;
-                return Ok(Some(u64::from(node)));
+        if !resolved.is_empty() && rows <= u64::from(u32::MAX) {
+            let node = self.cursor.next_row(table, resolved, decided, ctx)?;
+            if node.is_some() {
+                ctx.tick()?;
+            } else {
+                self.cursor.restart();
             }
-            let end = (self.next_node + PARALLEL_SCAN_WINDOW_ROWS).min(rows);
-            let window = self.next_node as u32..end as u32;
-            *found = prefiltered_rows_in_parallel(table, resolved, window, ctx)?;
-            *next = 0;
-            self.next_node = end;
+            return Ok(node);
         }
         while self.next_node < rows {
-            ctx.tick()?;
-            match next_candidate(resolved, self.next_node as usize..rows as usize) {
-                Ok(row) => self.next_node = row as u64,
-                Err(chunk_end) => {
-                    self.next_node = chunk_end as u64;
-                    continue;
-                }
-            }
             let node = self.next_node;
             self.next_node += 1;
+            ctx.tick()?;
             if !table.is_deleted(node) && resolved.iter().all(|p| p.passes(node as usize)) {
                 return Ok(Some(node));
             }

@@ -6,6 +6,7 @@ mod functions;
 mod list_functions;
 mod ops;
 mod padding;
+pub mod pass_bits;
 pub mod prefilter;
 pub mod prefiltered_rows;
 mod regex_replace;

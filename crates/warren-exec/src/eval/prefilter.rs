@@ -7,25 +7,7 @@ use warren_common::value::Value;
 use warren_common::TableId;
 use warren_planner::expr::{BinaryOp, Expr, PropertyColumns};
 
-/// Rows a prefiltered loop searches at once for its next passing row, between interrupt
-/// checks.
-const PREFILTER_CHUNK: usize = 1024;
-
-/// Where a loop over `rows` with the prefilters `resolved` goes next from `rows.start`:
-/// `Ok(row)`, the first row of the next [`PREFILTER_CHUNK`] that passes the first prefilter
-/// (found by [`ResolvedPrefilter::first_passing`]'s column loop; `rows.start` itself when
-/// there is no prefilter), or `Err(chunk_end)` when none of them does, to resume from there.
-/// The row found still needs the other prefilters and the deletion test.
-pub fn next_candidate(
-    resolved: &[ResolvedPrefilter<'_>],
-    rows: std::ops::Range<usize>,
-) -> Result<usize, usize> {
-    let Some(first) = resolved.first() else {
-        return Ok(rows.start);
-    };
-    let chunk_end = (rows.start + PREFILTER_CHUNK).min(rows.end);
-    first.first_passing(rows.start..chunk_end).ok_or(chunk_end)
-}
+use super::pass_bits::{pass_word_kernel, Compare};
 
 /// `property op constant` on the scanned node, with an INT64 constant: a row for which it is
 /// false or NULL fails the whole (conjunctive) filter, so it can be skipped early.
@@ -151,9 +133,13 @@ impl ResolvedPrefilter<'_> {
         }
     }
 
-    /// The first row in `rows` that passes, found by a loop over the raw values with the
-    /// operator chosen once (not per row); rows whose value is NULL are skipped.
-    pub fn first_passing(&self, rows: std::ops::Range<usize>) -> Option<usize> {
+    /// ANDs into `words` whether each row of `rows` passes: bit `i` of word `w` is row
+    /// `rows.start + 64 w + i`, so `rows.start` is a multiple of 64 (the null words are read
+    /// a word at a time) and `words` holds `rows.len().div_ceil(64)` words. A loop over the raw
+    /// values with the operator chosen once builds each word; words already zero are skipped.
+    pub fn and_pass_bits(&self, rows: std::ops::Range<usize>, words: &mut [u64]) {
+        assert!(rows.start.is_multiple_of(64), "rows start at a null word");
+        assert_eq!(words.len(), rows.len().div_ceil(64), "a word per 64 rows");
         let ResolvedPrefilter::Column {
             nulls,
             values,
@@ -161,29 +147,39 @@ impl ResolvedPrefilter<'_> {
             constant,
         } = self
         else {
-            return None;
+            words.fill(0);
+            return;
         };
-        let constant = *constant;
-        let mut start = rows.start;
-        while start < rows.end {
-            let window = &values[start..rows.end];
-            let found = match op {
-                BinaryOp::Eq => window.iter().position(|&v| v == constant),
-                BinaryOp::Ne => window.iter().position(|&v| v != constant),
-                BinaryOp::Lt => window.iter().position(|&v| v < constant),
-                BinaryOp::Le => window.iter().position(|&v| v <= constant),
-                BinaryOp::Gt => window.iter().position(|&v| v > constant),
-                BinaryOp::Ge => window.iter().position(|&v| v >= constant),
-                _ => Some(0),
-            };
-            let row = start + found?;
-            if !nulls.is_some_and(|words| words[row / 64] >> (row % 64) & 1 == 1) {
-                return Some(row);
+        let first_word = rows.start / 64;
+        let Some(compare) = compare_of(*op) else {
+            // No comparison (never built): every row passes, as in `passes`.
+            return;
+        };
+        let kernel = pass_word_kernel();
+        let groups = values[rows].chunks(64);
+        for (index, (word, group)) in words.iter_mut().zip(groups).enumerate() {
+            if *word == 0 {
+                continue;
             }
-            start = row + 1;
+            *word &= kernel(group, compare, *constant);
+            if let Some(nulls) = nulls {
+                *word &= !nulls[first_word + index];
+            }
         }
-        None
     }
+}
+
+/// The pass-bit comparison of a prefilter's operator (`None`: not a comparison).
+fn compare_of(op: BinaryOp) -> Option<Compare> {
+    Some(match op {
+        BinaryOp::Eq => Compare::Eq,
+        BinaryOp::Ne => Compare::Ne,
+        BinaryOp::Lt => Compare::Lt,
+        BinaryOp::Le => Compare::Le,
+        BinaryOp::Gt => Compare::Gt,
+        BinaryOp::Ge => Compare::Ge,
+        _ => return None,
+    })
 }
 
 /// The prefilters of `table` over its stored columns, each column verified as a whole first
@@ -286,7 +282,7 @@ mod tests {
     }
 
     #[test]
-    fn first_passing_finds_the_first_row_that_passes() {
+    fn pass_bits_agree_with_passes_row_by_row() {
         // Small values so every operator both passes and fails often; every fifth row NULL.
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let values: Vec<i64> = (0..300)
@@ -318,37 +314,28 @@ mod tests {
                         op,
                         constant,
                     };
-                    for start in [0, 1, 63, 64, 150, 299, 300] {
-                        for end in [start, start + 1, 200, 300] {
-                            let (start, end) = (start.min(end), end.min(300));
-                            let expected = (start..end).find(|&row| prefilter.passes(row));
-                            assert_eq!(prefilter.first_passing(start..end), expected);
+                    for start in [0, 64, 256] {
+                        for end in [start, start + 1, start + 63, 200.max(start), 300] {
+                            let rows = start..end.min(values.len());
+                            let mut words = vec![u64::MAX; rows.len().div_ceil(64)];
+                            // A zero word stays zero (and is not read).
+                            if let Some(first) = words.first_mut() {
+                                *first &= !1;
+                            }
+                            prefilter.and_pass_bits(rows.clone(), &mut words);
+                            for row in rows {
+                                let offset = row - start;
+                                let bit = words[offset / 64] >> (offset % 64) & 1 == 1;
+                                let expected = offset != 0 && prefilter.passes(row);
+                                assert_eq!(bit, expected, "{op:?} {constant} row {row}");
+                            }
                         }
                     }
                 }
             }
         }
-        assert_eq!(ResolvedPrefilter::RejectAll.first_passing(0..10), None);
-    }
-
-    #[test]
-    fn next_candidate_searches_one_chunk_at_a_time() {
-        // Rows whose value is below 5 pass: rows 1500 and 2999 of 3000.
-        let mut values = vec![9i64; 3000];
-        values[1500] = 0;
-        values[2999] = 0;
-        let below_five = [ResolvedPrefilter::Column {
-            nulls: None,
-            values: &values,
-            op: BinaryOp::Lt,
-            constant: 5,
-        }];
-        assert_eq!(next_candidate(&below_five, 0..3000), Err(PREFILTER_CHUNK));
-        assert_eq!(next_candidate(&below_five, PREFILTER_CHUNK..3000), Ok(1500));
-        let after = 1501 + PREFILTER_CHUNK;
-        assert_eq!(next_candidate(&below_five, 1501..3000), Err(after));
-        assert_eq!(next_candidate(&below_five, after..3000), Ok(2999));
-        assert_eq!(next_candidate(&below_five, 2000..2999), Err(2999));
-        assert_eq!(next_candidate(&[], 7..3000), Ok(7));
+        let mut words = [u64::MAX; 2];
+        ResolvedPrefilter::RejectAll.and_pass_bits(0..100, &mut words);
+        assert_eq!(words, [0, 0]);
     }
 }

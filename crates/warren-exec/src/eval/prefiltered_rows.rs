@@ -1,13 +1,14 @@
-//! The rows of a node table that pass a filter's prefilters: the skip loop over the first
-//! prefilter's column (log 233), and the same loop on the query's threads for a large table,
-//! in row order, when the prefilters alone decide the filter (logs 234 and 238).
+//! The rows of a node table that pass a filter's prefilters, a chunk of rows at a time: each
+//! prefilter ANDs its pass bits into the chunk's words, then the rows left are listed (log
+//! 240); and the same on the query's threads for a large table, in row order, when the
+//! prefilters alone decide the filter (logs 234, 238).
 
 use std::ops::Range;
 
 use warren_common::Result;
 use warren_storage::NodeTable;
 
-use super::prefilter::{next_candidate, ResolvedPrefilter};
+use super::prefilter::ResolvedPrefilter;
 use crate::context::ExecContext;
 use crate::recursive::morsels::for_each_morsel;
 
@@ -17,32 +18,46 @@ use crate::recursive::morsels::for_each_morsel;
 pub const PARALLEL_PREFILTER_ROWS_MIN: u32 = 1 << 20;
 /// Rows per morsel of a parallel prefiltered scan.
 const PREFILTER_MORSEL_ROWS: usize = 1 << 16;
+/// Rows whose pass bits the prefilters compute together (a multiple of 64).
+const PASS_CHUNK_ROWS: usize = 1024;
 
 /// Calls `each` with every live row of `rows` (offsets in the table) that passes the
-/// prefilters `resolved`, in order. Rows failing the first prefilter are skipped a chunk at a
-/// time, by the prefiltered column loop, instead of one check per row.
+/// prefilters `resolved`, in order: per chunk of [`PASS_CHUNK_ROWS`] rows (aligned to 64
+/// rows), every prefilter ANDs its pass bits into the chunk's words, then the rows whose bit
+/// is left are tested for deletion. Without prefilters, every live row.
 pub fn prefiltered_rows(
     data: &NodeTable,
     resolved: &[ResolvedPrefilter<'_>],
     rows: Range<u32>,
     mut each: impl FnMut(u32) -> Result<()>,
 ) -> Result<()> {
-    let mut next = rows.start;
-    while next < rows.end {
-        match next_candidate(resolved, next as usize..rows.end as usize) {
-            Ok(row) => next = row as u32,
-            Err(chunk_end) => {
-                next = chunk_end as u32;
-                continue;
+    let (first, end) = (rows.start as usize, rows.end as usize);
+    let mut words = [0u64; PASS_CHUNK_ROWS / 64];
+    let mut start = first - first % 64;
+    while start < end {
+        let chunk_end = (start + PASS_CHUNK_ROWS).min(end);
+        let words = &mut words[..(chunk_end - start).div_ceil(64)];
+        words.fill(u64::MAX);
+        if start < first {
+            words[0] = u64::MAX << (first - start);
+        }
+        for prefilter in resolved {
+            prefilter.and_pass_bits(start..chunk_end, words);
+        }
+        for (index, &word) in words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let row = start + index * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if row >= chunk_end {
+                    break;
+                }
+                if !data.is_deleted(row as u64) {
+                    each(row as u32)?;
+                }
             }
         }
-        let offset = next;
-        next += 1;
-        if data.is_deleted(u64::from(offset)) || !resolved.iter().all(|p| p.passes(offset as usize))
-        {
-            continue;
-        }
-        each(offset)?;
+        start = chunk_end;
     }
     Ok(())
 }
@@ -83,4 +98,78 @@ pub fn prefiltered_rows_in_parallel(
     }
     debug_assert!(found.windows(2).all(|pair| pair[0] < pair[1]));
     Ok(found)
+}
+
+/// Rows a scan on one thread looks at per window (the rows passing are held until returned).
+const SEQUENTIAL_WINDOW_ROWS: u64 = 1 << 16;
+/// Rows a scan on the query's threads looks at per window: at most 4 MiB of offsets held.
+const PARALLEL_WINDOW_ROWS: u64 = 1 << 20;
+
+/// A scan's position in one table's rows that pass its prefilters, found a window at a time
+/// (so a `LIMIT` stops after one window): on the query's threads for a table of at least
+/// [`PARALLEL_PREFILTER_ROWS_MIN`] rows whose prefilters decide the filter, else on the calling
+/// thread. [`PrefilteredCursor::restart`] before another table, or the same one again.
+#[derive(Debug, Default)]
+pub struct PrefilteredCursor {
+    /// The passing rows of the last window, in order.
+    found: Vec<u32>,
+    /// The next of `found` to return.
+    next: usize,
+    /// The first row no window has looked at yet.
+    scanned: u64,
+}
+
+impl PrefilteredCursor {
+    /// Back to the first row (of the same or another table).
+    pub fn restart(&mut self) {
+        self.found.clear();
+        self.next = 0;
+        self.scanned = 0;
+    }
+
+    /// The next live row of `data` that passes `resolved`, or `None` at the table's end.
+    /// `decided`: the prefilters alone decide the scan's filter (no row is evaluated), so a
+    /// large table's windows may be found on the query's threads. The table's offsets fit in
+    /// `u32` (the caller checked).
+    pub fn next_row(
+        &mut self,
+        data: &NodeTable,
+        resolved: &[ResolvedPrefilter<'_>],
+        decided: bool,
+        ctx: &ExecContext,
+    ) -> Result<Option<u64>> {
+        let rows = data.num_rows();
+        assert!(rows <= u64::from(u32::MAX), "row offsets fit in u32");
+        loop {
+            if let Some(&row) = self.found.get(self.next) {
+                self.next += 1;
+                return Ok(Some(u64::from(row)));
+            }
+            if self.scanned >= rows {
+                return Ok(None);
+            }
+            ctx.interrupt.check()?;
+            let parallel =
+                decided && ctx.threads() > 1 && rows >= u64::from(PARALLEL_PREFILTER_ROWS_MIN);
+            let window = if parallel {
+                PARALLEL_WINDOW_ROWS
+            } else {
+                SEQUENTIAL_WINDOW_ROWS
+            };
+            let end = (self.scanned + window).min(rows);
+            let range = self.scanned as u32..end as u32;
+            if parallel {
+                self.found = prefiltered_rows_in_parallel(data, resolved, range, ctx)?;
+            } else {
+                let found = &mut self.found;
+                found.clear();
+                prefiltered_rows(data, resolved, range, |row| {
+                    found.push(row);
+                    Ok(())
+                })?;
+            }
+            self.next = 0;
+            self.scanned = end;
+        }
+    }
 }

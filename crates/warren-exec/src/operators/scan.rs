@@ -11,15 +11,11 @@ use warren_storage::Snapshot;
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, next_candidate,
-    resolve_prefilters, IntPrefilter,
+    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
+    IntPrefilter,
 };
-use crate::eval::prefiltered_rows::{prefiltered_rows_in_parallel, PARALLEL_PREFILTER_ROWS_MIN};
+use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
-
-/// Rows a scan whose prefilters decide its filter looks at per parallel pass over a large
-/// table (the rows it passes are held until returned: at most 4 MiB of offsets).
-const PARALLEL_SCAN_WINDOW_ROWS: u64 = 1 << 20;
 
 pub struct ScanNodes {
     input: BoxedOperator,
@@ -32,9 +28,8 @@ pub struct ScanNodes {
     conjunction: bool,
     /// The input row being expanded, the snapshot, the table index and the next offset.
     current: Option<(Row, Arc<Snapshot>, usize, u64)>,
-    /// Rows of the current table's last parallel window that pass, in order, and the next of
-    /// them to return (a large table whose prefilters decide the filter).
-    window: (Vec<u32>, usize),
+    /// Where the scan of the current table is, when its prefilters resolved.
+    cursor: PrefilteredCursor,
 }
 
 impl ScanNodes {
@@ -58,7 +53,7 @@ impl ScanNodes {
             prefilters,
             conjunction,
             current: None,
-            window: (Vec::new(), 0),
+            cursor: PrefilteredCursor::default(),
         }
     }
 }
@@ -77,46 +72,26 @@ impl Operator for ScanNodes {
                     let filter = self.filter.as_ref().filter(|_| {
                         !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
                     });
-                    let parallel = filter.is_none()
-                        && !prefilters.is_empty()
-                        && ctx.threads() > 1
-                        && (u64::from(PARALLEL_PREFILTER_ROWS_MIN)..=u64::from(u32::MAX))
-                            .contains(&table.num_rows());
-                    // A large table whose prefilters decide the filter: the rows passing
-                    // are found a window at a time on the query's threads, then returned in
-                    // order.
-                    while parallel
-                        && (self.window.1 < self.window.0.len() || *offset < table.num_rows())
-                    {
-                        let (found, next) = &mut self.window;
-                        if let Some(&node) = found.get(*next) {
-                            *next += 1;
+                    if !prefilters.is_empty() && table.num_rows() <= u64::from(u32::MAX) {
+                        let decided = filter.is_none();
+                        while let Some(node) =
+                            self.cursor.next_row(table, &prefilters, decided, ctx)?
+                        {
                             ctx.tick()?;
                             row[self.slot] = Value::Node(NodeValue {
-                                id: warren_common::InternalId::new(table_id, u64::from(node)),
+                                id: warren_common::InternalId::new(table_id, node),
                                 projection: None,
                             });
-                            return Ok(Some(row.clone()));
-                        }
-                        let end = (*offset + PARALLEL_SCAN_WINDOW_ROWS).min(table.num_rows());
-                        let rows = *offset as u32..end as u32;
-                        *found = prefiltered_rows_in_parallel(table, &prefilters, rows, ctx)?;
-                        *next = 0;
-                        *offset = end;
-                    }
-                    while *offset < table.num_rows() {
-                        if !prefilters.is_empty() {
-                            // Rows failing the first prefilter are skipped a chunk at a time.
-                            ctx.tick()?;
-                            let rows = *offset as usize..table.num_rows() as usize;
-                            match next_candidate(&prefilters, rows) {
-                                Ok(row) => *offset = row as u64,
-                                Err(chunk_end) => {
-                                    *offset = chunk_end as u64;
+                            if let Some(filter) = filter {
+                                if !evaluator.test(filter, row)? {
                                     continue;
                                 }
                             }
+                            return Ok(Some(row.clone()));
                         }
+                        *offset = table.num_rows();
+                    }
+                    while *offset < table.num_rows() {
                         let node = *offset;
                         *offset += 1;
                         ctx.tick()?;
@@ -136,6 +111,7 @@ impl Operator for ScanNodes {
                         }
                         return Ok(Some(row.clone()));
                     }
+                    self.cursor.restart();
                     *table_index += 1;
                     *offset = 0;
                 }
@@ -145,6 +121,7 @@ impl Operator for ScanNodes {
                 return Ok(None);
             };
             self.current = Some((row, ctx.snapshot(), 0, 0));
+            self.cursor.restart();
         }
     }
 }
