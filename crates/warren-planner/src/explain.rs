@@ -191,6 +191,25 @@ pub fn operator_line(plan: &Plan) -> String {
     match plan {
         Plan::Unit => "Unit".into(),
         Plan::Argument => "Argument".into(),
+        Plan::CountAll {
+            tables,
+            steps,
+            targets,
+            count_slot,
+        } => {
+            if steps.is_empty() {
+                format!("CountAll nodes tables={tables:?} -> count #{count_slot}")
+            } else {
+                let steps: Vec<String> = steps
+                    .iter()
+                    .map(|s| format!("{}{:?}", s.pair, s.direction))
+                    .collect();
+                format!(
+                    "CountAll entries tables={tables:?} steps=[{}] targets={targets:?} -> count #{count_slot}",
+                    steps.join(",")
+                )
+            }
+        }
         Plan::ScanNodes {
             tables,
             slot,

@@ -75,6 +75,18 @@ pub enum Plan {
         tables: Vec<TableId>,
         count_slot: usize,
     },
+    /// One row whose `count_slot` holds the number of live nodes of `tables` (`steps`
+    /// empty), or of the entries a single-hop expansion from every live node of `tables`
+    /// along `steps` to nodes of `targets` yields (the live rels of each step that starts at
+    /// one of `tables` and ends at one of `targets`); no row when that number is 0. What an
+    /// aggregation that only counts an unfiltered scan, or an unfiltered scan's single hop,
+    /// reads (`optimizer/count_all.rs`).
+    CountAll {
+        tables: Vec<TableId>,
+        steps: Vec<Step>,
+        targets: Vec<TableId>,
+        count_slot: usize,
+    },
     Recursive(Box<RecursivePlan>),
     Filter {
         input: Box<Plan>,
@@ -373,7 +385,7 @@ impl Plan {
     /// lists and [`Plan::map_children`] rebuilds), without collecting them.
     pub fn for_each_child<'a>(&'a self, visit: &mut dyn FnMut(&'a Plan)) {
         match self {
-            Plan::Unit | Plan::Argument => {}
+            Plan::Unit | Plan::Argument | Plan::CountAll { .. } => {}
             Plan::ScanNodes { input, .. }
             | Plan::LookupNode { input, .. }
             | Plan::Expand { input, .. }
@@ -418,7 +430,11 @@ impl Plan {
     /// Calls `visit` on every expression this operator itself evaluates (not its children's).
     pub fn for_each_expr(&self, visit: &mut dyn FnMut(&Expr)) {
         match self {
-            Plan::Unit | Plan::Argument | Plan::Distinct { .. } | Plan::Union { .. } => {}
+            Plan::Unit
+            | Plan::Argument
+            | Plan::CountAll { .. }
+            | Plan::Distinct { .. }
+            | Plan::Union { .. } => {}
             Plan::ScanNodes { filter, .. } => filter.iter().for_each(visit),
             Plan::LookupNode { key, filter, .. } => {
                 visit(key);
@@ -511,6 +527,9 @@ impl Plan {
             | Plan::LookupNode { slot, .. }
             | Plan::Unwind { slot, .. }
             | Plan::CountExpand {
+                count_slot: slot, ..
+            }
+            | Plan::CountAll {
                 count_slot: slot, ..
             } => vec![*slot],
             Plan::VectorTopK(v) => vec![v.slot],
@@ -622,6 +641,7 @@ impl Plan {
         match self {
             Plan::Unit => Plan::Unit,
             Plan::Argument => Plan::Argument,
+            count @ Plan::CountAll { .. } => count,
             Plan::ScanNodes {
                 input,
                 tables,

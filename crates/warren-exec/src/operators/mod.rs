@@ -3,6 +3,7 @@
 //! operator tree.
 
 mod aggregate;
+mod count_all;
 mod count_expand;
 mod expand;
 mod extend_each;
@@ -155,6 +156,18 @@ fn build_operator(
             steps.clone(),
             tables.clone(),
             *count_slot,
+        )),
+        Plan::CountAll {
+            tables,
+            steps,
+            targets,
+            count_slot,
+        } => Box::new(count_all::CountAll::new(
+            tables.clone(),
+            steps.clone(),
+            targets.clone(),
+            *count_slot,
+            width,
         )),
         Plan::Recursive(recursive) => {
             let input = child(&recursive.input);

@@ -1,10 +1,12 @@
 //! Plan rewrites applied after binding, one rule per file: dead-slot pruning (don't build path
 //! values nobody reads), path counting (aggregate over path counts instead of paths), expansion
-//! counting (aggregate over degrees instead of a last hop's rows) and top-k (ORDER BY ... LIMIT
+//! counting (aggregate over degrees instead of a last hop's rows), whole-table counting (an
+//! unfiltered scan's or hop's count from the tables' live counts) and top-k (ORDER BY ... LIMIT
 //! as a bounded heap, or as a parallel vector scan), procedure top (a spread hands on only the
 //! rows a top-N by its activation can keep) and procedure order (a procedure's rows need not
 //! come in its documented order when nothing above depends on it).
 
+mod count_all;
 mod count_expand;
 mod count_paths;
 mod procedure_order;
@@ -29,6 +31,9 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     }
     if plan.any(&count_expand::rewrites) {
         plan = count_expand::count_expand(plan, slots);
+    }
+    if plan.any(&count_all::rewrites) {
+        plan = count_all::count_all(plan, slots);
     }
     if plan.any(&top_k::rewrites) {
         plan = top_k::top_k(plan);
