@@ -6,7 +6,7 @@ use warren_common::format::to_kuzu_string;
 use warren_common::value::NoGraph;
 
 use crate::expr::{Expr, InternalProperty, PathPart};
-use crate::plan::{Destination, Plan, RecursiveKind, RecursiveOutput, Target};
+use crate::plan::{Destination, Plan, RecursiveKind, RecursiveOutput, Step, Target};
 
 /// An expression as Kùzu prints it in messages: `LESS_THAN(+(n.ID,OFFSET(r._ID)),3)`.
 pub fn kuzu_text(expr: &warren_cypher::ast::Expr) -> String {
@@ -182,6 +182,15 @@ fn kind_text(kind: &RecursiveKind) -> &'static str {
 }
 
 /// One line describing an operator (without its children).
+/// An expansion's steps as `EXPLAIN` prints them: `<rel pair><direction>`, comma-separated.
+fn steps_text(steps: &[Step]) -> String {
+    let steps: Vec<String> = steps
+        .iter()
+        .map(|s| format!("{}{:?}", s.pair, s.direction))
+        .collect();
+    steps.join(",")
+}
+
 pub fn operator_line(plan: &Plan) -> String {
     let opt = |e: &Option<Expr>| {
         e.as_ref()
@@ -200,13 +209,9 @@ pub fn operator_line(plan: &Plan) -> String {
             if steps.is_empty() {
                 format!("CountAll nodes tables={tables:?} -> count #{count_slot}")
             } else {
-                let steps: Vec<String> = steps
-                    .iter()
-                    .map(|s| format!("{}{:?}", s.pair, s.direction))
-                    .collect();
                 format!(
                     "CountAll entries tables={tables:?} steps=[{}] targets={targets:?} -> count #{count_slot}",
-                    steps.join(",")
+                    steps_text(steps)
                 )
             }
         }
@@ -240,13 +245,9 @@ pub fn operator_line(plan: &Plan) -> String {
                 Target::Bind { slot, .. } => format!("#{slot}"),
                 Target::Check { slot } => format!("=#{slot}"),
             };
-            let steps: Vec<String> = steps
-                .iter()
-                .map(|s| format!("{}{:?}", s.pair, s.direction))
-                .collect();
             format!(
                 "Expand #{from} -> {target} rel={rel_slot:?} steps=[{}]",
-                steps.join(",")
+                steps_text(steps)
             )
         }
         Plan::CountExpand {
@@ -256,13 +257,9 @@ pub fn operator_line(plan: &Plan) -> String {
             count_slot,
             ..
         } => {
-            let steps: Vec<String> = steps
-                .iter()
-                .map(|s| format!("{}{:?}", s.pair, s.direction))
-                .collect();
             format!(
                 "CountExpand #{from} -> count #{count_slot} tables={tables:?} steps=[{}]",
-                steps.join(",")
+                steps_text(steps)
             )
         }
         Plan::Recursive(r) => {
