@@ -26,27 +26,15 @@ pub fn rewrites(operator: &Plan) -> bool {
 }
 
 pub fn count_all(plan: Plan, slots: &mut usize) -> Plan {
-    let plan = plan.map_children(&mut |child| count_all(child, slots));
-    let Plan::Aggregate {
-        input,
-        keys,
-        aggregates,
-    } = plan
-    else {
-        return plan;
-    };
-    match rewritten(&input, &keys, &aggregates, slots) {
-        Some((counted, aggregates)) => Plan::Aggregate {
-            input: Box::new(counted),
-            keys,
-            aggregates,
-        },
-        None => Plan::Aggregate {
-            input,
-            keys,
-            aggregates,
-        },
-    }
+    super::map_aggregates(plan, &mut |(input, keys, aggregates)| match rewritten(
+        &input,
+        &keys,
+        &aggregates,
+        slots,
+    ) {
+        Some((counted, aggregates)) => (Box::new(counted), keys, aggregates),
+        None => (input, keys, aggregates),
+    })
 }
 
 /// The scan's (tables, slot) when `plan` is a node scan of the one input row, without filter.

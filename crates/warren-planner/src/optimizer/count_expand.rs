@@ -20,56 +20,42 @@ pub fn rewrites(operator: &Plan) -> bool {
 }
 
 pub fn count_expand(plan: Plan, slots: &mut usize) -> Plan {
-    let plan = plan.map_children(&mut |child| count_expand(child, slots));
-    let Plan::Aggregate {
-        input,
-        keys,
-        aggregates,
-    } = plan
-    else {
-        return plan;
-    };
-    if !countable(&input, &keys, &aggregates) {
-        return Plan::Aggregate {
-            input,
-            keys,
-            aggregates,
+    super::map_aggregates(plan, &mut |(input, keys, aggregates)| {
+        if !countable(&input, &keys, &aggregates) {
+            return (input, keys, aggregates);
+        }
+        let Plan::Expand {
+            input: below,
+            from,
+            steps,
+            target: Target::Bind { tables, .. },
+            ..
+        } = *input
+        else {
+            unreachable!("countable() accepts expansions that bind their target only");
         };
-    }
-    let Plan::Expand {
-        input: below,
-        from,
-        steps,
-        target: Target::Bind { tables, .. },
-        ..
-    } = *input
-    else {
-        unreachable!("countable() accepts expansions that bind their target only");
-    };
-    let count_slot = *slots;
-    *slots += 1;
-    let aggregates = aggregates
-        .into_iter()
-        .map(|(out, _)| {
-            let sum = AggregateExpr {
-                function: AggregateFunction::SumCounts,
-                distinct: false,
-                arg: Some(Expr::Slot(count_slot)),
-            };
-            (out, sum)
-        })
-        .collect();
-    Plan::Aggregate {
-        input: Box::new(Plan::CountExpand {
+        let count_slot = *slots;
+        *slots += 1;
+        let aggregates = aggregates
+            .into_iter()
+            .map(|(out, _)| {
+                let sum = AggregateExpr {
+                    function: AggregateFunction::SumCounts,
+                    distinct: false,
+                    arg: Some(Expr::Slot(count_slot)),
+                };
+                (out, sum)
+            })
+            .collect();
+        let counted = Plan::CountExpand {
             input: below,
             from,
             steps,
             tables,
             count_slot,
-        }),
-        keys,
-        aggregates,
-    }
+        };
+        (Box::new(counted), keys, aggregates)
+    })
 }
 
 /// Whether the aggregation over `input` counts the expansion's rows and nothing else.

@@ -47,6 +47,33 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     plan
 }
 
+/// The parts of an aggregation: its input, keys and aggregates.
+type AggregateParts = (
+    Box<Plan>,
+    Vec<(usize, crate::expr::Expr)>,
+    Vec<(usize, crate::expr::AggregateExpr)>,
+);
+
+/// Rebuilds `plan` bottom-up, handing every aggregation's parts to `rewrite`, which returns the
+/// parts to rebuild it from (the counting rules' common walk).
+fn map_aggregates(plan: Plan, rewrite: &mut dyn FnMut(AggregateParts) -> AggregateParts) -> Plan {
+    let plan = plan.map_children(&mut |child| map_aggregates(child, &mut *rewrite));
+    let Plan::Aggregate {
+        input,
+        keys,
+        aggregates,
+    } = plan
+    else {
+        return plan;
+    };
+    let (input, keys, aggregates) = rewrite((input, keys, aggregates));
+    Plan::Aggregate {
+        input,
+        keys,
+        aggregates,
+    }
+}
+
 /// Plans the rules' unit tests share.
 #[cfg(test)]
 pub(crate) mod test_plans {
