@@ -54,7 +54,7 @@ fn a_prefiltered_scan_past_a_million_rows_returns_rows_in_order_on_any_threads()
     let even = |range: std::ops::Range<i64>| -> Vec<i64> {
         live(range).into_iter().filter(|id| id % 2 == 0).collect()
     };
-    let cases: [(&str, Vec<i64>); 6] = [
+    let cases: [(&str, Vec<i64>); 9] = [
         ("a.ID >= 3 AND a.ID < 8", live(3..8)),
         (
             "a.ID >= 1048560 AND a.ID < 1048590",
@@ -63,6 +63,17 @@ fn a_prefiltered_scan_past_a_million_rows_returns_rows_in_order_on_any_threads()
         ("a.ID >= 1048590", live(1_048_590..NODES)),
         ("a.ID < 0", Vec::new()),
         ("a.ID > 65530 AND a.ID <= 65540", live(65_531..65_541)),
+        // IN lists of INT64s: a few values (some deleted, one repeated), a NULL, and more
+        // than the compares' limit (searched per value), returned in row order.
+        (
+            "a.ID IN [1048590, 5, 3, 1048576, 7, 3]",
+            vec![3, 7, 1_048_590],
+        ),
+        ("a.ID IN [4, NULL] AND a.ID < 10", vec![4]),
+        (
+            "a.ID IN [9, 8, 70, 65536, 1048575, 1048577, 1048600, 2, 11, 12, 13, 5000000]",
+            vec![2, 8, 9, 11, 12, 13, 70, 65_536, 1_048_577, 1_048_600],
+        ),
         // A conjunct that is no prefilter: evaluated on the rows the prefilters pass.
         ("a.ID >= 1048570 AND a.ID % 2 = 0", even(1_048_570..NODES)),
     ];

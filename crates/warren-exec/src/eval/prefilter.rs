@@ -1,7 +1,9 @@
 //! Prefilters: the conjuncts of a node filter of the form `n.property op constant` with an
-//! INT64 property and constant, checked on the raw column before a row is built and the full
-//! filter is evaluated. A row failing one fails the whole filter (the conjunct is false or
+//! INT64 property and constant, or `n.property IN [constants]` with INT64 constants, checked
+//! on the raw column before a row is built and the full filter is evaluated. A row failing one fails the whole filter (the conjunct is false or
 //! NULL), so skipping it early changes no result; rows passing still get the full filter.
+
+use std::sync::Arc;
 
 use warren_common::value::Value;
 use warren_common::TableId;
@@ -9,14 +11,45 @@ use warren_planner::expr::{BinaryOp, Expr, PropertyColumns};
 
 use super::pass_bits::{pass_word_kernel, Compare};
 
-/// `property op constant` on the scanned node, with an INT64 constant: a row for which it is
-/// false or NULL fails the whole (conjunctive) filter, so it can be skipped early.
+/// `property op constant` or `property IN [constants]` on the scanned node, with INT64
+/// constants: a row for which it is false or NULL fails the whole (conjunctive) filter, so it
+/// can be skipped early.
 #[derive(Debug)]
 pub struct IntPrefilter {
     property: PropertyColumns,
-    op: BinaryOp,
-    constant: i64,
+    test: IntTest,
 }
+
+/// What a prefilter holds a row's (non-NULL) value against.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntTest {
+    /// `value op constant`, a comparison.
+    Compare(BinaryOp, i64),
+    /// `value IN [...]`: the list's INT64 elements, sorted and without repeats (its NULLs
+    /// never match: Kùzu skips them).
+    InList(Arc<[i64]>),
+}
+
+impl IntTest {
+    #[inline]
+    fn holds(&self, value: i64) -> bool {
+        match self {
+            IntTest::Compare(op, constant) => match op {
+                BinaryOp::Eq => value == *constant,
+                BinaryOp::Ne => value != *constant,
+                BinaryOp::Lt => value < *constant,
+                BinaryOp::Le => value <= *constant,
+                BinaryOp::Gt => value > *constant,
+                BinaryOp::Ge => value >= *constant,
+                _ => true,
+            },
+            IntTest::InList(constants) => constants.binary_search(&value).is_ok(),
+        }
+    }
+}
+
+/// Lists longer than this are tested by a binary search per value, not one compare each.
+const IN_LIST_COMPARES_MAX: usize = 8;
 
 pub fn collect_prefilters(expr: &Expr, slot: usize, out: &mut Vec<IntPrefilter>) {
     let Expr::Binary(op, left, right) = expr else {
@@ -58,6 +91,9 @@ pub fn filter_decided(
 
 /// `left op right` as a prefilter on the node in `slot`, when it has that form.
 fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<IntPrefilter> {
+    if op == BinaryOp::In {
+        return in_list_of(left, right, slot);
+    }
     let op = &op;
     let flipped = match op {
         BinaryOp::Eq | BinaryOp::Ne => *op,
@@ -78,18 +114,52 @@ fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<
     if let (Some(property), Some(constant)) = (property_of(left), constant_of(right)) {
         Some(IntPrefilter {
             property,
-            op: *op,
-            constant,
+            test: IntTest::Compare(*op, constant),
         })
     } else if let (Some(constant), Some(property)) = (constant_of(left), property_of(right)) {
         Some(IntPrefilter {
             property,
-            op: flipped,
-            constant,
+            test: IntTest::Compare(flipped, constant),
         })
     } else {
         None
     }
+}
+
+/// `n.property IN [...]` as a prefilter when every element of the list (a list of literals,
+/// or a literal list) is an INT64 or NULL.
+fn in_list_of(left: &Expr, right: &Expr, slot: usize) -> Option<IntPrefilter> {
+    let Expr::Property { base, property } = left else {
+        return None;
+    };
+    if **base != Expr::Slot(slot) {
+        return None;
+    }
+    let items: Vec<&Value> = match right {
+        Expr::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Expr::Literal(value) => Some(value),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        Expr::Literal(list) => list.as_list()?.iter().collect(),
+        _ => return None,
+    };
+    let mut constants = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Value::Int64(constant) => constants.push(*constant),
+            Value::Null => {}
+            _ => return None,
+        }
+    }
+    constants.sort_unstable();
+    constants.dedup();
+    Some(IntPrefilter {
+        property: property.clone(),
+        test: IntTest::InList(constants.into()),
+    })
 }
 
 /// A prefilter resolved against one table: the column's values and nulls.
@@ -100,8 +170,7 @@ pub enum ResolvedPrefilter<'a> {
         /// The column's null words (`None`: no NULLs), read once (see `Column::null_words`).
         nulls: Option<&'a [u64]>,
         values: &'a [i64],
-        op: BinaryOp,
-        constant: i64,
+        test: IntTest,
     },
 }
 
@@ -113,22 +182,12 @@ impl ResolvedPrefilter<'_> {
             ResolvedPrefilter::Column {
                 nulls,
                 values,
-                op,
-                constant,
+                test,
             } => {
                 if nulls.is_some_and(|words| words[row / 64] >> (row % 64) & 1 == 1) {
                     return false;
                 }
-                let value = values[row];
-                match op {
-                    BinaryOp::Eq => value == *constant,
-                    BinaryOp::Ne => value != *constant,
-                    BinaryOp::Lt => value < *constant,
-                    BinaryOp::Le => value <= *constant,
-                    BinaryOp::Gt => value > *constant,
-                    BinaryOp::Ge => value >= *constant,
-                    _ => true,
-                }
+                test.holds(values[row])
             }
         }
     }
@@ -143,25 +202,37 @@ impl ResolvedPrefilter<'_> {
         let ResolvedPrefilter::Column {
             nulls,
             values,
-            op,
-            constant,
+            test,
         } = self
         else {
             words.fill(0);
             return;
         };
         let first_word = rows.start / 64;
-        let Some(compare) = compare_of(*op) else {
-            // No comparison (never built): every row passes, as in `passes`.
-            return;
-        };
         let kernel = pass_word_kernel();
+        let pass_word = |group: &[i64]| -> u64 {
+            match test {
+                IntTest::Compare(op, constant) => match compare_of(*op) {
+                    Some(compare) => kernel(group, compare, *constant),
+                    // No comparison (never built): every row passes, as in `passes`.
+                    None => u64::MAX,
+                },
+                IntTest::InList(constants) if constants.len() <= IN_LIST_COMPARES_MAX => {
+                    constants.iter().fold(0, |bits, &constant| {
+                        bits | kernel(group, Compare::Eq, constant)
+                    })
+                }
+                IntTest::InList(_) => group.iter().enumerate().fold(0, |bits, (i, &value)| {
+                    bits | (u64::from(test.holds(value)) << i)
+                }),
+            }
+        };
         let groups = values[rows].chunks(64);
         for (index, (word, group)) in words.iter_mut().zip(groups).enumerate() {
             if *word == 0 {
                 continue;
             }
-            *word &= kernel(group, compare, *constant);
+            *word &= pass_word(group);
             if let Some(nulls) = nulls {
                 *word &= !nulls[first_word + index];
             }
@@ -205,8 +276,7 @@ pub fn resolve_prefilters<'a>(
             resolved.push(ResolvedPrefilter::Column {
                 nulls: column.null_words(),
                 values,
-                op: prefilter.op,
-                constant: prefilter.constant,
+                test: prefilter.test.clone(),
             });
         }
     }
@@ -272,7 +342,43 @@ mod tests {
         let mut collected = Vec::new();
         collect_prefilters(&above, 0, &mut collected);
         assert_eq!(collected.len(), 1);
-        assert_eq!(collected[0].op, BinaryOp::Lt, "`1 > n.ID` is `n.ID < 1`");
+        assert_eq!(
+            collected[0].test,
+            IntTest::Compare(BinaryOp::Lt, 1),
+            "`1 > n.ID` is `n.ID < 1`"
+        );
+        // `IN` over a literal list of INT64s (NULLs skipped, repeats dropped) is a prefilter;
+        // a list with another type is not.
+        let list = |items: Vec<Value>| Expr::Literal(Value::List(items.into()));
+        let in_list = binary(
+            BinaryOp::In,
+            id_of(0),
+            list(vec![
+                Value::Int64(3),
+                Value::Null,
+                Value::Int64(1),
+                Value::Int64(3),
+            ]),
+        );
+        assert!(is_conjunction_of_prefilters(&in_list, 0));
+        let mut collected = Vec::new();
+        collect_prefilters(&in_list, 0, &mut collected);
+        assert_eq!(collected[0].test, IntTest::InList(vec![1, 3].into()));
+        for other in [Value::Double(2.5), Value::String("a".into())] {
+            let mixed = binary(BinaryOp::In, id_of(0), list(vec![Value::Int64(1), other]));
+            assert!(!is_conjunction_of_prefilters(&mixed, 0));
+        }
+        // The binder's form: a list of literal expressions (any other element needs the
+        // evaluator).
+        let literals = Expr::List(vec![int(9), Expr::Literal(Value::Null), int(2)]);
+        let mut collected = Vec::new();
+        collect_prefilters(&binary(BinaryOp::In, id_of(0), literals), 0, &mut collected);
+        assert_eq!(collected[0].test, IntTest::InList(vec![2, 9].into()));
+        let computed = Expr::List(vec![int(9), binary(BinaryOp::Add, int(1), int(1))]);
+        assert!(!is_conjunction_of_prefilters(
+            &binary(BinaryOp::In, id_of(0), computed),
+            0
+        ));
         assert!(
             !filter_decided(true, 1, &[]),
             "an unresolved prefilter decides nothing"
@@ -305,29 +411,45 @@ mod tests {
             BinaryOp::Gt,
             BinaryOp::Ge,
         ];
-        for op in ops {
-            for constant in [-9, -3, 0, 4, 8] {
-                for with_nulls in [false, true] {
-                    let prefilter = ResolvedPrefilter::Column {
-                        nulls: with_nulls.then_some(&nulls[..]),
-                        values: &values,
-                        op,
-                        constant,
-                    };
-                    for start in [0, 64, 256] {
-                        for end in [start, start + 1, start + 63, 200.max(start), 300] {
-                            let rows = start..end.min(values.len());
-                            let mut words = vec![u64::MAX; rows.len().div_ceil(64)];
-                            // A zero word stays zero (and is not read).
-                            if let Some(first) = words.first_mut() {
-                                *first &= !1;
-                            }
-                            prefilter.and_pass_bits(rows.clone(), &mut words);
-                            for row in rows {
-                                let offset = row - start;
-                                let bit = words[offset / 64] >> (offset % 64) & 1 == 1;
-                                let expected = offset != 0 && prefilter.passes(row);
-                                assert_eq!(bit, expected, "{op:?} {constant} row {row}");
+        let mut tests: Vec<IntTest> = ops
+            .iter()
+            .flat_map(|&op| [-9, -3, 0, 4, 8].map(|constant| IntTest::Compare(op, constant)))
+            .collect();
+        // IN lists: empty, one, a few (compares), more than the compares' limit (searched).
+        for list in [
+            &[][..],
+            &[3],
+            &[-8, 0, 5],
+            &[-8, -6, -4, -2, 0, 1, 2, 3, 4, 5, 6, 100],
+        ] {
+            assert!(list.windows(2).all(|pair| pair[0] < pair[1]));
+            tests.push(IntTest::InList(list.into()));
+        }
+        for test in tests {
+            for with_nulls in [false, true] {
+                let prefilter = ResolvedPrefilter::Column {
+                    nulls: with_nulls.then_some(&nulls[..]),
+                    values: &values,
+                    test: test.clone(),
+                };
+                for start in [0, 64, 256] {
+                    for end in [start, start + 1, start + 63, 200.max(start), 300] {
+                        let rows = start..end.min(values.len());
+                        let mut words = vec![u64::MAX; rows.len().div_ceil(64)];
+                        // A zero word stays zero (and is not read).
+                        if let Some(first) = words.first_mut() {
+                            *first &= !1;
+                        }
+                        prefilter.and_pass_bits(rows.clone(), &mut words);
+                        for row in rows {
+                            let offset = row - start;
+                            let bit = words[offset / 64] >> (offset % 64) & 1 == 1;
+                            let expected = offset != 0 && prefilter.passes(row);
+                            assert_eq!(bit, expected, "{test:?} row {row}");
+                            if let IntTest::InList(list) = &test {
+                                let null = with_nulls && row % 5 == 0;
+                                let member = list.contains(&values[row]);
+                                assert_eq!(prefilter.passes(row), !null && member, "{test:?}");
                             }
                         }
                     }
