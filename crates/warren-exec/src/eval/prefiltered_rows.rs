@@ -1,7 +1,8 @@
 //! The rows of a node table that pass a filter's prefilters, a chunk of rows at a time: each
 //! prefilter ANDs its pass bits into the chunk's words, then the rows left are listed (log
-//! 240); and the same on the query's threads for a large table, in row order, when the
-//! prefilters alone decide the filter (logs 234, 238).
+//! 240); the same on the query's threads for a large table, in row order, when the
+//! prefilters alone decide the filter (logs 234, 238); and [`PrefilteredCursor`], which hands
+//! a scan those rows a window at a time (`ScanNodes`, the columnar scan; log 239).
 
 use std::ops::Range;
 
