@@ -23,7 +23,7 @@ const PREFILTER_MORSEL_ROWS: usize = 1 << 16;
 const PASS_CHUNK_ROWS: usize = 1024;
 
 /// Calls `each` with every live row of `rows` (offsets in the table) that passes the
-/// prefilters `resolved`, in order: per chunk of [`PASS_CHUNK_ROWS`] rows (aligned to 64
+/// prefilters `resolved`, in order: per chunk of `PASS_CHUNK_ROWS` rows (aligned to 64
 /// rows), every prefilter ANDs its pass bits into the chunk's words, then the rows whose bit
 /// is left are tested for deletion. Without prefilters, every live row.
 pub fn prefiltered_rows(
