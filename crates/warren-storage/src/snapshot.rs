@@ -9,7 +9,7 @@ use warren_common::{Error, InternalId, TableId};
 
 use crate::catalog::{Catalog, NodeTableSchema, RelPairSchema, RelTableSchema};
 use crate::node_table::NodeTable;
-use crate::rel_table::RelTable;
+use crate::rel_table::{Direction, RelTable};
 use crate::section_check::ChecksumMismatch;
 
 #[derive(Clone, Debug)]
@@ -204,6 +204,15 @@ impl Snapshot {
         self.catalog
             .rel_pair(pair)
             .unwrap_or_else(|| panic!("no rel pair {pair}"))
+    }
+
+    /// The node tables a hop over rel pair `pair` in `direction` starts and ends at.
+    pub fn pair_ends(&self, pair: TableId, direction: Direction) -> (TableId, TableId) {
+        let (_, pair) = self.rel_schema(pair);
+        match direction {
+            Direction::Forward => (pair.from, pair.to),
+            Direction::Backward => (pair.to, pair.from),
+        }
     }
 
     /// The stored source and destination nodes of a rel. Panics on a checksum mismatch (see

@@ -6,7 +6,7 @@ use std::ops::Range;
 use warren_common::column_batch::{ColumnBatch, ColumnVector, VectorBuilder};
 use warren_common::value::{NodeValue, RelValue, Value};
 use warren_common::{InternalId, Result, TableId};
-use warren_storage::{Direction, Snapshot};
+use warren_storage::Snapshot;
 
 use super::gather::gather_property;
 use super::{Bound, ColumnarPlan, ExpandSpec, Output};
@@ -310,11 +310,7 @@ impl ColumnarScan {
             self.expanding = None;
             return Ok(());
         };
-        let (_, pair) = snapshot.rel_schema(step.pair);
-        let (start, end) = match step.direction {
-            Direction::Forward => (pair.from, pair.to),
-            Direction::Backward => (pair.to, pair.from),
-        };
+        let (start, end) = snapshot.pair_ends(step.pair, step.direction);
         if start != current.table
             || current.node > u64::from(u32::MAX)
             || !expand.target_tables.contains(&end)
@@ -403,12 +399,7 @@ impl ColumnarScan {
         }
         let table = snapshot.node_table(table_id);
         let rel_table = snapshot.rel_table(step.pair);
-        let end = end_table(snapshot, step);
-        let (_, pair) = snapshot.rel_schema(step.pair);
-        let start = match step.direction {
-            Direction::Forward => pair.from,
-            Direction::Backward => pair.to,
-        };
+        let (start, end) = snapshot.pair_ends(step.pair, step.direction);
         if table.has_delta()
             || rel_table.has_delta()
             || start != table_id
@@ -578,11 +569,7 @@ impl ColumnarScan {
 
 /// The node table a step reaches.
 fn end_table(snapshot: &Snapshot, step: Step) -> TableId {
-    let (_, pair) = snapshot.rel_schema(step.pair);
-    match step.direction {
-        Direction::Forward => pair.to,
-        Direction::Backward => pair.from,
-    }
+    snapshot.pair_ends(step.pair, step.direction).1
 }
 
 /// Where a slice of entries comes from and goes to.

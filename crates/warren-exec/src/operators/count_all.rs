@@ -6,7 +6,7 @@
 use warren_common::value::Value;
 use warren_common::{Result, TableId};
 use warren_planner::plan::Step;
-use warren_storage::{Direction, Snapshot};
+use warren_storage::Snapshot;
 
 use super::{Operator, Row};
 use crate::context::ExecContext;
@@ -50,11 +50,7 @@ impl CountAll {
             return Ok(count);
         }
         for step in &self.steps {
-            let (_, pair) = snapshot.rel_schema(step.pair);
-            let (start, end) = match step.direction {
-                Direction::Forward => (pair.from, pair.to),
-                Direction::Backward => (pair.to, pair.from),
-            };
+            let (start, end) = snapshot.pair_ends(step.pair, step.direction);
             if self.tables.contains(&start) && self.targets.contains(&end) {
                 count += snapshot.rel_table(step.pair).num_live_rows()?;
             }

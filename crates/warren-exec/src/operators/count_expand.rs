@@ -8,7 +8,7 @@
 use warren_common::value::Value;
 use warren_common::{InternalId, Result, TableId};
 use warren_planner::plan::Step;
-use warren_storage::{Direction, Snapshot};
+use warren_storage::Snapshot;
 
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
@@ -45,11 +45,7 @@ impl CountExpand {
         };
         let mut count = 0;
         for step in &self.steps {
-            let (_, pair) = snapshot.rel_schema(step.pair);
-            let (start, end) = match step.direction {
-                Direction::Forward => (pair.from, pair.to),
-                Direction::Backward => (pair.to, pair.from),
-            };
+            let (start, end) = snapshot.pair_ends(step.pair, step.direction);
             if start == node.table && self.tables.contains(&end) {
                 count += snapshot
                     .rel_table(step.pair)
@@ -87,9 +83,7 @@ mod tests {
     use std::sync::Arc;
 
     use warren_storage::delta::AppendedRel;
-    use warren_storage::RelTable;
-
-    use super::*;
+    use warren_storage::{Direction, RelTable};
 
     fn degrees(table: &RelTable, direction: Direction) -> Vec<u64> {
         (0..4)

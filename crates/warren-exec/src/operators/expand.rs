@@ -5,7 +5,6 @@
 use warren_common::value::{NodeValue, RelValue, Value};
 use warren_common::{InternalId, Result};
 use warren_planner::plan::{Step, Target};
-use warren_storage::Direction;
 
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
@@ -46,11 +45,7 @@ impl Expand {
         let snapshot = ctx.snapshot();
         let mut out = Vec::new();
         for step in &self.steps {
-            let (_, pair) = snapshot.rel_schema(step.pair);
-            let (start, end) = match step.direction {
-                Direction::Forward => (pair.from, pair.to),
-                Direction::Backward => (pair.to, pair.from),
-            };
+            let (start, end) = snapshot.pair_ends(step.pair, step.direction);
             if start != node.table || node.offset > u64::from(u32::MAX) {
                 continue;
             }

@@ -71,14 +71,6 @@ pub struct Graph {
     in_edge_bits: OnceLock<Vec<u64>>,
 }
 
-fn step_ends(snapshot: &Snapshot, step: &Step) -> (TableId, TableId) {
-    let (_, pair) = snapshot.rel_schema(step.pair);
-    match step.direction {
-        Direction::Forward => (pair.from, pair.to),
-        Direction::Backward => (pair.to, pair.from),
-    }
-}
-
 fn flip(direction: Direction) -> Direction {
     match direction {
         Direction::Forward => Direction::Backward,
@@ -92,7 +84,7 @@ impl Graph {
     pub fn build(snapshot: &Snapshot, steps: &[Step], extra_tables: &[TableId]) -> Result<Self> {
         let mut tables: Vec<TableId> = extra_tables.to_vec();
         for step in steps {
-            let (start, end) = step_ends(snapshot, step);
+            let (start, end) = snapshot.pair_ends(step.pair, step.direction);
             tables.extend([start, end]);
         }
         tables.sort_unstable();
@@ -180,7 +172,7 @@ impl Graph {
         corruption: &Arc<CorruptionSlot>,
     ) -> Option<(Adjacency, Adjacency)> {
         let [step] = steps else { return None };
-        let (start, end) = step_ends(snapshot, step);
+        let (start, end) = snapshot.pair_ends(step.pair, step.direction);
         if start != end || tables != [start] {
             return None;
         }
@@ -218,13 +210,7 @@ impl Graph {
                     } else {
                         step.direction
                     };
-                    let (start, end) = step_ends(
-                        snapshot,
-                        &Step {
-                            pair: step.pair,
-                            direction,
-                        },
-                    );
+                    let (start, end) = snapshot.pair_ends(step.pair, direction);
                     if start != table {
                         continue;
                     }
