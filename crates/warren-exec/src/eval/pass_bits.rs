@@ -18,8 +18,9 @@ pub enum Compare {
 }
 
 impl Compare {
+    /// Whether `value compare constant` holds.
     #[inline(always)]
-    fn holds(self, value: i64, constant: i64) -> bool {
+    pub fn holds(self, value: i64, constant: i64) -> bool {
         match self {
             Compare::Eq => value == constant,
             Compare::Ne => value != constant,
@@ -27,6 +28,18 @@ impl Compare {
             Compare::Le => value <= constant,
             Compare::Gt => value > constant,
             Compare::Ge => value >= constant,
+        }
+    }
+
+    /// The comparison with its operands swapped: `constant compare value` is
+    /// `value compare.swapped() constant`.
+    pub fn swapped(self) -> Compare {
+        match self {
+            Compare::Eq | Compare::Ne => self,
+            Compare::Lt => Compare::Gt,
+            Compare::Le => Compare::Ge,
+            Compare::Gt => Compare::Lt,
+            Compare::Ge => Compare::Le,
         }
     }
 }
@@ -162,6 +175,19 @@ mod tests {
         Compare::Gt,
         Compare::Ge,
     ];
+
+    #[test]
+    fn a_swapped_comparison_holds_with_its_operands_swapped() {
+        for compare in COMPARES {
+            for (a, b) in [(-1, 0), (0, 0), (0, -1), (i64::MIN, i64::MAX)] {
+                assert_eq!(
+                    compare.swapped().holds(a, b),
+                    compare.holds(b, a),
+                    "{compare:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn extremes_and_lengths() {

@@ -1,7 +1,8 @@
 //! Prefilters: the conjuncts of a node filter of the form `n.property op constant` with an
 //! INT64 property and constant, or `n.property IN [constants]` with INT64 constants, checked
-//! on the raw column before a row is built and the full filter is evaluated. A row failing one fails the whole filter (the conjunct is false or
-//! NULL), so skipping it early changes no result; rows passing still get the full filter.
+//! on the raw column before a row is built and the full filter is evaluated. A row failing
+//! one fails the whole filter (the conjunct is false or NULL), so skipping it early changes no
+//! result; rows passing still get the full filter.
 
 use std::sync::Arc;
 
@@ -23,8 +24,8 @@ pub struct IntPrefilter {
 /// What a prefilter holds a row's (non-NULL) value against.
 #[derive(Clone, Debug, PartialEq)]
 pub enum IntTest {
-    /// `value op constant`, a comparison.
-    Compare(BinaryOp, i64),
+    /// `value compare constant`.
+    Compare(Compare, i64),
     /// `value IN [...]`: the list's INT64 elements, sorted and without repeats (its NULLs
     /// never match: Kùzu skips them).
     InList(Arc<[i64]>),
@@ -34,15 +35,7 @@ impl IntTest {
     #[inline]
     fn holds(&self, value: i64) -> bool {
         match self {
-            IntTest::Compare(op, constant) => match op {
-                BinaryOp::Eq => value == *constant,
-                BinaryOp::Ne => value != *constant,
-                BinaryOp::Lt => value < *constant,
-                BinaryOp::Le => value <= *constant,
-                BinaryOp::Gt => value > *constant,
-                BinaryOp::Ge => value >= *constant,
-                _ => true,
-            },
+            IntTest::Compare(compare, constant) => compare.holds(value, *constant),
             IntTest::InList(constants) => constants.binary_search(&value).is_ok(),
         }
     }
@@ -94,15 +87,7 @@ fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<
     if op == BinaryOp::In {
         return in_list_of(left, right, slot);
     }
-    let op = &op;
-    let flipped = match op {
-        BinaryOp::Eq | BinaryOp::Ne => *op,
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::Le => BinaryOp::Ge,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::Ge => BinaryOp::Le,
-        _ => return None,
-    };
+    let compare = compare_of(op)?;
     let property_of = |e: &Expr| match e {
         Expr::Property { base, property } if **base == Expr::Slot(slot) => Some(property.clone()),
         _ => None,
@@ -114,12 +99,12 @@ fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<
     if let (Some(property), Some(constant)) = (property_of(left), constant_of(right)) {
         Some(IntPrefilter {
             property,
-            test: IntTest::Compare(*op, constant),
+            test: IntTest::Compare(compare, constant),
         })
     } else if let (Some(constant), Some(property)) = (constant_of(left), property_of(right)) {
         Some(IntPrefilter {
             property,
-            test: IntTest::Compare(flipped, constant),
+            test: IntTest::Compare(compare.swapped(), constant),
         })
     } else {
         None
@@ -212,11 +197,7 @@ impl ResolvedPrefilter<'_> {
         let kernel = pass_word_kernel();
         let pass_word = |group: &[i64]| -> u64 {
             match test {
-                IntTest::Compare(op, constant) => match compare_of(*op) {
-                    Some(compare) => kernel(group, compare, *constant),
-                    // No comparison (never built): every row passes, as in `passes`.
-                    None => u64::MAX,
-                },
+                IntTest::Compare(compare, constant) => kernel(group, *compare, *constant),
                 IntTest::InList(constants) if constants.len() <= IN_LIST_COMPARES_MAX => {
                     constants.iter().fold(0, |bits, &constant| {
                         bits | kernel(group, Compare::Eq, constant)
@@ -240,7 +221,7 @@ impl ResolvedPrefilter<'_> {
     }
 }
 
-/// The pass-bit comparison of a prefilter's operator (`None`: not a comparison).
+/// The comparison of a binary operator (`None`: not a comparison).
 fn compare_of(op: BinaryOp) -> Option<Compare> {
     Some(match op {
         BinaryOp::Eq => Compare::Eq,
@@ -344,7 +325,7 @@ mod tests {
         assert_eq!(collected.len(), 1);
         assert_eq!(
             collected[0].test,
-            IntTest::Compare(BinaryOp::Lt, 1),
+            IntTest::Compare(Compare::Lt, 1),
             "`1 > n.ID` is `n.ID < 1`"
         );
         // `IN` over a literal list of INT64s (NULLs skipped, repeats dropped) is a prefilter;
@@ -413,7 +394,10 @@ mod tests {
         ];
         let mut tests: Vec<IntTest> = ops
             .iter()
-            .flat_map(|&op| [-9, -3, 0, 4, 8].map(|constant| IntTest::Compare(op, constant)))
+            .flat_map(|&op| {
+                let compare = compare_of(op).expect("a comparison");
+                [-9, -3, 0, 4, 8].map(|constant| IntTest::Compare(compare, constant))
+            })
             .collect();
         // IN lists: empty, one, a few (compares), more than the compares' limit (searched).
         for list in [
