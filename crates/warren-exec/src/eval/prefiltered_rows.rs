@@ -1,8 +1,9 @@
-//! The rows of a node table that pass a filter's prefilters, a chunk of rows at a time: each
-//! prefilter ANDs its pass bits into the chunk's words, then the rows left are listed (log
-//! 240); the same on the query's threads for a large table, in row order, when the
-//! prefilters alone decide the filter (logs 234, 238); and [`PrefilteredCursor`], which hands
-//! a scan those rows a window at a time (`ScanNodes`, the columnar scan; log 239).
+//! The rows of a node table that pass a filter's prefilters, handed out by
+//! [`PrefilteredCursor`] a window at a time to every filtered scan (`ScanNodes`, the columnar
+//! scan, the recursive join's node masks): found a chunk of rows at a time, each prefilter
+//! ANDing its pass bits into the chunk's words (log 240), and on the query's threads for a
+//! large table, in row order, when the prefilters alone decide the filter (logs 234, 238,
+//! 239).
 
 use std::ops::Range;
 
@@ -16,7 +17,7 @@ use crate::recursive::morsels::for_each_morsel;
 /// Rows of a table from which its prefiltered rows are found on the query's threads: 8 MB of
 /// an INT64 column, a few milliseconds of one thread's scan, against the tens of microseconds
 /// a parallel loop costs.
-pub const PARALLEL_PREFILTER_ROWS_MIN: u32 = 1 << 20;
+const PARALLEL_PREFILTER_ROWS_MIN: u32 = 1 << 20;
 /// Rows per morsel of a parallel prefiltered scan.
 const PREFILTER_MORSEL_ROWS: usize = 1 << 16;
 /// Rows whose pass bits the prefilters compute together (a multiple of 64).
@@ -26,7 +27,7 @@ const PASS_CHUNK_ROWS: usize = 1024;
 /// prefilters `resolved`, in order: per chunk of `PASS_CHUNK_ROWS` rows (aligned to 64
 /// rows), every prefilter ANDs its pass bits into the chunk's words, then the rows whose bit
 /// is left are tested for deletion. Without prefilters, every live row.
-pub fn prefiltered_rows(
+fn prefiltered_rows(
     data: &NodeTable,
     resolved: &[ResolvedPrefilter<'_>],
     rows: Range<u32>,
@@ -66,7 +67,7 @@ pub fn prefiltered_rows(
 /// [`prefiltered_rows`] of `rows` as a list in row order, found in morsels on the query's
 /// threads (the caller checked that the prefilters decide the filter: nothing is evaluated
 /// per row).
-pub fn prefiltered_rows_in_parallel(
+fn prefiltered_rows_in_parallel(
     data: &NodeTable,
     resolved: &[ResolvedPrefilter<'_>],
     rows: Range<u32>,

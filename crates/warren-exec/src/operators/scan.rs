@@ -72,34 +72,32 @@ impl Operator for ScanNodes {
                     let filter = self.filter.as_ref().filter(|_| {
                         !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
                     });
-                    if !prefilters.is_empty() && table.num_rows() <= u64::from(u32::MAX) {
-                        let decided = filter.is_none();
-                        while let Some(node) =
-                            self.cursor.next_row(table, &prefilters, decided, ctx)?
-                        {
-                            ctx.tick()?;
-                            row[self.slot] = Value::Node(NodeValue {
-                                id: warren_common::InternalId::new(table_id, node),
-                                projection: None,
-                            });
-                            if let Some(filter) = filter {
-                                if !evaluator.test(filter, row)? {
-                                    continue;
-                                }
+                    // Resolved prefilters find the rows through the cursor; else (a delta,
+                    // no prefilter, or past `u32` rows) each row is tested here.
+                    let windowed =
+                        !prefilters.is_empty() && table.num_rows() <= u64::from(u32::MAX);
+                    loop {
+                        let node = if windowed {
+                            let decided = filter.is_none();
+                            match self.cursor.next_row(table, &prefilters, decided, ctx)? {
+                                Some(node) => node,
+                                None => break,
                             }
-                            return Ok(Some(row.clone()));
-                        }
-                        *offset = table.num_rows();
-                    }
-                    while *offset < table.num_rows() {
-                        let node = *offset;
-                        *offset += 1;
+                        } else {
+                            if *offset >= table.num_rows() {
+                                break;
+                            }
+                            let node = *offset;
+                            *offset += 1;
+                            if table.is_deleted(node)
+                                || !prefilters.iter().all(|p| p.passes(node as usize))
+                            {
+                                ctx.tick()?;
+                                continue;
+                            }
+                            node
+                        };
                         ctx.tick()?;
-                        if table.is_deleted(node)
-                            || !prefilters.iter().all(|p| p.passes(node as usize))
-                        {
-                            continue;
-                        }
                         row[self.slot] = Value::Node(NodeValue {
                             id: warren_common::InternalId::new(table_id, node),
                             projection: None,

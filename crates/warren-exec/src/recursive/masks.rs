@@ -13,9 +13,7 @@ use crate::context::ExecContext;
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
 };
-use crate::eval::prefiltered_rows::{
-    prefiltered_rows, prefiltered_rows_in_parallel, PARALLEL_PREFILTER_ROWS_MIN,
-};
+use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
 
 #[derive(Clone, Debug)]
@@ -185,27 +183,26 @@ pub fn node_mask(
         // Prefilters that decide the filter leave nothing to evaluate.
         let evaluated =
             filter.filter(|_| !filter_decided(conjunction, prefilters.len(), &resolved));
-        if evaluated.is_none() && rows >= PARALLEL_PREFILTER_ROWS_MIN && ctx.threads() > 1 {
-            // The prefilters decide: morsels of rows on the query's threads, no evaluator.
-            for offset in prefiltered_rows_in_parallel(data, &resolved, 0..rows, ctx)? {
-                mask.set(base + offset);
-            }
-            continue;
-        }
-        prefiltered_rows(data, &resolved, 0..rows, |offset| {
+        debug_assert_eq!(
+            u64::from(rows),
+            data.num_rows(),
+            "the graph's rows are the table's"
+        );
+        // The live rows passing the prefilters, found on the query's threads when they decide
+        // the filter on a large table.
+        let mut cursor = PrefilteredCursor::default();
+        while let Some(offset) = cursor.next_row(data, &resolved, evaluated.is_none(), ctx)? {
             if let Some((slot, expr)) = evaluated {
                 row[slot] = Value::Node(NodeValue {
-                    id: warren_common::InternalId::new(table, u64::from(offset)),
+                    id: warren_common::InternalId::new(table, offset),
                     projection: None,
                 });
                 if !evaluator.test(expr, &row)? {
-                    return Ok(());
+                    continue;
                 }
             }
-            mask.set(base + offset);
-            Ok(())
-        })?;
-        ctx.interrupt.check()?;
+            mask.set(base + offset as u32);
+        }
     }
     Ok(mask)
 }
