@@ -61,7 +61,7 @@ fn rewritten(
     if !keys.is_empty() || aggregates.is_empty() || aggregates.iter().any(|(_, a)| a.distinct) {
         return None;
     }
-    let counted = match input {
+    let (counted, count_slot) = match input {
         Plan::CountExpand {
             input: scan,
             from,
@@ -76,12 +76,13 @@ fn rewritten(
             if *from != slot || !aggregates.iter().all(|(_, a)| sums_the_count(a)) {
                 return None;
             }
-            Plan::CountAll {
+            let counted = Plan::CountAll {
                 tables: tables.clone(),
                 steps: steps.clone(),
                 targets: targets.clone(),
                 count_slot: *count_slot,
-            }
+            };
+            (counted, *count_slot)
         }
         scan => {
             let (tables, slot) = unfiltered_scan(scan)?;
@@ -95,27 +96,16 @@ fn rewritten(
             }
             let count_slot = *slots;
             *slots += 1;
-            Plan::CountAll {
+            let counted = Plan::CountAll {
                 tables: tables.clone(),
                 steps: Vec::new(),
                 targets: Vec::new(),
                 count_slot,
-            }
+            };
+            (counted, count_slot)
         }
     };
-    let Plan::CountAll { count_slot, .. } = &counted else {
-        unreachable!("built above");
-    };
-    let sum = AggregateExpr {
-        function: AggregateFunction::SumCounts,
-        distinct: false,
-        arg: Some(Expr::Slot(*count_slot)),
-    };
-    let aggregates = aggregates
-        .iter()
-        .map(|(out, _)| (*out, sum.clone()))
-        .collect();
-    Some((counted, aggregates))
+    Some((counted, super::summing_counts(aggregates, count_slot)))
 }
 
 #[cfg(test)]

@@ -36,17 +36,7 @@ pub fn count_expand(plan: Plan, slots: &mut usize) -> Plan {
         };
         let count_slot = *slots;
         *slots += 1;
-        let aggregates = aggregates
-            .into_iter()
-            .map(|(out, _)| {
-                let sum = AggregateExpr {
-                    function: AggregateFunction::SumCounts,
-                    distinct: false,
-                    arg: Some(Expr::Slot(count_slot)),
-                };
-                (out, sum)
-            })
-            .collect();
+        let aggregates = super::summing_counts(&aggregates, count_slot);
         let counted = Plan::CountExpand {
             input: below,
             from,

@@ -74,6 +74,23 @@ fn map_aggregates(plan: Plan, rewrite: &mut dyn FnMut(AggregateParts) -> Aggrega
     }
 }
 
+/// `aggregates` with each one replaced by the sum of the count in `count_slot`: what a counting
+/// rule's aggregation computes over the counting operator it puts under it.
+fn summing_counts(
+    aggregates: &[(usize, crate::expr::AggregateExpr)],
+    count_slot: usize,
+) -> Vec<(usize, crate::expr::AggregateExpr)> {
+    let sum = crate::expr::AggregateExpr {
+        function: crate::expr::AggregateFunction::SumCounts,
+        distinct: false,
+        arg: Some(crate::expr::Expr::Slot(count_slot)),
+    };
+    aggregates
+        .iter()
+        .map(|(out, _)| (*out, sum.clone()))
+        .collect()
+}
+
 /// Plans the rules' unit tests share.
 #[cfg(test)]
 pub(crate) mod test_plans {
