@@ -454,7 +454,7 @@ impl Eq for Value {}
 /// Two numbers as doubles, as `total_cmp` orders them: by value, so that -0.0 equals 0 (as
 /// `==` has it; `f64::total_cmp` puts -0.0 first); a NaN, which has no value order, by
 /// `f64::total_cmp` (after every number, or before for a negative NaN).
-fn compare_doubles(a: f64, b: f64) -> Ordering {
+pub fn compare_doubles(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or_else(|| a.total_cmp(&b))
 }
 

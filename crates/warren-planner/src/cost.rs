@@ -1,5 +1,5 @@
 //! A plan's cost class, decided from its shape before it runs: heavy plans (a recursive join,
-//! a scan of whole node tables, a vector search, a procedure or file read, or rows expanded
+//! a scan or fold of whole node tables, a vector search, a procedure or file read, or rows expanded
 //! over more than one hop) may take milliseconds to seconds; light ones (key lookups and at
 //! most one expansion, counted hops included) take microseconds per row they return. A server
 //! runs the two classes in separate lanes so that light queries never wait behind heavy ones.
@@ -17,6 +17,8 @@ fn heavy_operator(plan: &Plan, expansions: &mut usize) -> bool {
     match plan {
         Plan::Recursive(_)
         | Plan::ScanNodes { .. }
+        | Plan::FoldColumns { .. }
+        | Plan::TopNodes { .. }
         | Plan::VectorTopK(_)
         | Plan::LoadCsv { .. }
         | Plan::Procedure { .. } => return true,

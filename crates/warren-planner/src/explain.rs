@@ -215,6 +215,56 @@ pub fn operator_line(plan: &Plan) -> String {
                 )
             }
         }
+        Plan::FoldColumns {
+            tables,
+            slot,
+            filter,
+            folds,
+        } => {
+            let folds: Vec<String> = folds
+                .iter()
+                .map(|fold| {
+                    let of = match &fold.property {
+                        Some(property) => format!("#{slot}.{}", property.name),
+                        None => "*".into(),
+                    };
+                    format!("#{}={}({of})", fold.slot, fold.function.name())
+                })
+                .collect();
+            format!(
+                "FoldColumns #{slot} tables={tables:?}{} folds=[{}]",
+                opt(filter),
+                folds.join(", ")
+            )
+        }
+        Plan::TopNodes {
+            tables,
+            slot,
+            filter,
+            keys,
+            skip,
+            limit,
+        } => {
+            let keys: Vec<String> = keys
+                .iter()
+                .map(|(property, descending)| {
+                    format!(
+                        "#{slot}.{}{}",
+                        property.name,
+                        if *descending { " DESC" } else { "" }
+                    )
+                })
+                .collect();
+            format!(
+                "TopNodes #{slot} tables={tables:?}{} keys=[{}] limit={}{}",
+                opt(filter),
+                keys.join(", "),
+                expr_text(limit),
+                skip.as_ref()
+                    .map(|s| format!(" skip={}", expr_text(s)))
+                    .unwrap_or_default()
+            )
+        }
         Plan::ScanNodes {
             tables,
             slot,

@@ -9,7 +9,7 @@ use warren_common::value::{Projection, Value};
 use warren_common::TableId;
 use warren_storage::Direction;
 
-use crate::expr::{AggregateExpr, Expr};
+use crate::expr::{AggregateExpr, AggregateFunction, Expr, PropertyColumns};
 
 /// One (rel pair, direction) an expansion follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,6 +33,19 @@ impl Target {
             Target::Bind { slot, .. } | Target::Check { slot } => *slot,
         }
     }
+}
+
+/// One value [`Plan::FoldColumns`] computes into `slot`: over the rows that pass,
+/// `CountStar` their number, `Count` the non-NULL values of `property` (as an INT64), and
+/// `Sum`, `Min`, `Max` and `Avg` of `property` what the aggregate of that name gives over
+/// them (NULL when no value is non-NULL). The aggregation above folds it back: counts by
+/// `SumCounts`, the others by the same function over this one value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnFold {
+    pub slot: usize,
+    pub function: AggregateFunction,
+    /// `None` only for `CountStar`.
+    pub property: Option<PropertyColumns>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -86,6 +99,29 @@ pub enum Plan {
         steps: Vec<Step>,
         targets: Vec<TableId>,
         count_slot: usize,
+    },
+    /// One row holding each fold's value over the live nodes of `tables` that pass `filter`
+    /// (tested with the node in `slot`), read from the stored columns; no row when no node
+    /// passes. What an aggregation without keys over a node scan of one input row reads
+    /// (`optimizer/fold_columns.rs`): it then folds this one row into the same answer.
+    FoldColumns {
+        tables: Vec<TableId>,
+        slot: usize,
+        filter: Option<Expr>,
+        folds: Vec<ColumnFold>,
+    },
+    /// The live nodes of `tables` that pass `filter` (the node in `slot`) that a stable sort by
+    /// `keys` (properties of the node, each descending or not) would put at positions
+    /// `skip..skip + limit`, in that order, each a row with the node in `slot`: what
+    /// `ORDER BY ... LIMIT` over a projection of a scan reads when every key is a property of
+    /// the scanned node (`optimizer/top_k.rs`), found from the columns before any row is made.
+    TopNodes {
+        tables: Vec<TableId>,
+        slot: usize,
+        filter: Option<Expr>,
+        keys: Vec<(PropertyColumns, bool)>,
+        skip: Option<Expr>,
+        limit: Expr,
     },
     Recursive(Box<RecursivePlan>),
     Filter {
@@ -385,7 +421,11 @@ impl Plan {
     /// lists and [`Plan::map_children`] rebuilds), without collecting them.
     pub fn for_each_child<'a>(&'a self, visit: &mut dyn FnMut(&'a Plan)) {
         match self {
-            Plan::Unit | Plan::Argument | Plan::CountAll { .. } => {}
+            Plan::Unit
+            | Plan::Argument
+            | Plan::CountAll { .. }
+            | Plan::FoldColumns { .. }
+            | Plan::TopNodes { .. } => {}
             Plan::ScanNodes { input, .. }
             | Plan::LookupNode { input, .. }
             | Plan::Expand { input, .. }
@@ -435,7 +475,19 @@ impl Plan {
             | Plan::CountAll { .. }
             | Plan::Distinct { .. }
             | Plan::Union { .. } => {}
-            Plan::ScanNodes { filter, .. } => filter.iter().for_each(visit),
+            Plan::ScanNodes { filter, .. } | Plan::FoldColumns { filter, .. } => {
+                filter.iter().for_each(visit)
+            }
+            Plan::TopNodes {
+                filter,
+                skip,
+                limit,
+                ..
+            } => {
+                filter.iter().for_each(&mut *visit);
+                skip.iter().for_each(&mut *visit);
+                visit(limit);
+            }
             Plan::LookupNode { key, filter, .. } => {
                 visit(key);
                 filter.iter().for_each(visit);
@@ -533,6 +585,10 @@ impl Plan {
                 count_slot: slot, ..
             } => vec![*slot],
             Plan::VectorTopK(v) => vec![v.slot],
+            Plan::TopNodes { slot, .. } => vec![*slot],
+            Plan::FoldColumns { slot, folds, .. } => std::iter::once(*slot)
+                .chain(folds.iter().map(|fold| fold.slot))
+                .collect(),
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),
             Plan::TableFunction { columns, .. } | Plan::Procedure { columns, .. } => {
                 columns.clone()
@@ -642,6 +698,8 @@ impl Plan {
             Plan::Unit => Plan::Unit,
             Plan::Argument => Plan::Argument,
             count @ Plan::CountAll { .. } => count,
+            fold @ Plan::FoldColumns { .. } => fold,
+            top @ Plan::TopNodes { .. } => top,
             Plan::ScanNodes {
                 input,
                 tables,

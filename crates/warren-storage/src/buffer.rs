@@ -393,6 +393,26 @@ impl Bitmap {
         words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// Whether no bit of `range` (clipped to the bitmap's length) is set.
+    pub fn none_in(&self, range: std::ops::Range<usize>) -> bool {
+        let end = range.end.min(self.len);
+        if range.start >= end {
+            return true;
+        }
+        let words: &[u64] = self.bytes.cast();
+        let (first, last) = (range.start / 64, (end - 1) / 64);
+        (first..=last).all(|index| {
+            let mut word = words[index];
+            if index == first {
+                word &= u64::MAX << (range.start % 64);
+            }
+            if index == last && !end.is_multiple_of(64) {
+                word &= u64::MAX >> (64 - end % 64);
+            }
+            word == 0
+        })
+    }
+
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
     }
@@ -412,6 +432,28 @@ mod tests {
         assert_eq!(bytes.cast::<u32>(), &[1, 2, 3]);
         let bytes = Bytes::from_vec(vec![5i64, -1]);
         assert_eq!(bytes.cast::<i64>(), &[5, -1]);
+    }
+
+    #[test]
+    fn none_in_tests_the_bits_of_a_range_only() {
+        let mut bits = vec![false; 200];
+        bits[70] = true;
+        bits[199] = true;
+        let bitmap = Bitmap::from_bits(&bits);
+        for (range, none) in [
+            (0..70, true),
+            (0..71, false),
+            (70..71, false),
+            (71..199, true),
+            (71..200, false),
+            (64..70, true),
+            (150..150, true),
+            (199..300, false),
+            (200..300, true),
+        ] {
+            assert_eq!(bitmap.none_in(range.clone()), none, "{range:?}");
+            assert_eq!(none, !range.clone().any(|i| bitmap.get(i)), "{range:?}");
+        }
     }
 
     #[test]

@@ -140,15 +140,47 @@ impl PrefilteredCursor {
         decided: bool,
         ctx: &ExecContext,
     ) -> Result<Option<u64>> {
+        if self.next == self.found.len() && !self.fill(data, resolved, decided, ctx)? {
+            return Ok(None);
+        }
+        let row = self.found[self.next];
+        self.next += 1;
+        Ok(Some(u64::from(row)))
+    }
+
+    /// The rows [`PrefilteredCursor::next_row`] would return next, as many as the current
+    /// window holds (at least one), all taken at once; empty at the table's end.
+    pub fn next_rows(
+        &mut self,
+        data: &NodeTable,
+        resolved: &[ResolvedPrefilter<'_>],
+        decided: bool,
+        ctx: &ExecContext,
+    ) -> Result<&[u32]> {
+        if self.next == self.found.len() && !self.fill(data, resolved, decided, ctx)? {
+            return Ok(&[]);
+        }
+        let first = std::mem::replace(&mut self.next, self.found.len());
+        Ok(&self.found[first..])
+    }
+
+    /// Finds the passing rows of the next windows until one has some; false at the table's
+    /// end.
+    fn fill(
+        &mut self,
+        data: &NodeTable,
+        resolved: &[ResolvedPrefilter<'_>],
+        decided: bool,
+        ctx: &ExecContext,
+    ) -> Result<bool> {
         let rows = data.num_rows();
         assert!(rows <= u64::from(u32::MAX), "row offsets fit in u32");
         loop {
-            if let Some(&row) = self.found.get(self.next) {
-                self.next += 1;
-                return Ok(Some(u64::from(row)));
+            if self.next < self.found.len() {
+                return Ok(true);
             }
             if self.scanned >= rows {
-                return Ok(None);
+                return Ok(false);
             }
             ctx.interrupt.check()?;
             let parallel =

@@ -25,7 +25,7 @@ use crate::procedures::ProcedureColumn;
 
 /// The running state of one aggregate in one group.
 #[derive(Clone, Debug)]
-enum Accumulator {
+pub(crate) enum Accumulator {
     Count(i64),
     Sum(Option<Value>),
     Min(Option<Value>),
@@ -35,7 +35,7 @@ enum Accumulator {
 }
 
 impl Accumulator {
-    fn new(function: AggregateFunction) -> Self {
+    pub(crate) fn new(function: AggregateFunction) -> Self {
         match function {
             AggregateFunction::CountStar
             | AggregateFunction::Count
@@ -50,7 +50,7 @@ impl Accumulator {
 
     /// Folds `value` (`None` for `count(*)`, which has no argument) into the state; values
     /// are borrowed from the row and copied only where the state keeps them.
-    fn add(&mut self, function: AggregateFunction, value: Option<&Value>) -> Result<()> {
+    pub(crate) fn add(&mut self, function: AggregateFunction, value: Option<&Value>) -> Result<()> {
         let value = match (function, value) {
             (AggregateFunction::CountStar, _) => {
                 if let Accumulator::Count(c) = self {
@@ -103,7 +103,18 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self) -> Value {
+    /// Counts `rows` more rows or non-NULL values (a count's state, as `add` would per
+    /// value).
+    pub(crate) fn add_rows(&mut self, rows: u64) {
+        match self {
+            Accumulator::Count(count) => {
+                *count += i64::try_from(rows).expect("a count fits in INT64");
+            }
+            other => unreachable!("rows are counted by a count, not {other:?}"),
+        }
+    }
+
+    pub(crate) fn finish(self) -> Value {
         match self {
             Accumulator::Count(c) => Value::Int64(c),
             Accumulator::Sum(v) | Accumulator::Min(v) | Accumulator::Max(v) => {

@@ -7,7 +7,9 @@ mod count_all;
 mod count_expand;
 mod expand;
 mod extend_each;
+mod fold_columns;
 mod load;
+mod node_batches;
 mod order;
 mod procedure;
 pub mod profiled;
@@ -15,6 +17,7 @@ mod scan;
 mod simple;
 mod subquery;
 mod table_function;
+mod top_nodes;
 mod update;
 mod vector_top_k;
 
@@ -167,6 +170,34 @@ fn build_operator(
             steps.clone(),
             targets.clone(),
             *count_slot,
+            width,
+        )),
+        Plan::TopNodes {
+            tables,
+            slot,
+            filter,
+            keys,
+            skip,
+            limit,
+        } => Box::new(top_nodes::TopNodes::new(
+            tables.clone(),
+            *slot,
+            filter.clone(),
+            keys.clone(),
+            skip.clone(),
+            limit.clone(),
+            width,
+        )),
+        Plan::FoldColumns {
+            tables,
+            slot,
+            filter,
+            folds,
+        } => Box::new(fold_columns::FoldColumns::new(
+            tables.clone(),
+            *slot,
+            filter.clone(),
+            folds.clone(),
             width,
         )),
         Plan::Recursive(recursive) => {

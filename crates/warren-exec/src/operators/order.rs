@@ -51,7 +51,7 @@ impl OrderBy {
 }
 
 /// The sort order of two rows' keys (each key ascending or descending; NULL is the largest).
-fn compare_keys(a: &[Value], b: &[Value], descending: &[bool]) -> Ordering {
+pub(super) fn compare_keys(a: &[Value], b: &[Value], descending: &[bool]) -> Ordering {
     for ((x, y), desc) in a.iter().zip(b).zip(descending) {
         let order = x.total_cmp(y);
         let order = if *desc { order.reverse() } else { order };
@@ -63,11 +63,11 @@ fn compare_keys(a: &[Value], b: &[Value], descending: &[bool]) -> Ordering {
 }
 
 /// A row kept by [`TopN`]: ordered by its keys, then by arrival (what a stable sort keeps).
-struct Ranked {
-    keys: Vec<Value>,
-    descending: Arc<[bool]>,
-    arrival: u64,
-    row: Row,
+pub(super) struct Ranked {
+    pub(super) keys: Vec<Value>,
+    pub(super) descending: Arc<[bool]>,
+    pub(super) arrival: u64,
+    pub(super) row: Row,
 }
 
 impl Ord for Ranked {

@@ -30,6 +30,8 @@ pub struct ScanNodes {
     current: Option<(Row, Arc<Snapshot>, usize, u64)>,
     /// Where the scan of the current table is, when its prefilters resolved.
     cursor: PrefilteredCursor,
+    /// A row a consumer gave back (`recycle`), whose buffer the next row reuses.
+    spare: Option<Row>,
 }
 
 impl ScanNodes {
@@ -54,6 +56,7 @@ impl ScanNodes {
             conjunction,
             current: None,
             cursor: PrefilteredCursor::default(),
+            spare: None,
         }
     }
 }
@@ -107,7 +110,13 @@ impl Operator for ScanNodes {
                                 continue;
                             }
                         }
-                        return Ok(Some(row.clone()));
+                        return Ok(Some(match self.spare.take() {
+                            Some(mut spare) => {
+                                spare.clone_from(row);
+                                spare
+                            }
+                            None => row.clone(),
+                        }));
                     }
                     self.cursor.restart();
                     *table_index += 1;
@@ -121,6 +130,10 @@ impl Operator for ScanNodes {
             self.current = Some((row, ctx.snapshot(), 0, 0));
             self.cursor.restart();
         }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
     }
 }
 

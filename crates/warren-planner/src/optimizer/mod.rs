@@ -9,6 +9,7 @@
 mod count_all;
 mod count_expand;
 mod count_paths;
+mod fold_columns;
 mod procedure_order;
 mod procedure_top;
 mod prune;
@@ -34,6 +35,9 @@ pub fn optimize(plan: Plan, columns: &[(String, usize, LogicalType)], slots: &mu
     }
     if plan.any(&count_all::rewrites) {
         plan = count_all::count_all(plan, slots);
+    }
+    if plan.any(&fold_columns::rewrites) {
+        plan = fold_columns::fold_columns(plan, slots);
     }
     if plan.any(&top_k::rewrites) {
         plan = top_k::top_k(plan);

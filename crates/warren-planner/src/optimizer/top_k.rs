@@ -16,6 +16,11 @@
 //! The sort key may be the function itself or a slot the projection assigns it to, and its
 //! node may be the scan's slot or a slot the projection copies it to (`MATCH (n:T) WITH n
 //! ORDER BY f(n.v, $q) LIMIT k`, the form that seeds a later clause).
+//!
+//! When instead every sort key is a property of the scanned node (`MATCH (n:T) RETURN n.name
+//! ORDER BY n.score DESC LIMIT 10`) and the projection cannot fail, the scan and the selection
+//! become one [`Plan::TopNodes`] under the projection: the kept nodes are chosen from the key
+//! columns, and only they become rows.
 
 use crate::constant::evaluate_constant;
 use crate::expr::Expr;
@@ -51,7 +56,11 @@ pub fn top_k(plan: Plan) -> Plan {
             count,
         };
     };
-    match vector_top_k(*input, &keys, skip.clone(), count.clone()) {
+    let input = match vector_top_k(*input, &keys, skip.clone(), count.clone()) {
+        Ok(plan) => return plan,
+        Err(input) => input,
+    };
+    match node_top_k(*input, &keys, skip.clone(), count.clone()) {
         Ok(plan) => plan,
         Err(input) => Plan::TopN {
             input,
@@ -59,6 +68,90 @@ pub fn top_k(plan: Plan) -> Plan {
             skip,
             limit: count,
         },
+    }
+}
+
+/// The node form (`Project` over [`Plan::TopNodes`]) when the ORDER BY's input is a projection
+/// of a scan of the one input row, every sort key is a property of the scanned node (or a slot
+/// the projection assigns one to), and the projection cannot fail (slots, literals and
+/// properties: evaluated for the kept rows only, it then gives what it gives over every row);
+/// else the unchanged input.
+fn node_top_k(
+    input: Plan,
+    keys: &[(Expr, bool)],
+    skip: Option<Expr>,
+    limit: Expr,
+) -> Result<Plan, Box<Plan>> {
+    let Plan::Project {
+        input: scan,
+        assignments,
+    } = input
+    else {
+        return Err(Box::new(input));
+    };
+    let infallible = |e: &Expr| match e {
+        Expr::Slot(_) | Expr::Literal(_) => true,
+        Expr::Property { base, .. } | Expr::InternalProperty { base, .. } => {
+            matches!(**base, Expr::Slot(_))
+        }
+        _ => false,
+    };
+    let matched = match &*scan {
+        Plan::ScanNodes {
+            input,
+            tables,
+            slot,
+            filter,
+        } if **input == Plan::Unit && assignments.iter().all(|(_, e)| infallible(e)) => {
+            // The scan's node and the slots the projection copies it to.
+            let nodes: Vec<usize> = std::iter::once(*slot)
+                .chain(
+                    assignments
+                        .iter()
+                        .filter(|(_, e)| *e == Expr::Slot(*slot))
+                        .map(|(copy, _)| *copy),
+                )
+                .collect();
+            let property_of = |key: &Expr| -> Option<crate::expr::PropertyColumns> {
+                let key = match key {
+                    Expr::Slot(s) => assignments
+                        .iter()
+                        .rev()
+                        .find(|(slot, _)| slot == s)?
+                        .1
+                        .clone(),
+                    other => other.clone(),
+                };
+                match key {
+                    Expr::Property { base, property } if matches!(*base, Expr::Slot(node) if nodes.contains(&node)) => {
+                        Some(property)
+                    }
+                    _ => None,
+                }
+            };
+            keys.iter()
+                .map(|(key, descending)| property_of(key).map(|p| (p, *descending)))
+                .collect::<Option<Vec<_>>>()
+                .map(|keys| Plan::TopNodes {
+                    tables: tables.clone(),
+                    slot: *slot,
+                    filter: filter.clone(),
+                    keys,
+                    skip,
+                    limit,
+                })
+        }
+        _ => None,
+    };
+    match matched {
+        Some(top) => Ok(Plan::Project {
+            input: Box::new(top),
+            assignments,
+        }),
+        None => Err(Box::new(Plan::Project {
+            input: scan,
+            assignments,
+        })),
     }
 }
 
@@ -171,4 +264,96 @@ fn match_distance(
         _ => return None,
     };
     Some((*function, ty.clone(), column, query))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use warren_common::value::Value;
+
+    use super::*;
+    use crate::expr::{BinaryOp, PropertyColumns};
+
+    fn property(slot: usize, name: &str) -> Expr {
+        Expr::Property {
+            base: Box::new(Expr::Slot(slot)),
+            property: PropertyColumns {
+                name: Arc::from(name),
+                columns: vec![(0, 1)],
+            },
+        }
+    }
+
+    /// `LIMIT 3 (ORDER BY keys (Project assignments (ScanNodes #0)))`.
+    fn ordered(assignments: Vec<(usize, Expr)>, keys: Vec<(Expr, bool)>) -> Plan {
+        Plan::Limit {
+            input: Box::new(Plan::OrderBy {
+                input: Box::new(Plan::Project {
+                    input: Box::new(Plan::ScanNodes {
+                        input: Box::new(Plan::Unit),
+                        tables: vec![0, 1],
+                        slot: 0,
+                        filter: None,
+                    }),
+                    assignments,
+                }),
+                keys,
+            }),
+            count: Expr::Literal(Value::Int64(3)),
+        }
+    }
+
+    fn top_nodes_keys(plan: &Plan) -> Option<Vec<(Arc<str>, bool)>> {
+        let Plan::Project { input, .. } = plan else {
+            return None;
+        };
+        let Plan::TopNodes { keys, tables, .. } = &**input else {
+            return None;
+        };
+        assert_eq!(tables, &[0, 1]);
+        Some(
+            keys.iter()
+                .map(|(p, descending)| (p.name.clone(), *descending))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn property_keys_over_a_scan_choose_nodes_from_the_columns() {
+        // ORDER BY a.score DESC, then an alias of a.name; the node copied to another slot.
+        let plan = top_k(ordered(
+            vec![
+                (1, property(0, "name")),
+                (2, Expr::Slot(0)),
+                (3, Expr::Literal(Value::Int64(7))),
+            ],
+            vec![(property(2, "score"), true), (Expr::Slot(1), false)],
+        ));
+        assert_eq!(
+            top_nodes_keys(&plan),
+            Some(vec![(Arc::from("score"), true), (Arc::from("name"), false)])
+        );
+    }
+
+    #[test]
+    fn other_keys_and_fallible_projections_keep_the_rows() {
+        let sum = Expr::Binary(
+            BinaryOp::Add,
+            Box::new(property(0, "x")),
+            Box::new(Expr::Literal(Value::Int64(1))),
+        );
+        for (assignments, key) in [
+            // A key that is an expression, the node itself, or an unknown slot.
+            (vec![(1, property(0, "x"))], sum.clone()),
+            (vec![(1, property(0, "x"))], Expr::Slot(0)),
+            (vec![(1, property(0, "x"))], Expr::Slot(9)),
+            // A projection that may fail on rows the sort would drop.
+            (vec![(1, sum.clone())], property(0, "x")),
+        ] {
+            let plan = top_k(ordered(assignments, vec![(key, false)]));
+            assert!(top_nodes_keys(&plan).is_none(), "{plan:?}");
+            assert!(matches!(plan, Plan::TopN { .. }), "{plan:?}");
+        }
+    }
 }

@@ -1,0 +1,303 @@
+//! Aggregating a node scan's properties from the stored columns: an aggregation without keys
+//! over a node scan of one input row (`MATCH (a:T) [WHERE ...] RETURN min(a.x), avg(a.y),
+//! count(*)`), whose aggregates are all `count(*)`, `count(a)`, or `count`, `sum`, `min`, `max`
+//! or `avg` of a property of the scanned node, none DISTINCT, reads each property's column in
+//! one pass ([`Plan::FoldColumns`]) instead of building a row per node and evaluating the
+//! property per row. The fold gives one row holding each aggregate's value over the scan (or
+//! no row when no node passes the filter); the aggregation then folds that one row: a count
+//! by `SumCounts` (0 over no row), the others by the same function, which gives back the
+//! value it is handed (NULL over no row, as over no nodes).
+//!
+//! The rule leaves the plan unchanged when a count-only aggregation of an unfiltered scan is
+//! already answered from the live counts (`count_all`, run first).
+
+use crate::expr::{AggregateExpr, AggregateFunction, Expr};
+use crate::plan::{ColumnFold, Plan};
+
+/// Whether `operator` is one that [`fold_columns`] may change.
+pub fn rewrites(operator: &Plan) -> bool {
+    let Plan::Aggregate {
+        input,
+        keys,
+        aggregates,
+    } = operator
+    else {
+        return false;
+    };
+    keys.is_empty()
+        && scan_of_one_row(input).is_some_and(|(_, slot, _)| {
+            !aggregates.is_empty() && aggregates.iter().all(|(_, a)| foldable(a, slot))
+        })
+}
+
+pub fn fold_columns(plan: Plan, slots: &mut usize) -> Plan {
+    super::map_aggregates(plan, &mut |(input, keys, aggregates)| match rewritten(
+        &input,
+        &keys,
+        &aggregates,
+        slots,
+    ) {
+        Some((folded, aggregates)) => (Box::new(folded), keys, aggregates),
+        None => (input, keys, aggregates),
+    })
+}
+
+/// The scan's (tables, slot, filter) when `plan` is a node scan of the one input row.
+fn scan_of_one_row(plan: &Plan) -> Option<(&Vec<warren_common::TableId>, usize, &Option<Expr>)> {
+    match plan {
+        Plan::ScanNodes {
+            input,
+            tables,
+            slot,
+            filter,
+        } if **input == Plan::Unit => Some((tables, *slot, filter)),
+        _ => None,
+    }
+}
+
+/// Whether the fold computes `aggregate` over the node in `slot`.
+fn foldable(aggregate: &AggregateExpr, slot: usize) -> bool {
+    fold_of(aggregate, slot, 0).is_some()
+}
+
+/// The fold into `fold_slot` that computes `aggregate` over the node in `slot`, if one does.
+fn fold_of(aggregate: &AggregateExpr, slot: usize, fold_slot: usize) -> Option<ColumnFold> {
+    if aggregate.distinct {
+        return None;
+    }
+    let property = match &aggregate.arg {
+        Some(Expr::Property { base, property }) if **base == Expr::Slot(slot) => {
+            Some(property.clone())
+        }
+        _ => None,
+    };
+    let function = match (aggregate.function, &aggregate.arg, property.is_some()) {
+        (AggregateFunction::CountStar, _, _) => AggregateFunction::CountStar,
+        // A scanned node is never NULL: counting it counts the rows.
+        (AggregateFunction::Count, Some(Expr::Slot(s)), _) if *s == slot => {
+            AggregateFunction::CountStar
+        }
+        (
+            function @ (AggregateFunction::Count
+            | AggregateFunction::Sum
+            | AggregateFunction::Min
+            | AggregateFunction::Max
+            | AggregateFunction::Avg),
+            _,
+            true,
+        ) => function,
+        _ => return None,
+    };
+    Some(ColumnFold {
+        slot: fold_slot,
+        function,
+        property: property.filter(|_| function != AggregateFunction::CountStar),
+    })
+}
+
+/// The fold and the aggregates over its row, when every aggregate folds.
+fn rewritten(
+    input: &Plan,
+    keys: &[(usize, Expr)],
+    aggregates: &[(usize, AggregateExpr)],
+    slots: &mut usize,
+) -> Option<(Plan, Vec<(usize, AggregateExpr)>)> {
+    let (tables, slot, filter) = scan_of_one_row(input)?;
+    if !keys.is_empty()
+        || aggregates.is_empty()
+        || !aggregates.iter().all(|(_, a)| foldable(a, slot))
+    {
+        return None;
+    }
+    let mut folds = Vec::with_capacity(aggregates.len());
+    let mut over_folds = Vec::with_capacity(aggregates.len());
+    for (out, aggregate) in aggregates {
+        let fold = fold_of(aggregate, slot, *slots).expect("checked foldable");
+        *slots += 1;
+        let function = match fold.function {
+            AggregateFunction::CountStar | AggregateFunction::Count => AggregateFunction::SumCounts,
+            other => other,
+        };
+        over_folds.push((
+            *out,
+            AggregateExpr {
+                function,
+                distinct: false,
+                arg: Some(Expr::Slot(fold.slot)),
+            },
+        ));
+        folds.push(fold);
+    }
+    let folded = Plan::FoldColumns {
+        tables: tables.clone(),
+        slot,
+        filter: filter.clone(),
+        folds,
+    };
+    Some((folded, over_folds))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::expr::PropertyColumns;
+
+    fn scan(input: Plan, filter: Option<Expr>) -> Plan {
+        Plan::ScanNodes {
+            input: Box::new(input),
+            tables: vec![0, 2],
+            slot: 0,
+            filter,
+        }
+    }
+
+    fn property(slot: usize) -> Expr {
+        Expr::Property {
+            base: Box::new(Expr::Slot(slot)),
+            property: PropertyColumns {
+                name: Arc::from("x"),
+                columns: vec![(0, 1)],
+            },
+        }
+    }
+
+    fn aggregate_of(function: AggregateFunction, arg: Option<Expr>) -> AggregateExpr {
+        AggregateExpr {
+            function,
+            distinct: false,
+            arg,
+        }
+    }
+
+    fn aggregation(input: Plan, aggregates: Vec<AggregateExpr>) -> Plan {
+        Plan::Aggregate {
+            input: Box::new(input),
+            keys: Vec::new(),
+            aggregates: aggregates
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (5 + i, a))
+                .collect(),
+        }
+    }
+
+    fn rewrite(plan: Plan) -> Plan {
+        let mut slots = 10;
+        fold_columns(plan, &mut slots)
+    }
+
+    #[test]
+    fn properties_and_counts_of_a_scan_fold_from_the_columns() {
+        let filter = Some(Expr::Slot(0));
+        let plan = rewrite(aggregation(
+            scan(Plan::Unit, filter.clone()),
+            vec![
+                aggregate_of(AggregateFunction::Min, Some(property(0))),
+                aggregate_of(AggregateFunction::CountStar, None),
+                aggregate_of(AggregateFunction::Count, Some(Expr::Slot(0))),
+                aggregate_of(AggregateFunction::Count, Some(property(0))),
+                aggregate_of(AggregateFunction::Avg, Some(property(0))),
+            ],
+        ));
+        let Plan::Aggregate {
+            input, aggregates, ..
+        } = plan
+        else {
+            panic!("not an aggregation: {plan:?}");
+        };
+        let Plan::FoldColumns {
+            tables,
+            slot,
+            filter: folded_filter,
+            folds,
+        } = *input
+        else {
+            panic!("not folded: {input:?}");
+        };
+        assert_eq!((tables, slot, folded_filter), (vec![0, 2], 0, filter));
+        let functions: Vec<(usize, AggregateFunction, bool)> = folds
+            .iter()
+            .map(|fold| (fold.slot, fold.function, fold.property.is_some()))
+            .collect();
+        assert_eq!(
+            functions,
+            [
+                (10, AggregateFunction::Min, true),
+                (11, AggregateFunction::CountStar, false),
+                (12, AggregateFunction::CountStar, false),
+                (13, AggregateFunction::Count, true),
+                (14, AggregateFunction::Avg, true),
+            ]
+        );
+        let over: Vec<(usize, AggregateFunction, Option<Expr>)> = aggregates
+            .into_iter()
+            .map(|(out, a)| (out, a.function, a.arg))
+            .collect();
+        assert_eq!(
+            over,
+            [
+                (5, AggregateFunction::Min, Some(Expr::Slot(10))),
+                (6, AggregateFunction::SumCounts, Some(Expr::Slot(11))),
+                (7, AggregateFunction::SumCounts, Some(Expr::Slot(12))),
+                (8, AggregateFunction::SumCounts, Some(Expr::Slot(13))),
+                (9, AggregateFunction::Avg, Some(Expr::Slot(14))),
+            ]
+        );
+    }
+
+    #[test]
+    fn other_shapes_stay_as_they_are() {
+        let unchanged = |plan: Plan| assert_eq!(rewrite(plan.clone()), plan);
+        // DISTINCT, collect(), another slot's property, an expression over the property.
+        let mut distinct = aggregate_of(AggregateFunction::Sum, Some(property(0)));
+        distinct.distinct = true;
+        unchanged(aggregation(scan(Plan::Unit, None), vec![distinct]));
+        unchanged(aggregation(
+            scan(Plan::Unit, None),
+            vec![aggregate_of(AggregateFunction::Collect, Some(property(0)))],
+        ));
+        unchanged(aggregation(
+            scan(Plan::Unit, None),
+            vec![aggregate_of(AggregateFunction::Max, Some(property(3)))],
+        ));
+        unchanged(aggregation(
+            scan(Plan::Unit, None),
+            vec![aggregate_of(
+                AggregateFunction::Sum,
+                Some(Expr::Unary(
+                    crate::expr::UnaryOp::Minus,
+                    Box::new(property(0)),
+                )),
+            )],
+        ));
+        // One aggregate that does not fold keeps them all on rows.
+        unchanged(aggregation(
+            scan(Plan::Unit, None),
+            vec![
+                aggregate_of(AggregateFunction::Min, Some(property(0))),
+                aggregate_of(AggregateFunction::Collect, Some(property(0))),
+            ],
+        ));
+        // A scan per outer row, and grouped aggregations.
+        unchanged(aggregation(
+            scan(Plan::Argument, None),
+            vec![aggregate_of(AggregateFunction::Min, Some(property(0)))],
+        ));
+        let Plan::Aggregate {
+            input, aggregates, ..
+        } = aggregation(
+            scan(Plan::Unit, None),
+            vec![aggregate_of(AggregateFunction::Min, Some(property(0)))],
+        )
+        else {
+            unreachable!()
+        };
+        unchanged(Plan::Aggregate {
+            input,
+            keys: vec![(9, property(0))],
+            aggregates,
+        });
+    }
+}

@@ -1,0 +1,365 @@
+//! Property tests of the operators that read a node scan's columns instead of its rows.
+//!
+//! Aggregates folded from the stored columns (`FoldColumns`): an aggregation
+//! without keys over a node scan (`count`, `sum`, `min`, `max`, `avg` of the scanned node's
+//! properties, `count(*)`) gives exactly what the same aggregation gives over rows (the
+//! reference passes the node through a `WITH` that keeps a second column, so the aggregation
+//! reads rows), value for value and type for type (DOUBLE sums and averages to the bit), or
+//! the same error, on random tables with NULLs, NaNs, signed zeros, infinities and extreme
+//! integers, stored in the delta, folded by a checkpoint, or both, with nodes deleted and
+//! properties updated in the delta, scanning one table or every table (whose columns differ),
+//! unfiltered, filtered by prefilters alone, or by a filter evaluated per node.
+//!
+//! Top nodes chosen from the key columns (`TopNodes`): `ORDER BY` properties of the scanned
+//! node `[SKIP s] LIMIT k` over a projection of the scan gives the rows, in the order, that
+//! the row path's stable sort gives (ties by scan order), on the same tables, layouts and
+//! filters.
+
+use proptest::prelude::*;
+use warren::{Connection, Database};
+
+/// One node of table P: (x INT64, y DOUBLE, z INT32, s STRING), each maybe NULL.
+type Node = (Option<i64>, Option<f64>, Option<i32>, Option<String>);
+
+/// How the nodes are stored: all in the delta, folded by a checkpoint, or the first `split`
+/// folded and the rest in the delta. Deletions and updates come after the last checkpoint.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Delta,
+    Folded,
+    Mixed { split: usize },
+}
+
+#[derive(Clone, Debug)]
+struct Tables {
+    p: Vec<Node>,
+    /// Q's nodes: (x DOUBLE, y DOUBLE), so `x` is INT64 in P and DOUBLE in Q.
+    q: Vec<(Option<f64>, Option<f64>)>,
+    deleted: Vec<u32>,
+    /// (P node, new x).
+    updated: Vec<(u32, Option<i64>)>,
+}
+
+fn literal<T: ToString>(value: &Option<T>) -> String {
+    value.as_ref().map_or("NULL".into(), T::to_string)
+}
+
+fn double(value: &Option<f64>) -> String {
+    match value {
+        None => "NULL".into(),
+        Some(v) if v.is_nan() => "cast('nan', 'DOUBLE')".into(),
+        Some(v) if v.is_infinite() && *v > 0.0 => "cast('inf', 'DOUBLE')".into(),
+        Some(v) if v.is_infinite() => "cast('-inf', 'DOUBLE')".into(),
+        Some(v) => format!("cast('{v:?}', 'DOUBLE')"),
+    }
+}
+
+fn load(tables: &Tables, layout: Layout) -> Connection {
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    for statement in [
+        "CREATE NODE TABLE P(ID INT64, x INT64, y DOUBLE, z INT32, s STRING, PRIMARY KEY(ID))",
+        "CREATE NODE TABLE Q(ID INT64, x DOUBLE, y DOUBLE, PRIMARY KEY(ID))",
+    ] {
+        conn.query(statement).unwrap();
+    }
+    let split = match layout {
+        Layout::Delta => 0,
+        Layout::Folded => tables.p.len(),
+        Layout::Mixed { split } => split.min(tables.p.len()),
+    };
+    for (id, (x, y, z, s)) in tables.p.iter().enumerate() {
+        let s = s.as_ref().map_or("NULL".into(), |s| format!("'{s}'"));
+        conn.query(&format!(
+            "CREATE (:P {{ID: {id}, x: {}, y: {}, z: cast({}, 'INT32'), s: {s}}})",
+            literal(x),
+            double(y),
+            literal(z),
+        ))
+        .unwrap();
+        if id + 1 == split {
+            conn.query("CHECKPOINT").unwrap();
+        }
+    }
+    for (id, (x, y)) in tables.q.iter().enumerate() {
+        conn.query(&format!(
+            "CREATE (:Q {{ID: {id}, x: {}, y: {}}})",
+            double(x),
+            double(y)
+        ))
+        .unwrap();
+    }
+    if matches!(layout, Layout::Folded) {
+        conn.query("CHECKPOINT").unwrap();
+    }
+    for (id, x) in &tables.updated {
+        conn.query(&format!(
+            "MATCH (a:P {{ID: {id}}}) SET a.x = {}",
+            literal(x)
+        ))
+        .unwrap();
+    }
+    for id in &tables.deleted {
+        conn.query(&format!("MATCH (a:P {{ID: {id}}}) DELETE a"))
+            .unwrap();
+    }
+    conn
+}
+
+fn int64s() -> impl Strategy<Value = Option<i64>> {
+    prop_oneof![
+        1 => Just(None),
+        1 => Just(Some(i64::MAX)),
+        1 => Just(Some(i64::MIN)),
+        6 => (-50i64..50).prop_map(Some),
+    ]
+}
+
+fn doubles() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![
+        2 => Just(None),
+        1 => Just(Some(f64::NAN)),
+        1 => Just(Some(-0.0)),
+        1 => Just(Some(0.0)),
+        1 => Just(Some(f64::INFINITY)),
+        1 => Just(Some(f64::NEG_INFINITY)),
+        8 => (-1e3f64..1e3).prop_map(Some),
+        2 => (-5i32..5).prop_map(|v| Some(f64::from(v) * 0.1)),
+    ]
+}
+
+fn tables() -> impl Strategy<Value = Tables> {
+    let node = (
+        int64s(),
+        doubles(),
+        proptest::option::weighted(0.8, any::<i32>()),
+        proptest::option::weighted(0.8, "[a-c]{0,2}"),
+    );
+    (
+        proptest::collection::vec(node, 0..24),
+        proptest::collection::vec((doubles(), doubles()), 0..6),
+        proptest::collection::vec(0u32..24, 0..4),
+        proptest::collection::vec((0u32..24, int64s()), 0..4),
+    )
+        .prop_map(|(p, q, deleted, updated)| Tables {
+            deleted: deleted
+                .into_iter()
+                .filter(|&id| (id as usize) < p.len())
+                .collect(),
+            updated: updated
+                .into_iter()
+                .filter(|&(id, _)| (id as usize) < p.len())
+                .collect(),
+            p,
+            q,
+        })
+}
+
+fn layouts() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        Just(Layout::Delta),
+        Just(Layout::Folded),
+        (0usize..24).prop_map(|split| Layout::Mixed { split }),
+    ]
+}
+
+/// The rows (each value's debug form: its type and, for a DOUBLE, every bit) or the error.
+fn answer(conn: &mut Connection, query: &str) -> Result<Vec<String>, String> {
+    let mut result = conn.query(query).map_err(|e| e.to_string())?;
+    let rows = result.collect_rows().map_err(|e| e.to_string())?;
+    Ok(rows.iter().map(|row| format!("{row:?}")).collect())
+}
+
+fn plan(conn: &mut Connection, query: &str) -> String {
+    let mut result = conn.query(&format!("EXPLAIN {query}")).unwrap();
+    result.to_strings().unwrap().join("\n")
+}
+
+const SCANS: &[&str] = &["(a:P)", "(a:Q)", "(a)"];
+
+const FILTERS: &[&str] = &[
+    "",
+    "WHERE a.ID < 7",
+    "WHERE a.ID >= 3 AND a.ID < 40",
+    "WHERE a.ID > 2 AND a.y > 0.1",
+    "WHERE a.y > 0.1 OR a.x IS NULL",
+];
+
+const AGGREGATES: &[&str] = &[
+    "count(*), count(a), count(a.x), sum(a.x), min(a.x), max(a.x), avg(a.x)",
+    "count(a.y), sum(a.y), min(a.y), max(a.y), avg(a.y)",
+    "sum(a.z), min(a.z), max(a.z), avg(a.z), count(a.z)",
+    "min(a.s), max(a.s), count(a.s)",
+    "sum(a.s)",
+    "avg(a.s)",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn folded_aggregates_answer_what_the_rows_give(tables in tables(), layout in layouts()) {
+        let mut conn = load(&tables, layout);
+        for scan in SCANS {
+            for filter in FILTERS {
+                for aggregates in AGGREGATES {
+                    let folded = format!("MATCH {scan} {filter} RETURN {aggregates}");
+                    let reference =
+                        format!("MATCH {scan} {filter} WITH a, 1 AS one RETURN {aggregates}");
+                    let (folded_answer, reference_answer) =
+                        (answer(&mut conn, &folded), answer(&mut conn, &reference));
+                    if folded_answer.is_ok() || reference_answer.is_ok() {
+                        prop_assert!(plan(&mut conn, &folded).contains("FoldColumns"), "{folded}");
+                        prop_assert!(
+                            !plan(&mut conn, &reference).contains("FoldColumns"),
+                            "{reference}"
+                        );
+                    }
+                    prop_assert_eq!(
+                        &folded_answer,
+                        &reference_answer,
+                        "{} over {:?} stored {:?}",
+                        folded,
+                        tables,
+                        layout
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A table past the prefiltered scan's parallel threshold (2^20 rows), with a few rows
+/// deleted: the folds and the top nodes over the windows found on the query's threads give
+/// the rows' answer.
+#[test]
+fn a_large_table_folds_and_sorts_as_its_rows_do() {
+    let dir = std::env::temp_dir().join(format!("warren-fold-columns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("p.csv");
+    let rows: u64 = (1 << 20) + 4097;
+    let mut text = String::with_capacity(rows as usize * 24);
+    for id in 0..rows {
+        let x = (id * 7919) % 100_003;
+        if id % 9 == 0 {
+            text.push_str(&format!("{id},,{}\n", id as f64 * 0.37));
+        } else {
+            text.push_str(&format!("{id},{x},{}\n", (x as f64).sqrt()));
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+    let db = Database::in_memory();
+    let mut conn = db.connect();
+    conn.query("CREATE NODE TABLE P(ID INT64, x INT64, y DOUBLE, PRIMARY KEY(ID))")
+        .unwrap();
+    conn.query(&format!("COPY P FROM '{}'", csv.display()))
+        .unwrap();
+    conn.query("CHECKPOINT").unwrap();
+    conn.query("MATCH (a:P) WHERE a.ID IN [5, 1048575, 1048576, 1048600] DELETE a")
+        .unwrap();
+    conn.query("CHECKPOINT").unwrap();
+    conn.query("CALL threads=2").unwrap();
+    for filter in [
+        "",
+        "WHERE a.ID >= 1000 AND a.ID < 1048590",
+        "WHERE a.y > 100.5",
+    ] {
+        let aggregates = "count(*), count(a.x), sum(a.x), min(a.x), max(a.x), avg(a.x), \
+                          sum(a.y), min(a.y), max(a.y), avg(a.y)";
+        let folded = format!("MATCH (a:P) {filter} RETURN {aggregates}");
+        let reference = format!("MATCH (a:P) {filter} WITH a, 1 AS one RETURN {aggregates}");
+        assert!(plan(&mut conn, &folded).contains("FoldColumns"), "{folded}");
+        assert_eq!(
+            answer(&mut conn, &folded),
+            answer(&mut conn, &reference),
+            "{folded}"
+        );
+        for order in [
+            "RETURN a.ID, a.x ORDER BY a.x DESC, a.ID LIMIT 7",
+            "RETURN a.ID ORDER BY a.ID DESC SKIP 3 LIMIT 4",
+            "RETURN a.ID ORDER BY a.ID LIMIT 5",
+        ] {
+            let top = format!("MATCH (a:P) {filter} {order}");
+            let reference = format!("MATCH (a:P) {filter} WITH a, 1 AS one {order}");
+            assert!(plan(&mut conn, &top).contains("TopNodes"), "{top}");
+            assert_eq!(
+                answer(&mut conn, &top),
+                answer(&mut conn, &reference),
+                "{top}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const ORDERS: &[&str] = &[
+    "RETURN a.ID, a.x ORDER BY a.x DESC LIMIT 3",
+    "RETURN a.ID ORDER BY a.ID DESC LIMIT 3",
+    "RETURN a.ID, a.y ORDER BY a.y, a.ID LIMIT 4",
+    "RETURN a.ID, a.x ORDER BY a.x SKIP 2 LIMIT 3",
+    "RETURN a.ID, a.s, a.z ORDER BY a.s DESC, a.z LIMIT 5",
+    "RETURN a.ID AS id, a.x AS x ORDER BY x DESC, id LIMIT 6",
+    "RETURN a, 7 AS seven ORDER BY a.x LIMIT 2",
+    "RETURN a.ID ORDER BY a.ID LIMIT 0",
+    "RETURN a.ID, a.x ORDER BY a.x LIMIT 100",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    #[test]
+    fn top_nodes_are_the_rows_a_stable_sort_keeps(tables in tables(), layout in layouts()) {
+        let mut conn = load(&tables, layout);
+        for scan in SCANS {
+            for filter in FILTERS {
+                for order in ORDERS {
+                    let top = format!("MATCH {scan} {filter} {order}");
+                    let reference = format!("MATCH {scan} {filter} WITH a, 1 AS one {order}");
+                    let (top_answer, reference_answer) =
+                        (answer(&mut conn, &top), answer(&mut conn, &reference));
+                    // (A property no scanned table has is an error in both.)
+                    if top_answer.is_ok() || reference_answer.is_ok() {
+                        prop_assert!(plan(&mut conn, &top).contains("TopNodes"), "{top}");
+                        prop_assert!(
+                            !plan(&mut conn, &reference).contains("TopNodes"),
+                            "{reference}"
+                        );
+                    }
+                    prop_assert_eq!(
+                        &top_answer,
+                        &reference_answer,
+                        "{} over {:?} stored {:?}",
+                        top,
+                        tables,
+                        layout
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A projection that can fail (here a division) is evaluated on every row by the row path,
+/// so its sort stays on rows; a key that is not a property (an expression, the node itself)
+/// too.
+#[test]
+fn other_orders_stay_on_rows() {
+    let tables = Tables {
+        p: vec![
+            (Some(1), Some(0.5), Some(2), None),
+            (Some(0), None, None, None),
+        ],
+        q: Vec::new(),
+        deleted: Vec::new(),
+        updated: Vec::new(),
+    };
+    let mut conn = load(&tables, Layout::Folded);
+    for query in [
+        "MATCH (a:P) RETURN 10 / a.x ORDER BY a.ID LIMIT 1",
+        "MATCH (a:P) RETURN a.ID ORDER BY a.x + 1 LIMIT 1",
+        "MATCH (a:P) RETURN a.ID ORDER BY a LIMIT 1",
+    ] {
+        assert!(!plan(&mut conn, query).contains("TopNodes"), "{query}");
+        assert!(plan(&mut conn, query).contains("TopN"), "{query}");
+    }
+}
