@@ -1,4 +1,5 @@
-//! The live nodes of a node table that pass a scan's filter, handed out in batches of
+//! A node scan's filter split into prefilters and the rest ([`ScanFilter`], which `ScanNodes`
+//! uses too), and the live nodes of a node table that pass it, handed out in batches of
 //! offsets for operators that read columns instead of rows (`FoldColumns`, `TopNodes`): the
 //! prefilters' cursor finds candidates as `ScanNodes` does (on the query's threads where
 //! prefilters skip rows), the rest of the filter is evaluated per node on one reused row, and
@@ -13,7 +14,7 @@ use warren_storage::NodeTable;
 use crate::context::ExecContext;
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
-    IntPrefilter,
+    IntPrefilter, ResolvedPrefilter,
 };
 use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
@@ -70,6 +71,20 @@ impl ScanFilter {
         }
     }
 
+    /// The prefilters resolved on `table`'s columns, and what is left of the filter to evaluate
+    /// per node (`None` when the prefilters decide it, or there is no filter). A table with a
+    /// delta resolves none: its rows get the whole filter.
+    pub fn resolve<'t>(
+        &self,
+        table_id: TableId,
+        table: &'t NodeTable,
+    ) -> Result<(Vec<ResolvedPrefilter<'t>>, Option<&Expr>)> {
+        let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
+        let decided = filter_decided(self.conjunction, self.prefilters.len(), &prefilters);
+        let filter = self.filter.as_ref().filter(|_| !decided);
+        Ok((prefilters, filter))
+    }
+
     /// Calls `each` with the passing live nodes of `table`, a batch at a time, in order; the
     /// filter is evaluated on rows of `width` slots with the node in the scan's slot.
     pub fn for_each_batch(
@@ -82,12 +97,7 @@ impl ScanFilter {
         each: &mut dyn FnMut(Batch<'_>) -> Result<()>,
     ) -> Result<()> {
         table.try_verify_deleted()?;
-        let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
-        // Prefilters that decide the filter leave nothing to evaluate.
-        let filter = self
-            .filter
-            .as_ref()
-            .filter(|_| !filter_decided(self.conjunction, self.prefilters.len(), &prefilters));
+        let (prefilters, filter) = self.resolve(table_id, table)?;
         let mut batch: Vec<u64> = Vec::with_capacity(BATCH_ROWS);
         if filter.is_none() && prefilters.is_empty() && !table.has_delta() {
             // Every live row: runs of consecutive rows where none is deleted.

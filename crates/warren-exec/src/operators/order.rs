@@ -62,6 +62,25 @@ pub(super) fn compare_keys(a: &[Value], b: &[Value], descending: &[bool]) -> Ord
     Ordering::Equal
 }
 
+/// What `ORDER BY ... [SKIP s] LIMIT k` keeps: `(s, s + k)`, or `None` for LIMIT 0, which
+/// reads neither the input nor the SKIP count (LIMIT is evaluated first).
+pub(super) fn kept_rows(
+    skip: Option<&Expr>,
+    limit: &Expr,
+    ctx: &ExecContext,
+) -> Result<Option<(u64, usize)>> {
+    let limit = super::simple::row_count(limit, ctx)?;
+    if limit == 0 {
+        return Ok(None);
+    }
+    let skip = match skip {
+        Some(skip) => super::simple::row_count(skip, ctx)?,
+        None => 0,
+    };
+    let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
+    Ok(Some((skip, kept)))
+}
+
 /// A row kept by [`TopN`]: ordered by its keys, then by arrival (what a stable sort keeps).
 pub(super) struct Ranked {
     pub(super) keys: Vec<Value>,
@@ -118,16 +137,9 @@ impl TopN {
     }
 
     fn select(&mut self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        // LIMIT first: a LIMIT 0 over a sort reads neither its input nor the SKIP count.
-        let limit = super::simple::row_count(&self.limit, ctx)?;
-        if limit == 0 {
+        let Some((skip, kept)) = kept_rows(self.skip.as_ref(), &self.limit, ctx)? else {
             return Ok(Vec::new());
-        }
-        let skip = match &self.skip {
-            Some(skip) => super::simple::row_count(skip, ctx)?,
-            None => 0,
         };
-        let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
         let descending: Arc<[bool]> = self.keys.iter().map(|(_, d)| *d).collect();
         let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
         let mut arrival = 0u64;

@@ -8,12 +8,9 @@ use warren_common::{Result, TableId};
 use warren_planner::expr::Expr;
 use warren_storage::Snapshot;
 
+use super::node_batches::ScanFilter;
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
-use crate::eval::prefilter::{
-    collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
-    IntPrefilter,
-};
 use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
 
@@ -21,11 +18,8 @@ pub struct ScanNodes {
     input: BoxedOperator,
     tables: Vec<TableId>,
     slot: usize,
-    filter: Option<Expr>,
-    /// Conjuncts of the filter checked on raw INT64 columns before a row is built.
-    prefilters: Vec<IntPrefilter>,
-    /// Whether the filter is exactly the conjunction of `prefilters`.
-    conjunction: bool,
+    /// The filter, with its conjuncts checked on raw INT64 columns before a row is built.
+    filter: ScanFilter,
     /// The input row being expanded, the snapshot, the table index and the next offset.
     current: Option<(Row, Arc<Snapshot>, usize, u64)>,
     /// Where the scan of the current table is, when its prefilters resolved.
@@ -41,19 +35,11 @@ impl ScanNodes {
         slot: usize,
         filter: Option<Expr>,
     ) -> Self {
-        let mut prefilters = Vec::new();
-        let mut conjunction = false;
-        if let Some(filter) = &filter {
-            collect_prefilters(filter, slot, &mut prefilters);
-            conjunction = is_conjunction_of_prefilters(filter, slot);
-        }
         Self {
             input,
             tables,
             slot,
-            filter,
-            prefilters,
-            conjunction,
+            filter: ScanFilter::new(slot, filter),
             current: None,
             cursor: PrefilteredCursor::default(),
             spare: None,
@@ -70,11 +56,8 @@ impl Operator for ScanNodes {
                     let table = snapshot.node_table(table_id);
                     table.try_verify_deleted()?;
                     let evaluator = Evaluator::new(snapshot, ctx);
-                    let prefilters = resolve_prefilters(&self.prefilters, table_id, table)?;
                     // Prefilters that decide the filter leave nothing to evaluate.
-                    let filter = self.filter.as_ref().filter(|_| {
-                        !filter_decided(self.conjunction, self.prefilters.len(), &prefilters)
-                    });
+                    let (prefilters, filter) = self.filter.resolve(table_id, table)?;
                     // Resolved prefilters find the rows through the cursor; else (a delta,
                     // no prefilter, or past `u32` rows) each row is tested here.
                     let windowed =

@@ -16,7 +16,7 @@ use warren_planner::expr::{Expr, PropertyColumns};
 use warren_storage::NodeTable;
 
 use super::node_batches::{Batch, ScanFilter};
-use super::order::Ranked;
+use super::order::{kept_rows, Ranked};
 use super::{row_bytes, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::extremes::{extreme_kernel, Extreme};
@@ -58,16 +58,9 @@ impl TopNodes {
     }
 
     fn select(&self, ctx: &ExecContext) -> Result<Vec<Row>> {
-        // LIMIT first: a LIMIT 0 reads neither the nodes nor the SKIP count (as `TopN`).
-        let limit = super::simple::row_count(&self.limit, ctx)?;
-        if limit == 0 {
+        let Some((skip, kept)) = kept_rows(self.skip.as_ref(), &self.limit, ctx)? else {
             return Ok(Vec::new());
-        }
-        let skip = match &self.skip {
-            Some(skip) => super::simple::row_count(skip, ctx)?,
-            None => 0,
         };
-        let kept = usize::try_from(skip.saturating_add(limit)).unwrap_or(usize::MAX);
         let descending: Arc<[bool]> = self.keys.iter().map(|(_, d)| *d).collect();
         let snapshot = ctx.snapshot();
         let evaluator = Evaluator::new(&snapshot, ctx);

@@ -39,13 +39,8 @@ pub fn count_all(plan: Plan, slots: &mut usize) -> Plan {
 
 /// The scan's (tables, slot) when `plan` is a node scan of the one input row, without filter.
 fn unfiltered_scan(plan: &Plan) -> Option<(&Vec<warren_common::TableId>, usize)> {
-    match plan {
-        Plan::ScanNodes {
-            input,
-            tables,
-            slot,
-            filter: None,
-        } if **input == Plan::Unit => Some((tables, *slot)),
+    match super::scan_of_one_row(plan)? {
+        (tables, slot, None) => Some((tables, slot)),
         _ => None,
     }
 }

@@ -11,6 +11,7 @@
 //! The rule leaves the plan unchanged when a count-only aggregation of an unfiltered scan is
 //! already answered from the live counts (`count_all`, run first).
 
+use super::scan_of_one_row;
 use crate::expr::{AggregateExpr, AggregateFunction, Expr};
 use crate::plan::{ColumnFold, Plan};
 
@@ -40,19 +41,6 @@ pub fn fold_columns(plan: Plan, slots: &mut usize) -> Plan {
         Some((folded, aggregates)) => (Box::new(folded), keys, aggregates),
         None => (input, keys, aggregates),
     })
-}
-
-/// The scan's (tables, slot, filter) when `plan` is a node scan of the one input row.
-fn scan_of_one_row(plan: &Plan) -> Option<(&Vec<warren_common::TableId>, usize, &Option<Expr>)> {
-    match plan {
-        Plan::ScanNodes {
-            input,
-            tables,
-            slot,
-            filter,
-        } if **input == Plan::Unit => Some((tables, *slot, filter)),
-        _ => None,
-    }
 }
 
 /// Whether the fold computes `aggregate` over the node in `slot`.

@@ -78,6 +78,26 @@ fn map_aggregates(plan: Plan, rewrite: &mut dyn FnMut(AggregateParts) -> Aggrega
     }
 }
 
+/// The scan's (tables, slot, filter) when `plan` is a node scan of the one input row (the
+/// shape the whole-table rules rewrite).
+type ScanOfOneRow<'a> = (
+    &'a Vec<warren_common::TableId>,
+    usize,
+    &'a Option<crate::expr::Expr>,
+);
+
+fn scan_of_one_row(plan: &Plan) -> Option<ScanOfOneRow<'_>> {
+    match plan {
+        Plan::ScanNodes {
+            input,
+            tables,
+            slot,
+            filter,
+        } if **input == Plan::Unit => Some((tables, *slot, filter)),
+        _ => None,
+    }
+}
+
 /// `aggregates` with each one replaced by the sum of the count in `count_slot`: what a counting
 /// rule's aggregation computes over the counting operator it puts under it.
 fn summing_counts(

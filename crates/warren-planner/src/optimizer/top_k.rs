@@ -103,31 +103,12 @@ fn node_top_k(
             slot,
             filter,
         } if **input == Plan::Unit && assignments.iter().all(|(_, e)| infallible(e)) => {
-            // The scan's node and the slots the projection copies it to.
-            let nodes: Vec<usize> = std::iter::once(*slot)
-                .chain(
-                    assignments
-                        .iter()
-                        .filter(|(_, e)| *e == Expr::Slot(*slot))
-                        .map(|(copy, _)| *copy),
-                )
-                .collect();
-            let property_of = |key: &Expr| -> Option<crate::expr::PropertyColumns> {
-                let key = match key {
-                    Expr::Slot(s) => assignments
-                        .iter()
-                        .rev()
-                        .find(|(slot, _)| slot == s)?
-                        .1
-                        .clone(),
-                    other => other.clone(),
-                };
-                match key {
-                    Expr::Property { base, property } if matches!(*base, Expr::Slot(node) if nodes.contains(&node)) => {
-                        Some(property)
-                    }
-                    _ => None,
+            let nodes = node_slots(*slot, &assignments);
+            let property_of = |key: &Expr| match assigned(key, &assignments)? {
+                Expr::Property { base, property } if matches!(**base, Expr::Slot(node) if nodes.contains(&node)) => {
+                    Some(property.clone())
                 }
+                _ => None,
             };
             keys.iter()
                 .map(|(key, descending)| property_of(key).map(|p| (p, *descending)))
@@ -172,14 +153,7 @@ fn vector_top_k(
     else {
         return Err(Box::new(input));
     };
-    let key = match key {
-        Expr::Slot(s) => assignments
-            .iter()
-            .rev()
-            .find(|(slot, _)| slot == s)
-            .map(|(_, e)| e),
-        other => Some(other),
-    };
+    let key = assigned(key, &assignments);
     let matched = match (&*scan, key) {
         (
             Plan::ScanNodes {
@@ -190,15 +164,7 @@ fn vector_top_k(
             },
             Some(key),
         ) if matches!(**input, Plan::Unit) && tables.len() == 1 => {
-            // The scan's node and the slots the projection copies it to.
-            let nodes: Vec<usize> = std::iter::once(*slot)
-                .chain(
-                    assignments
-                        .iter()
-                        .filter(|(_, e)| *e == Expr::Slot(*slot))
-                        .map(|(copy, _)| *copy),
-                )
-                .collect();
+            let nodes = node_slots(*slot, &assignments);
             match_distance(key, &nodes, tables[0]).map(|(function, array_type, column, query)| {
                 VectorTopK {
                     input: Plan::Unit,
@@ -226,6 +192,31 @@ fn vector_top_k(
             input: scan,
             assignments,
         })),
+    }
+}
+
+/// The scan's node slot and the slots the projection copies it to.
+fn node_slots(slot: usize, assignments: &[(usize, Expr)]) -> Vec<usize> {
+    std::iter::once(slot)
+        .chain(
+            assignments
+                .iter()
+                .filter(|(_, e)| *e == Expr::Slot(slot))
+                .map(|(copy, _)| *copy),
+        )
+        .collect()
+}
+
+/// What a sort key stands for: the expression the projection last assigned to its slot when
+/// it is a slot (`None` when the projection assigns none), else the key itself.
+fn assigned<'a>(key: &'a Expr, assignments: &'a [(usize, Expr)]) -> Option<&'a Expr> {
+    match key {
+        Expr::Slot(s) => assignments
+            .iter()
+            .rev()
+            .find(|(slot, _)| slot == s)
+            .map(|(_, e)| e),
+        other => Some(other),
     }
 }
 
