@@ -26,14 +26,8 @@ pub fn rewrites(operator: &Plan) -> bool {
 }
 
 pub fn count_all(plan: Plan, slots: &mut usize) -> Plan {
-    super::map_aggregates(plan, &mut |(input, keys, aggregates)| match rewritten(
-        &input,
-        &keys,
-        &aggregates,
-        slots,
-    ) {
-        Some((counted, aggregates)) => (Box::new(counted), keys, aggregates),
-        None => (input, keys, aggregates),
+    super::replace_aggregations(plan, &mut |input, keys, aggregates| {
+        rewritten(input, keys, aggregates, slots)
     })
 }
 

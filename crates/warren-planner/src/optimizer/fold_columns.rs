@@ -32,14 +32,8 @@ pub fn rewrites(operator: &Plan) -> bool {
 }
 
 pub fn fold_columns(plan: Plan, slots: &mut usize) -> Plan {
-    super::map_aggregates(plan, &mut |(input, keys, aggregates)| match rewritten(
-        &input,
-        &keys,
-        &aggregates,
-        slots,
-    ) {
-        Some((folded, aggregates)) => (Box::new(folded), keys, aggregates),
-        None => (input, keys, aggregates),
+    super::replace_aggregations(plan, &mut |input, keys, aggregates| {
+        rewritten(input, keys, aggregates, slots)
     })
 }
 

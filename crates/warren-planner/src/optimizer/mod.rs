@@ -78,6 +78,27 @@ fn map_aggregates(plan: Plan, rewrite: &mut dyn FnMut(AggregateParts) -> Aggrega
     }
 }
 
+/// What a counting or folding rule makes of an aggregation's (input, keys, aggregates): its new
+/// input and aggregates, or `None` to leave it.
+type AggregationRewrite<'a> = dyn FnMut(
+        &Plan,
+        &[(usize, crate::expr::Expr)],
+        &[(usize, crate::expr::AggregateExpr)],
+    ) -> Option<(Plan, Vec<(usize, crate::expr::AggregateExpr)>)>
+    + 'a;
+
+/// Rebuilds `plan` with every aggregation that `rewrite` changes given its new input and
+/// aggregates (the keys stay).
+fn replace_aggregations(plan: Plan, rewrite: &mut AggregationRewrite<'_>) -> Plan {
+    map_aggregates(
+        plan,
+        &mut |(input, keys, aggregates)| match rewrite(&input, &keys, &aggregates) {
+            Some((replaced, aggregates)) => (Box::new(replaced), keys, aggregates),
+            None => (input, keys, aggregates),
+        },
+    )
+}
+
 /// The scan's (tables, slot, filter) when `plan` is a node scan of the one input row (the
 /// shape the whole-table rules rewrite).
 type ScanOfOneRow<'a> = (
