@@ -400,17 +400,43 @@ impl RelTable {
         node: u32,
         direction: Direction,
     ) -> Result<u64, crate::section_check::ChecksumMismatch> {
-        let stored = self.with_stored_entries(node, direction, |_, rels| {
-            if self.delta.deleted.is_empty() {
-                rels.len()
-            } else {
+        let stored = if self.delta.deleted.is_empty() {
+            // Every stored entry is live: the degree is the offsets' difference, and neither
+            // the neighbours nor the rel ids need reading.
+            self.stored_degree(node, direction)?
+        } else {
+            self.with_stored_entries(node, direction, |_, rels| {
                 rels.iter()
                     .filter(|&&rel| !self.delta_deleted(u64::from(rel)))
-                    .count()
-            }
-        })?;
-        let appended = self.live_appended_entries(node, direction).count();
-        Ok((stored + appended) as u64)
+                    .count() as u64
+            })?
+        };
+        let appended = if self.delta.appended.is_empty() {
+            0
+        } else {
+            self.live_appended_entries(node, direction).count() as u64
+        };
+        Ok(stored + appended)
+    }
+
+    /// `node`'s stored entries in `direction`, counted from the offsets (their blocks, and the
+    /// neighbours' while unverified, checked as a read of the neighbours would check them).
+    fn stored_degree(
+        &self,
+        node: u32,
+        direction: Direction,
+    ) -> Result<u64, crate::section_check::ChecksumMismatch> {
+        let slot = CorruptionSlot::default();
+        let view = AdjacencyView::stored(self.stored_csr(direction), &slot);
+        let degree = if (node as usize) < view.num_nodes() {
+            view.degree(node)
+        } else {
+            0
+        };
+        match slot.first() {
+            Some(mismatch) => Err(mismatch),
+            None => Ok(degree),
+        }
     }
 
     /// Calls `read` with `node`'s stored (neighbours, rel ids) in `direction`, after verifying

@@ -69,12 +69,17 @@ impl Operator for CountExpand {
             };
             let count = self.count(&snapshot, node.id)?;
             if count == 0 {
+                self.input.recycle(row);
                 continue;
             }
             let count = i64::try_from(count).expect("a degree fits in INT64");
             row[self.count_slot] = Value::Int64(count);
             return Ok(Some(row));
         }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.input.recycle(row);
     }
 }
 
