@@ -254,7 +254,7 @@ fn value_of<'r>(
 struct Group {
     keys: Vec<Value>,
     accumulators: Vec<Accumulator>,
-    /// Values seen per DISTINCT aggregate.
+    /// Values seen per aggregate, when one is DISTINCT (else empty: no allocation per group).
     distinct: Vec<HashSet<Value, Hasher>>,
 }
 
@@ -290,7 +290,11 @@ impl Aggregate {
                 .iter()
                 .map(|(_, a)| Accumulator::new(a.function))
                 .collect(),
-            distinct: self.aggregates.iter().map(|_| HashSet::default()).collect(),
+            distinct: if self.aggregates.iter().any(|(_, a)| a.distinct) {
+                self.aggregates.iter().map(|_| HashSet::default()).collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
