@@ -426,17 +426,13 @@ impl RelTable {
         node: u32,
         direction: Direction,
     ) -> Result<u64, crate::section_check::ChecksumMismatch> {
-        let slot = CorruptionSlot::default();
-        let view = AdjacencyView::stored(self.stored_csr(direction), &slot);
-        let degree = if (node as usize) < view.num_nodes() {
-            view.degree(node)
-        } else {
-            0
-        };
-        match slot.first() {
-            Some(mismatch) => Err(mismatch),
-            None => Ok(degree),
-        }
+        self.read_stored(direction, |view| {
+            if (node as usize) < view.num_nodes() {
+                view.degree(node)
+            } else {
+                0
+            }
+        })
     }
 
     /// Calls `read` with `node`'s stored (neighbours, rel ids) in `direction`, after verifying
@@ -447,16 +443,29 @@ impl RelTable {
         direction: Direction,
         read: impl FnOnce(&[u32], &[u32]) -> R,
     ) -> Result<R, crate::section_check::ChecksumMismatch> {
+        self.read_stored(direction, |view| {
+            let (neighbours, rels) = if (node as usize) < view.num_nodes() {
+                view.entries(node)
+            } else {
+                (&[][..], &[][..])
+            };
+            read(neighbours, rels)
+        })
+    }
+
+    /// What `read` finds in the stored CSR of `direction` through a checking view; the first
+    /// damaged block the reads met is the error instead.
+    fn read_stored<R>(
+        &self,
+        direction: Direction,
+        read: impl FnOnce(&AdjacencyView<'_>) -> R,
+    ) -> Result<R, crate::section_check::ChecksumMismatch> {
         let slot = CorruptionSlot::default();
         let view = AdjacencyView::stored(self.stored_csr(direction), &slot);
-        let (neighbours, rels) = if (node as usize) < view.num_nodes() {
-            view.entries(node)
-        } else {
-            (&[][..], &[][..])
-        };
+        let found = read(&view);
         match slot.first() {
             Some(mismatch) => Err(mismatch),
-            None => Ok(read(neighbours, rels)),
+            None => Ok(found),
         }
     }
 

@@ -82,13 +82,6 @@ fn node_top_k(
     skip: Option<Expr>,
     limit: Expr,
 ) -> Result<Plan, Box<Plan>> {
-    let Plan::Project {
-        input: scan,
-        assignments,
-    } = input
-    else {
-        return Err(Box::new(input));
-    };
     let infallible = |e: &Expr| match e {
         Expr::Slot(_) | Expr::Literal(_) => true,
         Expr::Property { base, .. } | Expr::InternalProperty { base, .. } => {
@@ -96,44 +89,30 @@ fn node_top_k(
         }
         _ => false,
     };
-    let matched = match &*scan {
-        Plan::ScanNodes {
-            input,
-            tables,
-            slot,
-            filter,
-        } if **input == Plan::Unit && assignments.iter().all(|(_, e)| infallible(e)) => {
-            let nodes = node_slots(*slot, &assignments);
-            let property_of = |key: &Expr| match assigned(key, &assignments)? {
-                Expr::Property { base, property } if matches!(**base, Expr::Slot(node) if nodes.contains(&node)) => {
-                    Some(property.clone())
-                }
-                _ => None,
-            };
-            keys.iter()
-                .map(|(key, descending)| property_of(key).map(|p| (p, *descending)))
-                .collect::<Option<Vec<_>>>()
-                .map(|keys| Plan::TopNodes {
-                    tables: tables.clone(),
-                    slot: *slot,
-                    filter: filter.clone(),
-                    keys,
-                    skip,
-                    limit,
-                })
+    over_projected_scan(input, |(tables, slot, filter), assignments| {
+        if !assignments.iter().all(|(_, e)| infallible(e)) {
+            return None;
         }
-        _ => None,
-    };
-    match matched {
-        Some(top) => Ok(Plan::Project {
-            input: Box::new(top),
-            assignments,
-        }),
-        None => Err(Box::new(Plan::Project {
-            input: scan,
-            assignments,
-        })),
-    }
+        let nodes = node_slots(slot, assignments);
+        let property_of = |key: &Expr| match assigned(key, assignments)? {
+            Expr::Property { base, property } if matches!(**base, Expr::Slot(node) if nodes.contains(&node)) => {
+                Some(property.clone())
+            }
+            _ => None,
+        };
+        let keys = keys
+            .iter()
+            .map(|(key, descending)| property_of(key).map(|p| (p, *descending)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Plan::TopNodes {
+            tables: tables.clone(),
+            slot,
+            filter: filter.clone(),
+            keys,
+            skip,
+            limit,
+        })
+    })
 }
 
 /// The vector form, or the unchanged input of the ORDER BY when the shape does not match.
@@ -146,6 +125,36 @@ fn vector_top_k(
     let [(key, descending)] = keys else {
         return Err(Box::new(input));
     };
+    over_projected_scan(input, |(tables, slot, filter), assignments| {
+        let key = assigned(key, assignments)?;
+        let [table] = tables.as_slice() else {
+            return None;
+        };
+        let nodes = node_slots(slot, assignments);
+        let (function, array_type, column, query) = match_distance(key, &nodes, *table)?;
+        Some(Plan::VectorTopK(Box::new(VectorTopK {
+            input: Plan::Unit,
+            table: *table,
+            slot,
+            column,
+            function,
+            array_type,
+            query,
+            descending: *descending,
+            filter: filter.clone(),
+            skip,
+            limit,
+        })))
+    })
+}
+
+/// `Project` over what `select` makes of a projection's scan of the one input row (its
+/// tables, slot and filter, and the projection's assignments), or the unchanged `input` when
+/// it is no such projection or `select` makes nothing of it.
+fn over_projected_scan(
+    input: Plan,
+    select: impl FnOnce(super::ScanOfOneRow<'_>, &[(usize, Expr)]) -> Option<Plan>,
+) -> Result<Plan, Box<Plan>> {
     let Plan::Project {
         input: scan,
         assignments,
@@ -153,39 +162,9 @@ fn vector_top_k(
     else {
         return Err(Box::new(input));
     };
-    let key = assigned(key, &assignments);
-    let matched = match (&*scan, key) {
-        (
-            Plan::ScanNodes {
-                input,
-                tables,
-                slot,
-                filter,
-            },
-            Some(key),
-        ) if matches!(**input, Plan::Unit) && tables.len() == 1 => {
-            let nodes = node_slots(*slot, &assignments);
-            match_distance(key, &nodes, tables[0]).map(|(function, array_type, column, query)| {
-                VectorTopK {
-                    input: Plan::Unit,
-                    table: tables[0],
-                    slot: *slot,
-                    column,
-                    function,
-                    array_type,
-                    query,
-                    descending: *descending,
-                    filter: filter.clone(),
-                    skip,
-                    limit,
-                }
-            })
-        }
-        _ => None,
-    };
-    match matched {
-        Some(top) => Ok(Plan::Project {
-            input: Box::new(Plan::VectorTopK(Box::new(top))),
+    match super::scan_of_one_row(&scan).and_then(|found| select(found, &assignments)) {
+        Some(selected) => Ok(Plan::Project {
+            input: Box::new(selected),
             assignments,
         }),
         None => Err(Box::new(Plan::Project {
