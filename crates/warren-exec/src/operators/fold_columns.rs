@@ -18,7 +18,7 @@ use warren_planner::plan::ColumnFold;
 use warren_storage::{NodeTable, Snapshot};
 
 use super::aggregate::Accumulator;
-use super::node_batches::{Batch, ScanFilter};
+use super::node_batches::{columns_in, Batch, ScanFilter};
 use super::{Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::extremes::{extreme_kernel, Extreme};
@@ -65,7 +65,9 @@ impl FoldColumns {
         let mut passed = 0u64;
         for &table_id in &self.tables {
             let table = snapshot.node_table(table_id);
-            let columns = self.columns_of(table_id, table)?;
+            // `None` for a count of rows, or a property the table lacks.
+            let properties = self.folds.iter().map(|fold| fold.property.as_ref());
+            let columns = columns_in(table_id, table, properties)?;
             let mut fold = |batch: Batch<'_>| -> Result<()> {
                 for ((fold, state), column) in self.folds.iter().zip(&mut *states).zip(&columns) {
                     fold_batch(fold.function, state, table, *column, batch)?;
@@ -77,22 +79,6 @@ impl FoldColumns {
                 .for_each_batch(table_id, table, &evaluator, self.width, ctx, &mut fold)?;
         }
         Ok(passed)
-    }
-
-    /// Each fold's column in `table`: `None` for a count of rows, or a property the table
-    /// lacks (NULL in every row); the stored column is verified before its arrays are read.
-    fn columns_of(&self, table_id: TableId, table: &NodeTable) -> Result<Vec<Option<usize>>> {
-        let columns: Vec<Option<usize>> = self
-            .folds
-            .iter()
-            .map(|fold| fold.property.as_ref().and_then(|p| p.column(table_id)))
-            .collect();
-        if !table.has_delta() {
-            for &column in columns.iter().flatten() {
-                table.column(column).try_verify()?;
-            }
-        }
-        Ok(columns)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use warren_common::value::{NodeValue, Value};
 use warren_common::{InternalId, Result, TableId};
-use warren_planner::expr::Expr;
+use warren_planner::expr::{Expr, PropertyColumns};
 use warren_storage::NodeTable;
 
 use crate::context::ExecContext;
@@ -44,6 +44,25 @@ impl<'a> Batch<'a> {
         };
         run.chain(rows.iter().copied())
     }
+}
+
+/// The columns of `properties` in `table` (`None`: no property, or one the table lacks, NULL
+/// in every row); without a delta each stored column is verified whole before an operator
+/// reads its arrays (a table with a delta is read through `try_value`, which checks blocks).
+pub fn columns_in<'p>(
+    table_id: TableId,
+    table: &NodeTable,
+    properties: impl Iterator<Item = Option<&'p PropertyColumns>>,
+) -> Result<Vec<Option<usize>>> {
+    let columns: Vec<Option<usize>> = properties
+        .map(|property| property.and_then(|p| p.column(table_id)))
+        .collect();
+    if !table.has_delta() {
+        for &column in columns.iter().flatten() {
+            table.column(column).try_verify()?;
+        }
+    }
+    Ok(columns)
 }
 
 /// A scan's filter over the node in `slot`, split as `ScanNodes` splits it: conjuncts tested on
@@ -101,11 +120,10 @@ impl ScanFilter {
         let mut batch: Vec<u64> = Vec::with_capacity(BATCH_ROWS);
         if filter.is_none() && prefilters.is_empty() && !table.has_delta() {
             // Every live row: runs of consecutive rows where none is deleted.
-            let rows = table.num_rows();
+            let (rows, deleted) = (table.num_rows(), table.deleted());
             let mut start = 0;
             while start < rows {
                 let end = (start + BATCH_ROWS as u64).min(rows);
-                let deleted = table.deleted();
                 if deleted.is_none_or(|bits| bits.none_in(start as usize..end as usize)) {
                     each(Batch::Run { start, end })?;
                 } else {

@@ -4,8 +4,11 @@
 //! delta's updates), and a heap of at most `skip + limit` keeps the nodes a stable sort would
 //! put first, ordered as `TopN` orders rows (the keys, NULL largest, each key ascending or
 //! descending, then arrival in scan order). A row (the node in its slot) is made only for a
-//! node that enters the heap. For one INT64 key without NULLs, a node that cannot beat the
-//! heap's last is skipped on the raw value, before any value is made.
+//! node that enters the heap. For one INT64 key without NULLs, the raw values decide which
+//! nodes are offered: none of a run whose best key (a SIMD pass) cannot beat the heap's last,
+//! and of the others only those that beat it and are among the batch's own first `skip +
+//! limit` (so a batch costs O(its rows) even when every node would enter, as in keys that
+//! rise with the offsets under `DESC`).
 
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use warren_common::{InternalId, Result, TableId};
 use warren_planner::expr::{Expr, PropertyColumns};
 use warren_storage::NodeTable;
 
-use super::node_batches::{Batch, ScanFilter};
+use super::node_batches::{columns_in, Batch, ScanFilter};
 use super::order::{kept_rows, Ranked};
 use super::{row_bytes, Operator, Row};
 use crate::context::ExecContext;
@@ -71,63 +74,87 @@ impl TopNodes {
             bar: None,
         };
         let mut arrival = 0u64;
+        // A batch's raw keys that may enter, with their places in the batch.
+        let mut candidates: Vec<(i64, u32)> = Vec::new();
         for &table_id in &self.tables {
             let table = snapshot.node_table(table_id);
-            let columns = self.columns_of(table_id, table)?;
+            let properties = self.keys.iter().map(|(property, _)| Some(property));
+            let columns = columns_in(table_id, table, properties)?;
             let raw = self.raw_int64_key(table, &columns);
             let keys_of = |node: u64| -> Result<Vec<Value>> {
-                match raw {
-                    Some(values) => Ok(vec![Value::Int64(values[node as usize])]),
-                    None => columns
-                        .iter()
-                        .map(|column| match column {
-                            Some(column) => Ok(table.try_value(node, *column)?),
-                            None => Ok(Value::Null),
-                        })
-                        .collect(),
-                }
+                columns
+                    .iter()
+                    .map(|column| match column {
+                        Some(column) => Ok(table.try_value(node, *column)?),
+                        None => Ok(Value::Null),
+                    })
+                    .collect()
             };
             let mut rank = |batch: Batch<'_>| -> Result<()> {
                 let first = arrival;
                 arrival += batch.len() as u64;
-                match batch {
-                    Batch::Run { start, end } => {
-                        let mut node = start;
-                        while node < end {
-                            // Skip, on the raw values, the nodes that cannot enter.
-                            if let (Some(values), Some(bar)) = (raw, kept_nodes.bar) {
-                                let descending = kept_nodes.descending[0];
-                                let rest = &values[node as usize..end as usize];
-                                // The run's best key first (a SIMD pass): most runs hold none
-                                // that enters once the heap is full.
-                                if !beats(best_of(rest, descending), bar, descending) {
-                                    break;
-                                }
-                                match rest.iter().position(|&v| beats(v, bar, descending)) {
-                                    Some(skipped) => node += skipped as u64,
-                                    None => break,
-                                }
-                            }
-                            let arrived = first + (node - start);
-                            kept_nodes.offer(keys_of(node)?, arrived, ctx, || {
-                                self.node_row(table_id, node)
-                            })?;
-                            node += 1;
-                        }
+                let node_at = |index: usize| match batch {
+                    Batch::Run { start, .. } => start + index as u64,
+                    Batch::Rows(rows) => rows[index],
+                };
+                let Some(values) = raw else {
+                    for (index, node) in batch.rows().enumerate() {
+                        let arrived = first + index as u64;
+                        kept_nodes.offer(keys_of(node)?, arrived, ctx, || {
+                            self.node_row(table_id, node)
+                        })?;
                     }
-                    Batch::Rows(rows) => {
-                        for (index, &node) in rows.iter().enumerate() {
-                            if let (Some(values), Some(bar)) = (raw, kept_nodes.bar) {
-                                if !beats(values[node as usize], bar, kept_nodes.descending[0]) {
-                                    continue;
-                                }
-                            }
-                            let arrived = first + index as u64;
-                            kept_nodes.offer(keys_of(node)?, arrived, ctx, || {
-                                self.node_row(table_id, node)
-                            })?;
-                        }
+                    return Ok(());
+                };
+                let descending = kept_nodes.descending[0];
+                if let (Batch::Run { start, end }, Some(bar)) = (batch, kept_nodes.bar) {
+                    // The run's best key first (a SIMD pass): once the heap is full, most runs
+                    // hold no node that enters.
+                    if !beats(
+                        best_of(&values[start as usize..end as usize], descending),
+                        bar,
+                        descending,
+                    ) {
+                        return Ok(());
                     }
+                }
+                candidates.clear();
+                for (index, node) in batch.rows().enumerate() {
+                    let value = values[node as usize];
+                    if kept_nodes
+                        .bar
+                        .is_none_or(|bar| beats(value, bar, descending))
+                    {
+                        candidates.push((value, index as u32));
+                    }
+                }
+                // Only the batch's own first `kept` can enter: each of the others has `kept`
+                // nodes of the batch sorted before it (a better key, or the same key earlier).
+                if candidates.len() > kept_nodes.kept {
+                    let order = |a: &(i64, u32), b: &(i64, u32)| {
+                        let by_key = if descending {
+                            b.0.cmp(&a.0)
+                        } else {
+                            a.0.cmp(&b.0)
+                        };
+                        by_key.then(a.1.cmp(&b.1))
+                    };
+                    candidates.select_nth_unstable_by(kept_nodes.kept - 1, order);
+                    candidates.truncate(kept_nodes.kept);
+                    candidates.sort_unstable_by_key(|&(_, index)| index);
+                }
+                for &(value, index) in candidates.iter() {
+                    if kept_nodes
+                        .bar
+                        .is_some_and(|bar| !beats(value, bar, descending))
+                    {
+                        continue;
+                    }
+                    let node = node_at(index as usize);
+                    let arrived = first + u64::from(index);
+                    kept_nodes.offer(vec![Value::Int64(value)], arrived, ctx, || {
+                        self.node_row(table_id, node)
+                    })?;
                 }
                 Ok(())
             };
@@ -142,22 +169,6 @@ impl TopNodes {
             .skip(skip)
             .map(|ranked| ranked.row)
             .collect())
-    }
-
-    /// Each key's column in `table` (`None`: the table lacks the property, NULL in every
-    /// row); stored columns are verified before their arrays are read.
-    fn columns_of(&self, table_id: TableId, table: &NodeTable) -> Result<Vec<Option<usize>>> {
-        let columns: Vec<Option<usize>> = self
-            .keys
-            .iter()
-            .map(|(property, _)| property.column(table_id))
-            .collect();
-        if !table.has_delta() {
-            for &column in columns.iter().flatten() {
-                table.column(column).try_verify()?;
-            }
-        }
-        Ok(columns)
     }
 
     /// The raw values of the only key, when it is a stored INT64 (or SERIAL) column without
