@@ -219,6 +219,7 @@ pub fn operator_line(plan: &Plan) -> String {
             tables,
             slot,
             filter,
+            keys,
             folds,
         } => {
             let folds: Vec<String> = folds
@@ -231,8 +232,17 @@ pub fn operator_line(plan: &Plan) -> String {
                     format!("#{}={}({of})", fold.slot, fold.function.name())
                 })
                 .collect();
+            let keys = if keys.is_empty() {
+                String::new()
+            } else {
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|(s, e)| format!("#{s}={}", expr_text(e)))
+                    .collect();
+                format!(" keys=[{}]", keys.join(", "))
+            };
             format!(
-                "FoldColumns #{slot} tables={tables:?}{} folds=[{}]",
+                "FoldColumns #{slot} tables={tables:?}{}{keys} folds=[{}]",
                 opt(filter),
                 folds.join(", ")
             )

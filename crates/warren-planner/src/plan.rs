@@ -100,14 +100,17 @@ pub enum Plan {
         targets: Vec<TableId>,
         count_slot: usize,
     },
-    /// One row holding each fold's value over the live nodes of `tables` that pass `filter`
-    /// (tested with the node in `slot`), read from the stored columns; no row when no node
-    /// passes. What an aggregation without keys over a node scan of one input row reads
-    /// (`optimizer/fold_columns.rs`): it then folds this one row into the same answer.
+    /// One row per group of the live nodes of `tables` that pass `filter` (tested with the
+    /// node in `slot`), in order of the group's first node, holding the group's `keys` (each
+    /// an expression over the node alone, evaluated into its slot) and each fold's value over
+    /// the group, read from the stored columns; without keys one group of every passing node;
+    /// no row when no node passes. What an aggregation over a node scan of one input row reads
+    /// (`optimizer/fold_columns.rs`): it then folds each group's one row into the same answer.
     FoldColumns {
         tables: Vec<TableId>,
         slot: usize,
         filter: Option<Expr>,
+        keys: Vec<(usize, Expr)>,
         folds: Vec<ColumnFold>,
     },
     /// The live nodes of `tables` that pass `filter` (the node in `slot`) that a stable sort by
@@ -475,8 +478,10 @@ impl Plan {
             | Plan::CountAll { .. }
             | Plan::Distinct { .. }
             | Plan::Union { .. } => {}
-            Plan::ScanNodes { filter, .. } | Plan::FoldColumns { filter, .. } => {
-                filter.iter().for_each(visit)
+            Plan::ScanNodes { filter, .. } => filter.iter().for_each(visit),
+            Plan::FoldColumns { filter, keys, .. } => {
+                filter.iter().for_each(&mut *visit);
+                keys.iter().for_each(|(_, key)| visit(key));
             }
             Plan::TopNodes {
                 filter,
@@ -586,7 +591,10 @@ impl Plan {
             } => vec![*slot],
             Plan::VectorTopK(v) => vec![v.slot],
             Plan::TopNodes { slot, .. } => vec![*slot],
-            Plan::FoldColumns { slot, folds, .. } => std::iter::once(*slot)
+            Plan::FoldColumns {
+                slot, keys, folds, ..
+            } => std::iter::once(*slot)
+                .chain(keys.iter().map(|(key_slot, _)| *key_slot))
                 .chain(folds.iter().map(|fold| fold.slot))
                 .collect(),
             Plan::LoadCsv { columns, .. } => columns.iter().map(|(slot, _)| *slot).collect(),

@@ -10,6 +10,10 @@
 //! properties updated in the delta, scanning one table or every table (whose columns differ),
 //! unfiltered, filtered by prefilters alone, or by a filter evaluated per node.
 //!
+//! Grouped by keys over the scanned node alone (`a.x % 3`, `a.s`, `a`), the folds give the
+//! rows' groups in the rows' order of first appearance, or the rows' error (a zero divisor,
+//! an overflow).
+//!
 //! Top nodes chosen from the key columns (`TopNodes`): `ORDER BY` properties of the scanned
 //! node `[SKIP s] LIMIT k` over a projection of the scan gives the rows, in the order, that
 //! the row path's stable sort gives (ties by scan order), on the same tables, layouts and
@@ -229,9 +233,71 @@ proptest! {
     }
 }
 
+const KEYS: &[&str] = &[
+    "a.x AS k",
+    "a.x % 3 AS k",
+    "a.x / 2 AS k",
+    "7 - a.x AS k",
+    "a.x * 3037000500 AS k",
+    "a.x % 0 AS k",
+    "a.ID % 4 AS k, a.s AS t",
+    "a.z AS k",
+    "a.y AS k",
+    "a.s AS k",
+    "a AS k",
+    "a.x + a.ID AS k",
+    "1 AS k",
+];
+
+const GROUPED_AGGREGATES: &[&str] = &[
+    "count(*), count(a.x), sum(a.x), min(a.x), max(a.x), avg(a.x)",
+    "count(a), sum(a.y), min(a.y), max(a.y), avg(a.y)",
+    "min(a.s), max(a.s), count(a.s), sum(a.z)",
+    "count(*), sum(a.s)",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Grouped by keys over the scanned node, the folds give the rows' groups, in the rows'
+    /// order of first appearance, with the same values (or the same error).
+    #[test]
+    fn grouped_folds_answer_what_the_rows_give(tables in tables(), layout in layouts()) {
+        let mut conn = load(&tables, layout);
+        for scan in SCANS {
+            for filter in &FILTERS[..3] {
+                for keys in KEYS {
+                    for aggregates in GROUPED_AGGREGATES {
+                        let folded = format!("MATCH {scan} {filter} RETURN {keys}, {aggregates}");
+                        let reference = format!(
+                            "MATCH {scan} {filter} WITH a, 1 AS one RETURN {keys}, {aggregates}"
+                        );
+                        let (folded_answer, reference_answer) =
+                            (answer(&mut conn, &folded), answer(&mut conn, &reference));
+                        if folded_answer.is_ok() || reference_answer.is_ok() {
+                            prop_assert!(
+                                plan(&mut conn, &folded).contains("FoldColumns"),
+                                "{folded}"
+                            );
+                        }
+                        prop_assert_eq!(
+                            &folded_answer,
+                            &reference_answer,
+                            "{} over {:?} stored {:?}",
+                            folded,
+                            tables,
+                            layout
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A table past the prefiltered scan's parallel threshold (2^20 rows), with a few rows
-/// deleted: the folds and the top nodes over the windows found on the query's threads give
-/// the rows' answer.
+/// deleted: the folds (grouped or not) and the top nodes over the windows found on the
+/// query's threads give the rows' answer.
 #[test]
 fn a_large_table_folds_and_sorts_as_its_rows_do() {
     let dir = std::env::temp_dir().join(format!("warren-fold-columns-{}", std::process::id()));
@@ -274,6 +340,20 @@ fn a_large_table_folds_and_sorts_as_its_rows_do() {
             answer(&mut conn, &reference),
             "{folded}"
         );
+        for keys in ["a.x % 10 AS k", "a.ID / 100000 AS k, a.x % 3 AS t"] {
+            let grouped = format!("MATCH (a:P) {filter} RETURN {keys}, {aggregates}");
+            let reference =
+                format!("MATCH (a:P) {filter} WITH a, 1 AS one RETURN {keys}, {aggregates}");
+            assert!(
+                plan(&mut conn, &grouped).contains("FoldColumns"),
+                "{grouped}"
+            );
+            assert_eq!(
+                answer(&mut conn, &grouped),
+                answer(&mut conn, &reference),
+                "{grouped}"
+            );
+        }
         for order in [
             "RETURN a.ID, a.x ORDER BY a.x DESC, a.ID LIMIT 7",
             "RETURN a.ID ORDER BY a.ID DESC SKIP 3 LIMIT 4",

@@ -5,7 +5,7 @@ pub mod array_functions;
 pub mod extremes;
 mod functions;
 mod list_functions;
-mod ops;
+pub(crate) mod ops;
 mod padding;
 pub mod pass_bits;
 pub mod prefilter;

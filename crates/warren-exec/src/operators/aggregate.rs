@@ -143,7 +143,7 @@ const RUN_ROWS_PER_CHECK: usize = 4096;
 /// hop count, a label index) is found by position in `small`, without hashing; the first key
 /// that is not an INT64 moves those groups into the map (another type, e.g. a DOUBLE 1.0, may
 /// equal an INT64 key), and from then on every key goes through the map.
-enum GroupIndex {
+pub(crate) enum GroupIndex {
     One {
         small: Option<Vec<usize>>,
         map: HashMap<Value, usize, Hasher>,
@@ -152,7 +152,7 @@ enum GroupIndex {
 }
 
 impl GroupIndex {
-    fn new(keys: usize) -> Self {
+    pub(crate) fn new(keys: usize) -> Self {
         if keys == 1 {
             GroupIndex::One {
                 small: Some(vec![NO_GROUP; SMALL_KEYS]),
@@ -171,7 +171,7 @@ impl GroupIndex {
         }
     }
 
-    fn find_one(&mut self, key: &Value) -> Option<usize> {
+    pub(crate) fn find_one(&mut self, key: &Value) -> Option<usize> {
         let GroupIndex::One { small, map } = self else {
             unreachable!("a single key is looked up by value")
         };
@@ -194,7 +194,7 @@ impl GroupIndex {
     /// The group of the small INT64 `key`, if small keys are indexed by position and it has
     /// one ([`GroupIndex::find_one`] finds the same group).
     #[inline]
-    fn small_group(&self, key: i64) -> Option<usize> {
+    pub(crate) fn small_group(&self, key: i64) -> Option<usize> {
         let GroupIndex::One {
             small: Some(positions),
             ..
@@ -206,7 +206,7 @@ impl GroupIndex {
         (group != NO_GROUP).then_some(group)
     }
 
-    fn find_many(&self, keys: &[Value]) -> Option<usize> {
+    pub(crate) fn find_many(&self, keys: &[Value]) -> Option<usize> {
         match self {
             GroupIndex::Many(map) => map.get(keys).copied(),
             GroupIndex::One { .. } => unreachable!("several keys are looked up by vector"),
@@ -214,7 +214,7 @@ impl GroupIndex {
     }
 
     /// Records `group` for `keys`, just looked up and not found.
-    fn insert(&mut self, keys: &[Value], group: usize) {
+    pub(crate) fn insert(&mut self, keys: &[Value], group: usize) {
         match self {
             GroupIndex::One { small, map } => {
                 let [key] = keys else {

@@ -7,8 +7,16 @@
 //! (integer sums are exact whatever the order; DOUBLE sums and averages add in row order;
 //! MIN and MAX keep the first of equal values), so the one row it yields folds into the
 //! scan's answer bit for bit.
+//!
+//! With keys, each node's keys are read first (`column_keys`), in node order, and give its
+//! group (the aggregation's own `GroupIndex`, groups numbered as they first appear); each fold
+//! then adds the batch's values to their groups' accumulators in node order, so every group
+//! ends as the aggregation would leave it, and one row per group comes out in that order. A
+//! key that fails at a node fails the fold after the nodes before it were folded, as the rows
+//! would.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use warren_common::value::{compare_doubles, Value};
@@ -17,19 +25,24 @@ use warren_planner::expr::{AggregateFunction, Expr};
 use warren_planner::plan::ColumnFold;
 use warren_storage::{NodeTable, Snapshot};
 
-use super::aggregate::Accumulator;
+use super::aggregate::{Accumulator, GroupIndex};
+use super::column_keys::{KeyReader, QuickKey};
 use super::node_batches::{columns_in, Batch, ScanFilter};
-use super::{Operator, Row};
+use super::{row_bytes, Operator, Row};
 use crate::context::ExecContext;
 use crate::eval::extremes::{extreme_kernel, Extreme};
 use crate::eval::Evaluator;
 
 pub struct FoldColumns {
     tables: Vec<TableId>,
+    slot: usize,
     scan: ScanFilter,
+    keys: Vec<(usize, Expr)>,
     folds: Vec<ColumnFold>,
     width: usize,
     done: bool,
+    /// A grouped fold's rows, one per group, handed out one per `next`.
+    output: std::vec::IntoIter<Row>,
 }
 
 impl FoldColumns {
@@ -37,6 +50,7 @@ impl FoldColumns {
         tables: Vec<TableId>,
         slot: usize,
         filter: Option<Expr>,
+        keys: Vec<(usize, Expr)>,
         folds: Vec<ColumnFold>,
         width: usize,
     ) -> Self {
@@ -45,12 +59,19 @@ impl FoldColumns {
             folds.iter().all(|fold| fold.slot < width),
             "every fold's slot is in the row"
         );
+        assert!(
+            keys.iter().all(|(key_slot, _)| *key_slot < width),
+            "every key's slot is in the row"
+        );
         Self {
             tables,
+            slot,
             scan: ScanFilter::new(slot, filter),
+            keys,
             folds,
             width,
             done: false,
+            output: Vec::new().into_iter(),
         }
     }
 
@@ -80,6 +101,265 @@ impl FoldColumns {
         }
         Ok(passed)
     }
+}
+
+impl FoldColumns {
+    /// The groups of every passing node of every table, one row each (keys and folds in their
+    /// slots), in order of their first node; the bytes reserved for them stay reserved.
+    fn fold_groups(&self, snapshot: &Arc<Snapshot>, ctx: &ExecContext) -> Result<Vec<Row>> {
+        let evaluator = Evaluator::new(snapshot, ctx);
+        let mut groups = Groups {
+            index: GroupIndex::new(self.keys.len()),
+            dense_groups: Vec::new(),
+            int64_groups: HashMap::default(),
+            keys: Vec::new(),
+            states: vec![Vec::new(); self.folds.len()],
+            reserved: 0,
+            bytes_per_group: (self.keys.len() * 64 + self.folds.len() * 48) as u64,
+        };
+        let mut row = vec![Value::Null; self.width];
+        let mut group_of: Vec<usize> = Vec::new();
+        let mut key_values: Vec<Value> = Vec::with_capacity(self.keys.len());
+        let result = (|| -> Result<()> {
+            for &table_id in &self.tables {
+                let table = snapshot.node_table(table_id);
+                let properties = self.folds.iter().map(|fold| fold.property.as_ref());
+                let columns = columns_in(table_id, table, properties)?;
+                let readers = self
+                    .keys
+                    .iter()
+                    .map(|(_, key)| KeyReader::new(key, self.slot, table_id, table))
+                    .collect::<Result<Vec<_>>>()?;
+                // One key read as an INT64 finds its group without a value.
+                let quick = match readers.as_slice() {
+                    [reader] => Some(reader),
+                    _ => None,
+                };
+                let mut fold = |batch: Batch<'_>| -> Result<()> {
+                    group_of.clear();
+                    let mut failed = None;
+                    for node in batch.rows() {
+                        if let Some(QuickKey::Int64(key)) = quick.map(|reader| reader.quick(node)) {
+                            if let Some(group) = groups.int64_group(key) {
+                                group_of.push(group);
+                                continue;
+                            }
+                        }
+                        key_values.clear();
+                        for reader in &readers {
+                            let at = (table_id, self.slot);
+                            match reader.value(node, at, &evaluator, &mut row) {
+                                Ok(value) => key_values.push(value),
+                                Err(error) => {
+                                    failed = Some(error);
+                                    break;
+                                }
+                            }
+                        }
+                        if failed.is_some() {
+                            break;
+                        }
+                        group_of.push(groups.find_or_add(&self.folds, &mut key_values, ctx)?);
+                    }
+                    // The nodes before a failed key fold, as their rows would have.
+                    let folded = batch.first(group_of.len());
+                    for (f, fold) in self.folds.iter().enumerate() {
+                        let states = &mut groups.states[f];
+                        fold_grouped(fold.function, states, &group_of, table, columns[f], folded)?;
+                    }
+                    failed.map_or(Ok(()), Err)
+                };
+                self.scan
+                    .for_each_batch(table_id, table, &evaluator, self.width, ctx, &mut fold)?;
+            }
+            Ok(())
+        })();
+        ctx.memory.release(groups.reserved);
+        result?;
+        let Groups { keys, states, .. } = groups;
+        let mut states: Vec<std::vec::IntoIter<Accumulator>> =
+            states.into_iter().map(Vec::into_iter).collect();
+        let mut rows = Vec::with_capacity(keys.len());
+        for group_keys in keys {
+            let mut out = vec![Value::Null; self.width];
+            for ((slot, _), key) in self.keys.iter().zip(group_keys) {
+                out[*slot] = key;
+            }
+            for (fold, state) in self.folds.iter().zip(&mut states) {
+                out[fold.slot] = state.next().expect("a state per group").finish();
+            }
+            rows.push(out);
+        }
+        let bytes: u64 = rows.iter().map(row_bytes).sum();
+        ctx.memory.reserve(bytes, "aggregation output")?;
+        Ok(rows)
+    }
+}
+
+/// Single INT64 keys below this find their group by position (a list of this many group
+/// numbers, made at the first such key: 512 KiB).
+const DENSE_KEYS: usize = 1 << 16;
+
+/// No group known yet for a dense key.
+const NO_GROUP: usize = usize::MAX;
+
+/// A grouped fold's groups: their index by keys, their keys, each fold's accumulator per
+/// group, and the memory reserved for them.
+struct Groups {
+    index: GroupIndex,
+    /// The groups `index` found for single INT64 keys (a cache: a key of another type equal
+    /// to an INT64 may have started the group): keys `0..DENSE_KEYS` by position (filled as
+    /// they are found; `NO_GROUP` for none yet), others by hash.
+    dense_groups: Vec<usize>,
+    int64_groups: HashMap<i64, usize, ahash::RandomState>,
+    keys: Vec<Vec<Value>>,
+    /// `states[f][g]`: fold `f`'s accumulator of group `g`.
+    states: Vec<Vec<Accumulator>>,
+    reserved: u64,
+    bytes_per_group: u64,
+}
+
+impl Groups {
+    /// The group of the single INT64 key `key`, if it has one already and this knows it.
+    #[inline]
+    fn int64_group(&self, key: i64) -> Option<usize> {
+        match usize::try_from(key) {
+            Ok(position) if position < DENSE_KEYS => self
+                .dense_groups
+                .get(position)
+                .copied()
+                .filter(|&group| group != NO_GROUP),
+            _ => self.int64_groups.get(&key).copied(),
+        }
+    }
+
+    /// Remembers that the single INT64 key `key` is in `group`.
+    fn cache_int64(&mut self, key: i64, group: usize) {
+        match usize::try_from(key) {
+            Ok(position) if position < DENSE_KEYS => {
+                if self.dense_groups.is_empty() {
+                    self.dense_groups = vec![NO_GROUP; DENSE_KEYS];
+                }
+                self.dense_groups[position] = group;
+            }
+            _ => {
+                self.int64_groups.insert(key, group);
+            }
+        }
+    }
+
+    /// The group of the keys in `keys` (emptied when they start a group, which keeps them),
+    /// added with a fresh accumulator per fold when they start one.
+    fn find_or_add(
+        &mut self,
+        folds: &[ColumnFold],
+        keys: &mut Vec<Value>,
+        ctx: &ExecContext,
+    ) -> Result<usize> {
+        let found = match keys.as_slice() {
+            [key] => self.index.find_one(key),
+            _ => self.index.find_many(keys),
+        };
+        let int64_key = match keys.as_slice() {
+            [Value::Int64(key)] => Some(*key),
+            _ => None,
+        };
+        if let Some(group) = found {
+            if let Some(key) = int64_key {
+                self.cache_int64(key, group);
+            }
+            return Ok(group);
+        }
+        ctx.memory.reserve(self.bytes_per_group, "aggregation")?;
+        self.reserved += self.bytes_per_group;
+        let group = self.keys.len();
+        self.index.insert(keys, group);
+        if let Some(key) = int64_key {
+            self.cache_int64(key, group);
+        }
+        self.keys.push(std::mem::take(keys));
+        for (states, fold) in self.states.iter_mut().zip(folds) {
+            states.push(Accumulator::new(fold.function));
+        }
+        Ok(group)
+    }
+}
+
+/// Folds property `column` (`None`: NULL, or the fold counts rows) of `table` at `batch`, node
+/// `i` of which is in group `group_of[i]`, into the groups' `states` as the accumulator would,
+/// value by value in node order.
+fn fold_grouped(
+    function: AggregateFunction,
+    states: &mut [Accumulator],
+    group_of: &[usize],
+    table: &NodeTable,
+    column: Option<usize>,
+    batch: Batch<'_>,
+) -> Result<()> {
+    debug_assert_eq!(group_of.len(), batch.len(), "a group per node");
+    let Some(column) = column else {
+        if function == AggregateFunction::CountStar {
+            for &group in group_of {
+                states[group].add_rows(1);
+            }
+        }
+        // Every value NULL: no aggregate but `count(*)` changes.
+        return Ok(());
+    };
+    if !table.has_delta() {
+        let stored = table.column(column);
+        let nulls = stored.has_nulls();
+        let present = |row: u64| !nulls || !stored.is_null(row as usize);
+        if let Some(values) = stored.int64_values() {
+            for (row, &group) in batch.rows().zip(group_of) {
+                if present(row) {
+                    add_int64(function, &mut states[group], values[row as usize])?;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(values) = stored.double_values() {
+            for (row, &group) in batch.rows().zip(group_of) {
+                if present(row) {
+                    let value = Value::Double(values[row as usize]);
+                    states[group].add(function, Some(&value))?;
+                }
+            }
+            return Ok(());
+        }
+    }
+    for (row, &group) in batch.rows().zip(group_of) {
+        let value = table.try_value(row, column)?;
+        states[group].add(function, Some(&value))?;
+    }
+    Ok(())
+}
+
+/// One non-NULL INT64 value folded into `state`, as `Accumulator::add` folds it.
+#[inline]
+fn add_int64(function: AggregateFunction, state: &mut Accumulator, value: i64) -> Result<()> {
+    match (function, &mut *state) {
+        (AggregateFunction::Count, _) => state.add_rows(1),
+        // The accumulator's INT128 addition, which fails only past the INT128 range.
+        (AggregateFunction::Sum, Accumulator::Sum(Some(Value::Int128(total))))
+            if total.checked_add(i128::from(value)).is_some() =>
+        {
+            *total += i128::from(value);
+        }
+        (AggregateFunction::Avg, Accumulator::Avg { sum, count }) => {
+            *sum += value as f64;
+            *count += 1;
+        }
+        // INT64s compare as `total_cmp` compares them.
+        (AggregateFunction::Min, Accumulator::Min(Some(Value::Int64(least)))) => {
+            *least = (*least).min(value);
+        }
+        (AggregateFunction::Max, Accumulator::Max(Some(Value::Int64(most)))) => {
+            *most = (*most).max(value);
+        }
+        _ => state.add(function, Some(&Value::Int64(value)))?,
+    }
+    Ok(())
 }
 
 /// Folds property `column` (`None`: NULL, or the fold counts rows) of `table` at `batch` into
@@ -264,6 +544,13 @@ fn fold_doubles(
 
 impl Operator for FoldColumns {
     fn next(&mut self, ctx: &ExecContext) -> Result<Option<Row>> {
+        if !self.keys.is_empty() {
+            if !std::mem::replace(&mut self.done, true) {
+                let snapshot = ctx.snapshot();
+                self.output = self.fold_groups(&snapshot, ctx)?.into_iter();
+            }
+            return Ok(self.output.next());
+        }
         if std::mem::replace(&mut self.done, true) {
             return Ok(None);
         }

@@ -3,6 +3,7 @@
 //! operator tree.
 
 mod aggregate;
+mod column_keys;
 mod count_all;
 mod count_expand;
 mod expand;
@@ -192,11 +193,13 @@ fn build_operator(
             tables,
             slot,
             filter,
+            keys,
             folds,
         } => Box::new(fold_columns::FoldColumns::new(
             tables.clone(),
             *slot,
             filter.clone(),
+            keys.clone(),
             folds.clone(),
             width,
         )),

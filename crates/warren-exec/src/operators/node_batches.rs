@@ -37,6 +37,18 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// The batch's first `count` rows.
+    pub fn first(self, count: usize) -> Batch<'a> {
+        assert!(count <= self.len(), "at most the batch's rows");
+        match self {
+            Batch::Run { start, .. } => Batch::Run {
+                start,
+                end: start + count as u64,
+            },
+            Batch::Rows(rows) => Batch::Rows(&rows[..count]),
+        }
+    }
+
     pub fn rows(self) -> impl Iterator<Item = u64> + 'a {
         let (run, rows) = match self {
             Batch::Run { start, end } => (start..end, &[][..]),

@@ -27,7 +27,8 @@ pub fn rewrites(operator: &Plan) -> bool {
 
 pub fn count_all(plan: Plan, slots: &mut usize) -> Plan {
     super::replace_aggregations(plan, &mut |input, keys, aggregates| {
-        rewritten(input, keys, aggregates, slots)
+        let (counted, aggregates) = rewritten(input, keys, aggregates, slots)?;
+        Some((counted, (keys.to_vec(), aggregates)))
     })
 }
 

@@ -1,12 +1,14 @@
-//! Aggregating a node scan's properties from the stored columns: an aggregation without keys
-//! over a node scan of one input row (`MATCH (a:T) [WHERE ...] RETURN min(a.x), avg(a.y),
+//! Aggregating a node scan's properties from the stored columns: an aggregation over a node
+//! scan of one input row (`MATCH (a:T) [WHERE ...] RETURN [keys,] min(a.x), avg(a.y),
 //! count(*)`), whose aggregates are all `count(*)`, `count(a)`, or `count`, `sum`, `min`, `max`
-//! or `avg` of a property of the scanned node, none DISTINCT, reads each property's column in
-//! one pass ([`Plan::FoldColumns`]) instead of building a row per node and evaluating the
-//! property per row. The fold gives one row holding each aggregate's value over the scan (or
-//! no row when no node passes the filter); the aggregation then folds that one row: a count
-//! by `SumCounts` (0 over no row), the others by the same function, which gives back the
-//! value it is handed (NULL over no row, as over no nodes).
+//! or `avg` of a property of the scanned node, none DISTINCT, and whose keys are expressions
+//! over the scanned node alone (`a.x`, `a.x % 4`, `a`), reads each property's column in one
+//! pass ([`Plan::FoldColumns`]) instead of building a row per node and evaluating the
+//! property per row. The fold gives one row per group (one group without keys), in order of
+//! the group's first node, holding its keys and each aggregate's value over it (no row when no
+//! node passes the filter); the aggregation then folds each group's one row: a count by
+//! `SumCounts` (0 over no row), the others by the same function, which gives back the value
+//! it is handed (NULL over no row, as over no nodes), grouped by the keys' slots.
 //!
 //! The rule leaves the plan unchanged when a count-only aggregation of an unfiltered scan is
 //! already answered from the live counts (`count_all`, run first).
@@ -25,10 +27,25 @@ pub fn rewrites(operator: &Plan) -> bool {
     else {
         return false;
     };
-    keys.is_empty()
-        && scan_of_one_row(input).is_some_and(|(_, slot, _)| {
-            !aggregates.is_empty() && aggregates.iter().all(|(_, a)| foldable(a, slot))
-        })
+    scan_of_one_row(input).is_some_and(|(_, slot, _)| folds_all(keys, aggregates, slot))
+}
+
+/// Whether the fold computes every aggregate and key over the node in `slot`.
+fn folds_all(keys: &[(usize, Expr)], aggregates: &[(usize, AggregateExpr)], slot: usize) -> bool {
+    !(keys.is_empty() && aggregates.is_empty())
+        && aggregates.iter().all(|(_, a)| foldable(a, slot))
+        && keys.iter().all(|(_, key)| over_node_alone(key, slot))
+}
+
+/// Whether `key` reads no slot but `slot` and runs no subquery: its value for a node is then
+/// what it gives over the scan's row, whose other slots are empty.
+fn over_node_alone(key: &Expr, slot: usize) -> bool {
+    fn has_subquery(expr: &Expr) -> bool {
+        let mut found = matches!(expr, Expr::Subquery { .. });
+        expr.for_each_child(&mut |child| found |= has_subquery(child));
+        found
+    }
+    key.slots().iter().all(|&s| s == slot) && !has_subquery(key)
 }
 
 pub fn fold_columns(plan: Plan, slots: &mut usize) -> Plan {
@@ -83,13 +100,17 @@ fn rewritten(
     keys: &[(usize, Expr)],
     aggregates: &[(usize, AggregateExpr)],
     slots: &mut usize,
-) -> Option<(Plan, Vec<(usize, AggregateExpr)>)> {
+) -> Option<(Plan, super::Grouping)> {
     let (tables, slot, filter) = scan_of_one_row(input)?;
-    if !keys.is_empty()
-        || aggregates.is_empty()
-        || !aggregates.iter().all(|(_, a)| foldable(a, slot))
-    {
+    if !folds_all(keys, aggregates, slot) {
         return None;
+    }
+    let mut fold_keys = Vec::with_capacity(keys.len());
+    let mut over_keys = Vec::with_capacity(keys.len());
+    for (out, key) in keys {
+        fold_keys.push((*slots, key.clone()));
+        over_keys.push((*out, Expr::Slot(*slots)));
+        *slots += 1;
     }
     let mut folds = Vec::with_capacity(aggregates.len());
     let mut over_folds = Vec::with_capacity(aggregates.len());
@@ -114,9 +135,10 @@ fn rewritten(
         tables: tables.clone(),
         slot,
         filter: filter.clone(),
+        keys: fold_keys,
         folds,
     };
-    Some((folded, over_folds))
+    Some((folded, (over_keys, over_folds)))
 }
 
 #[cfg(test)]
@@ -193,12 +215,14 @@ mod tests {
             tables,
             slot,
             filter: folded_filter,
+            keys,
             folds,
         } = *input
         else {
             panic!("not folded: {input:?}");
         };
         assert_eq!((tables, slot, folded_filter), (vec![0, 2], 0, filter));
+        assert!(keys.is_empty());
         let functions: Vec<(usize, AggregateFunction, bool)> = folds
             .iter()
             .map(|fold| (fold.slot, fold.function, fold.property.is_some()))
@@ -262,24 +286,102 @@ mod tests {
                 aggregate_of(AggregateFunction::Collect, Some(property(0))),
             ],
         ));
-        // A scan per outer row, and grouped aggregations.
+        // A scan per outer row, and keys that read another slot or run a subquery.
         unchanged(aggregation(
             scan(Plan::Argument, None),
             vec![aggregate_of(AggregateFunction::Min, Some(property(0)))],
         ));
+        for key in [
+            property(3),
+            Expr::Binary(
+                crate::expr::BinaryOp::Add,
+                Box::new(property(0)),
+                Box::new(Expr::Slot(1)),
+            ),
+            Expr::Subquery {
+                plan: Arc::new(Plan::Unit),
+                count: true,
+            },
+        ] {
+            unchanged(grouped(vec![(20, key)]));
+        }
+    }
+
+    /// A count and a minimum over the scan, grouped by `keys`.
+    fn grouped(keys: Vec<(usize, Expr)>) -> Plan {
         let Plan::Aggregate {
             input, aggregates, ..
         } = aggregation(
             scan(Plan::Unit, None),
-            vec![aggregate_of(AggregateFunction::Min, Some(property(0)))],
+            vec![
+                aggregate_of(AggregateFunction::CountStar, None),
+                aggregate_of(AggregateFunction::Min, Some(property(0))),
+            ],
         )
         else {
             unreachable!()
         };
-        unchanged(Plan::Aggregate {
+        Plan::Aggregate {
             input,
-            keys: vec![(9, property(0))],
+            keys,
             aggregates,
-        });
+        }
+    }
+
+    #[test]
+    fn keys_over_the_node_alone_fold_into_groups() {
+        let modulo = Expr::Binary(
+            crate::expr::BinaryOp::Mod,
+            Box::new(property(0)),
+            Box::new(Expr::literal(4i64)),
+        );
+        let plan = rewrite(grouped(vec![
+            (20, property(0)),
+            (21, modulo.clone()),
+            (22, Expr::Slot(0)),
+            (23, Expr::literal(1i64)),
+        ]));
+        let Plan::Aggregate {
+            input,
+            keys,
+            aggregates,
+        } = plan
+        else {
+            panic!("not an aggregation: {plan:?}");
+        };
+        assert_eq!(
+            keys,
+            [
+                (20, Expr::Slot(10)),
+                (21, Expr::Slot(11)),
+                (22, Expr::Slot(12)),
+                (23, Expr::Slot(13)),
+            ]
+        );
+        let functions: Vec<(usize, AggregateFunction)> = aggregates
+            .iter()
+            .map(|(out, a)| (out.to_owned(), a.function))
+            .collect();
+        assert_eq!(
+            functions,
+            [
+                (5, AggregateFunction::SumCounts),
+                (6, AggregateFunction::Min)
+            ]
+        );
+        let Plan::FoldColumns { keys, folds, .. } = *input else {
+            panic!("not folded: {input:?}");
+        };
+        assert_eq!(
+            keys,
+            [
+                (10, property(0)),
+                (11, modulo),
+                (12, Expr::Slot(0)),
+                (13, Expr::literal(1i64)),
+            ]
+        );
+        let slots: Vec<usize> = folds.iter().map(|fold| fold.slot).collect();
+        assert_eq!(slots, [14, 15]);
     }
 }

@@ -78,22 +78,28 @@ fn map_aggregates(plan: Plan, rewrite: &mut dyn FnMut(AggregateParts) -> Aggrega
     }
 }
 
+/// An aggregation's keys and aggregates.
+type Grouping = (
+    Vec<(usize, crate::expr::Expr)>,
+    Vec<(usize, crate::expr::AggregateExpr)>,
+);
+
 /// What a counting or folding rule makes of an aggregation's (input, keys, aggregates): its new
-/// input and aggregates, or `None` to leave it.
+/// input, keys and aggregates, or `None` to leave it.
 type AggregationRewrite<'a> = dyn FnMut(
         &Plan,
         &[(usize, crate::expr::Expr)],
         &[(usize, crate::expr::AggregateExpr)],
-    ) -> Option<(Plan, Vec<(usize, crate::expr::AggregateExpr)>)>
+    ) -> Option<(Plan, Grouping)>
     + 'a;
 
-/// Rebuilds `plan` with every aggregation that `rewrite` changes given its new input and
-/// aggregates (the keys stay).
+/// Rebuilds `plan` with every aggregation that `rewrite` changes given its new input, keys and
+/// aggregates.
 fn replace_aggregations(plan: Plan, rewrite: &mut AggregationRewrite<'_>) -> Plan {
     map_aggregates(
         plan,
         &mut |(input, keys, aggregates)| match rewrite(&input, &keys, &aggregates) {
-            Some((replaced, aggregates)) => (Box::new(replaced), keys, aggregates),
+            Some((replaced, (keys, aggregates))) => (Box::new(replaced), keys, aggregates),
             None => (input, keys, aggregates),
         },
     )
