@@ -28,6 +28,8 @@ QUERIES = [
     "MATCH (a:Person) RETURN a.ID % 4 AS k, count(*) ORDER BY k",
     "MATCH (a:Person) RETURN a.ID % 1000 AS k, count(*), sum(a.ID) ORDER BY k LIMIT 5",
     "MATCH (a:Person) WHERE a.ID < 1000000 RETURN a.ID % 7 AS k, min(a.ID), max(a.ID) ORDER BY k",
+    "MATCH (a:Person) WHERE a.ID % 1000 = 0 RETURN count(*)",
+    "MATCH (a:Person) WHERE a.ID < 10 OR a.ID > 4194300 RETURN a.ID ORDER BY a.ID",
 ]
 
 

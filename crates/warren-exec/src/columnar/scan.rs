@@ -11,12 +11,15 @@ use warren_storage::Snapshot;
 use super::gather::gather_property;
 use super::{Bound, ColumnarPlan, ExpandSpec, Output};
 use crate::context::ExecContext;
+use crate::eval::column_expr::ColumnPredicate;
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
     IntPrefilter, ResolvedPrefilter,
 };
 use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
+use crate::operators::node_batches::DecidedRun;
+use warren_planner::expr::{BinaryOp, Expr};
 use warren_planner::plan::Step;
 
 /// Batches smaller than this gather their columns on one thread.
@@ -92,6 +95,12 @@ pub struct ColumnarScan {
     ready: std::collections::VecDeque<ColumnBatch>,
     /// Whether the stored tables the scan reads have been verified (on its first batch).
     verified: bool,
+    /// The source filters' conjunction (`None` without filters), and, for the table being
+    /// scanned, that conjunction compiled on its INT64 arrays where it compiles
+    /// (`eval::column_expr`), with its answers for a run of rows.
+    conjunction_expr: Option<Expr>,
+    compiled: Option<(TableId, Option<ColumnPredicate>)>,
+    decided: DecidedRun,
 }
 
 impl ColumnarScan {
@@ -105,6 +114,11 @@ impl ColumnarScan {
             .iter()
             .all(|filter| is_conjunction_of_prefilters(filter, plan.source_slot));
         let scratch = vec![Value::Null; plan.width];
+        let conjunction_expr = plan
+            .source_filters
+            .iter()
+            .cloned()
+            .reduce(|all, filter| Expr::Binary(BinaryOp::And, Box::new(all), Box::new(filter)));
         Self {
             plan,
             prefilters,
@@ -116,6 +130,9 @@ impl ColumnarScan {
             scratch,
             ready: std::collections::VecDeque::new(),
             verified: false,
+            conjunction_expr,
+            compiled: None,
+            decided: DecidedRun::default(),
         }
     }
 
@@ -276,8 +293,29 @@ impl ColumnarScan {
         table_id: TableId,
         node: u64,
     ) -> Result<bool> {
-        if self.plan.source_filters.is_empty() {
+        let Some(conjunction) = &self.conjunction_expr else {
             return Ok(true);
+        };
+        // The filters are TRUE together exactly when their conjunction is; where the compiled
+        // conjunction cannot decide, the evaluator tests them one by one as before.
+        let table = snapshot.node_table(table_id);
+        if self.compiled.as_ref().is_none_or(|(id, _)| *id != table_id) {
+            let compiled =
+                ColumnPredicate::compile(conjunction, self.plan.source_slot, table_id, table)?;
+            self.compiled = Some((table_id, compiled));
+        }
+        if let Some((_, Some(predicate))) = &self.compiled {
+            let resolved = &self.prefilters;
+            // Consecutive rows are decided a batch at a time; rows found through the
+            // prefilters' cursor one by one.
+            let decided = if resolved.is_empty() {
+                self.decided.of(predicate, (table_id, table), node)
+            } else {
+                predicate.passes(table, node)
+            };
+            if let Some(passes) = decided {
+                return Ok(passes);
+            }
         }
         self.scratch[self.plan.source_slot] = node_value(table_id, node);
         // As in the row path, the expansion's slots are NULL when the scan's filters run.

@@ -2,6 +2,7 @@
 //! with SQL NULL semantics, functions, list comprehensions and subqueries.
 
 pub mod array_functions;
+pub mod column_expr;
 pub mod extremes;
 mod functions;
 mod list_functions;

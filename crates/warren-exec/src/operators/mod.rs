@@ -10,7 +10,7 @@ mod expand;
 mod extend_each;
 mod fold_columns;
 mod load;
-mod node_batches;
+pub(crate) mod node_batches;
 mod order;
 mod procedure;
 pub mod profiled;

@@ -2,7 +2,8 @@
 //! uses too), and the live nodes of a node table that pass it, handed out in batches of
 //! offsets for operators that read columns instead of rows (`FoldColumns`, `TopNodes`): the
 //! prefilters' cursor finds candidates as `ScanNodes` does (on the query's threads where
-//! prefilters skip rows), the rest of the filter is evaluated per node on one reused row, and
+//! prefilters skip rows), the rest of the filter is decided per node on the INT64 arrays
+//! where it compiles (`eval::column_expr`) and evaluated on one reused row otherwise, and
 //! an unfiltered table is cut into runs of consecutive rows, a list only where a run holds a
 //! deleted row. Batches come in offset order.
 
@@ -12,12 +13,14 @@ use warren_planner::expr::{Expr, PropertyColumns};
 use warren_storage::NodeTable;
 
 use crate::context::ExecContext;
+use crate::eval::column_expr::{ColumnPredicate, BATCH_TRUE, BATCH_UNDECIDED};
 use crate::eval::prefilter::{
     collect_prefilters, filter_decided, is_conjunction_of_prefilters, resolve_prefilters,
     IntPrefilter, ResolvedPrefilter,
 };
 use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
+use crate::recursive::morsels::for_each_morsel;
 
 /// Offsets in one batch at most.
 pub const BATCH_ROWS: usize = 4096;
@@ -77,6 +80,89 @@ pub fn columns_in<'p>(
     Ok(columns)
 }
 
+/// Rows of a window from which a compiled filter decides it on the query's threads.
+const PARALLEL_DECIDE_ROWS_MIN: usize = 4 * BATCH_ROWS;
+
+/// The compiled filter's answer (`column_expr`'s batch codes) for each node of `window`, a
+/// batch at a time, on the query's threads for a window of at least
+/// [`PARALLEL_DECIDE_ROWS_MIN`] nodes (the batches are independent).
+fn decide_window(
+    predicate: &ColumnPredicate,
+    table: &NodeTable,
+    window: &[u32],
+    ctx: &ExecContext,
+) -> Result<Vec<u8>> {
+    let mut codes = Vec::with_capacity(window.len());
+    let mut batch_codes = Vec::new();
+    if window.len() < PARALLEL_DECIDE_ROWS_MIN || ctx.threads() < 2 {
+        for chunk in window.chunks(BATCH_ROWS) {
+            predicate.decide_batch(table, chunk, &mut batch_codes);
+            codes.extend_from_slice(&batch_codes);
+        }
+        return Ok(codes);
+    }
+    let mut decided: Vec<(usize, Vec<u8>)> = Vec::new();
+    for_each_morsel(
+        window.len(),
+        BATCH_ROWS,
+        ctx.threads(),
+        &ctx.workers,
+        &ctx.interrupt,
+        |range| {
+            let mut out = Vec::new();
+            predicate.decide_batch(table, &window[range.clone()], &mut out);
+            Ok((range.start, out))
+        },
+        |morsel| decided.push(morsel),
+    )?;
+    // Morsels finish in any order.
+    decided.sort_unstable_by_key(|(start, _)| *start);
+    for (_, batch) in decided {
+        codes.extend_from_slice(&batch);
+    }
+    assert_eq!(codes.len(), window.len(), "a code per node");
+    Ok(codes)
+}
+
+/// A compiled filter's answers for the rows `start..start + codes.len()` of one table.
+#[derive(Default)]
+pub struct DecidedRun {
+    table: Option<TableId>,
+    start: u64,
+    codes: Vec<u8>,
+    rows: Vec<u32>,
+}
+
+impl DecidedRun {
+    /// Whether `node` of `table` passes the compiled `predicate` (`None`: the evaluator
+    /// decides), deciding the batch of rows from `node` on when `node` is past the run.
+    pub fn of(
+        &mut self,
+        predicate: &ColumnPredicate,
+        (id, table): (TableId, &NodeTable),
+        node: u64,
+    ) -> Option<bool> {
+        let inside = self.table == Some(id)
+            && node >= self.start
+            && node < self.start + self.codes.len() as u64;
+        if !inside {
+            let end = (node + BATCH_ROWS as u64).min(table.num_rows());
+            self.rows.clear();
+            // A table with a compiled filter has no delta, so its rows fit `u32` offsets
+            // (`NODE_TABLE_ROWS_MAX`).
+            self.rows
+                .extend((node..end).map(|row| u32::try_from(row).expect("a u32 offset")));
+            predicate.decide_batch(table, &self.rows, &mut self.codes);
+            (self.table, self.start) = (Some(id), node);
+        }
+        match self.codes[(node - self.start) as usize] {
+            BATCH_TRUE => Some(true),
+            BATCH_UNDECIDED => None,
+            _ => Some(false),
+        }
+    }
+}
+
 /// A scan's filter over the node in `slot`, split as `ScanNodes` splits it: conjuncts tested on
 /// raw INT64 columns, and whether they are the whole filter.
 pub struct ScanFilter {
@@ -100,6 +186,11 @@ impl ScanFilter {
             prefilters,
             conjunction,
         }
+    }
+
+    /// The slot of the scanned node.
+    pub fn slot(&self) -> usize {
+        self.slot
     }
 
     /// The prefilters resolved on `table`'s columns, and what is left of the filter to evaluate
@@ -149,6 +240,12 @@ impl ScanFilter {
             return Ok(());
         }
         let mut row = vec![Value::Null; width];
+        // The filter on the INT64 arrays where it compiles (the evaluator decides the rest).
+        let compiled = match filter {
+            Some(filter) => ColumnPredicate::compile(filter, self.slot, table_id, table)?,
+            None => None,
+        };
+        let mut undecided: Vec<u8> = Vec::new();
         let mut cursor = PrefilteredCursor::default();
         // Windows found on the query's threads pay for their lists' fresh pages: worth it
         // where prefilters skip most rows (log 247).
@@ -159,19 +256,40 @@ impl ScanFilter {
             if window.is_empty() {
                 return Ok(());
             }
-            for chunk in window.chunks(BATCH_ROWS) {
+            let decided = match &compiled {
+                Some(predicate) => Some(decide_window(predicate, table, window, ctx)?),
+                None => None,
+            };
+            for (index, chunk) in window.chunks(BATCH_ROWS).enumerate() {
                 batch.clear();
                 match filter {
                     None => batch.extend(chunk.iter().map(|&node| u64::from(node))),
                     Some(filter) => {
-                        for &node in chunk {
-                            ctx.tick()?;
-                            row[self.slot] = Value::Node(NodeValue {
-                                id: InternalId::new(table_id, u64::from(node)),
-                                projection: None,
-                            });
-                            if evaluator.test(filter, &row)? {
-                                batch.push(u64::from(node));
+                        // Every node undecided unless the compiled filter decides it.
+                        let first = index * BATCH_ROWS;
+                        let codes = match &decided {
+                            Some(codes) => &codes[first..first + chunk.len()],
+                            None => {
+                                undecided.resize(chunk.len(), BATCH_UNDECIDED);
+                                &undecided[..chunk.len()]
+                            }
+                        };
+                        for (&node, &code) in chunk.iter().zip(codes) {
+                            let node = u64::from(node);
+                            let passes = match code {
+                                BATCH_TRUE => true,
+                                BATCH_UNDECIDED => {
+                                    ctx.tick()?;
+                                    row[self.slot] = Value::Node(NodeValue {
+                                        id: InternalId::new(table_id, node),
+                                        projection: None,
+                                    });
+                                    evaluator.test(filter, &row)?
+                                }
+                                _ => false,
+                            };
+                            if passes {
+                                batch.push(node);
                             }
                         }
                     }

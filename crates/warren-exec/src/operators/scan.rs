@@ -8,9 +8,10 @@ use warren_common::{Result, TableId};
 use warren_planner::expr::Expr;
 use warren_storage::Snapshot;
 
-use super::node_batches::ScanFilter;
+use super::node_batches::{DecidedRun, ScanFilter};
 use super::{BoxedOperator, Operator, Row};
 use crate::context::ExecContext;
+use crate::eval::column_expr::ColumnPredicate;
 use crate::eval::prefiltered_rows::PrefilteredCursor;
 use crate::eval::Evaluator;
 
@@ -26,6 +27,11 @@ pub struct ScanNodes {
     cursor: PrefilteredCursor,
     /// A row a consumer gave back (`recycle`), whose buffer the next row reuses.
     spare: Option<Row>,
+    /// The filter compiled for a table of the current input row (`eval::column_expr`):
+    /// the table and the predicate, if the filter compiles there.
+    compiled: Option<(TableId, Option<ColumnPredicate>)>,
+    /// The compiled filter's answers for a run of consecutive rows.
+    decided: DecidedRun,
 }
 
 impl ScanNodes {
@@ -43,6 +49,8 @@ impl ScanNodes {
             current: None,
             cursor: PrefilteredCursor::default(),
             spare: None,
+            compiled: None,
+            decided: DecidedRun::default(),
         }
     }
 }
@@ -62,6 +70,18 @@ impl Operator for ScanNodes {
                     // no prefilter, or past `u32` rows) each row is tested here.
                     let windowed =
                         !prefilters.is_empty() && table.num_rows() <= u64::from(u32::MAX);
+                    if let Some(filter) = filter {
+                        if self.compiled.as_ref().is_none_or(|(id, _)| *id != table_id) {
+                            let compiled = ColumnPredicate::compile(
+                                filter,
+                                self.filter.slot(),
+                                table_id,
+                                table,
+                            )?;
+                            self.compiled = Some((table_id, compiled));
+                        }
+                    }
+                    let compiled = self.compiled.as_ref().and_then(|(_, p)| p.as_ref());
                     loop {
                         let node = if windowed {
                             let decided = filter.is_none();
@@ -84,11 +104,22 @@ impl Operator for ScanNodes {
                             node
                         };
                         ctx.tick()?;
+                        let decided = match compiled {
+                            // Consecutive rows are decided a batch at a time.
+                            Some(predicate) if !windowed => {
+                                self.decided.of(predicate, (table_id, table), node)
+                            }
+                            Some(predicate) => predicate.passes(table, node),
+                            None => None,
+                        };
+                        if decided == Some(false) {
+                            continue;
+                        }
                         row[self.slot] = Value::Node(NodeValue {
                             id: warren_common::InternalId::new(table_id, node),
                             projection: None,
                         });
-                        if let Some(filter) = filter {
+                        if let (None, Some(filter)) = (decided, filter) {
                             if !evaluator.test(filter, row)? {
                                 continue;
                             }
@@ -112,6 +143,9 @@ impl Operator for ScanNodes {
             };
             self.current = Some((row, ctx.snapshot(), 0, 0));
             self.cursor.restart();
+            // A new input row may see another snapshot: compile again.
+            self.compiled = None;
+            self.decided = DecidedRun::default();
         }
     }
 
