@@ -183,6 +183,32 @@ fn plan(conn: &mut Connection, query: &str) -> String {
     result.to_strings().unwrap().join("\n")
 }
 
+/// Checks that `folded` runs on `FoldColumns` and `reference` on rows (where either answers)
+/// and that both give the same rows in the same order, or the same error.
+fn folds_as_rows(
+    conn: &mut Connection,
+    folded: &str,
+    reference: &str,
+    data: &dyn std::fmt::Debug,
+) -> Result<(), TestCaseError> {
+    let (folded_answer, reference_answer) = (answer(conn, folded), answer(conn, reference));
+    if folded_answer.is_ok() || reference_answer.is_ok() {
+        prop_assert!(plan(conn, folded).contains("FoldColumns"), "{folded}");
+        prop_assert!(
+            !plan(conn, reference).contains("FoldColumns"),
+            "{reference}"
+        );
+    }
+    prop_assert_eq!(
+        folded_answer,
+        reference_answer,
+        "{} over {:?}",
+        folded,
+        data
+    );
+    Ok(())
+}
+
 const SCANS: &[&str] = &["(a:P)", "(a:Q)", "(a)"];
 
 const FILTERS: &[&str] = &[
@@ -214,23 +240,7 @@ proptest! {
                     let folded = format!("MATCH {scan} {filter} RETURN {aggregates}");
                     let reference =
                         format!("MATCH {scan} {filter} WITH a, 1 AS one RETURN {aggregates}");
-                    let (folded_answer, reference_answer) =
-                        (answer(&mut conn, &folded), answer(&mut conn, &reference));
-                    if folded_answer.is_ok() || reference_answer.is_ok() {
-                        prop_assert!(plan(&mut conn, &folded).contains("FoldColumns"), "{folded}");
-                        prop_assert!(
-                            !plan(&mut conn, &reference).contains("FoldColumns"),
-                            "{reference}"
-                        );
-                    }
-                    prop_assert_eq!(
-                        &folded_answer,
-                        &reference_answer,
-                        "{} over {:?} stored {:?}",
-                        folded,
-                        tables,
-                        layout
-                    );
+                    folds_as_rows(&mut conn, &folded, &reference, &(&tables, layout))?;
                 }
             }
         }
@@ -276,22 +286,7 @@ proptest! {
                         let reference = format!(
                             "MATCH {scan} {filter} WITH a, 1 AS one RETURN {keys}, {aggregates}"
                         );
-                        let (folded_answer, reference_answer) =
-                            (answer(&mut conn, &folded), answer(&mut conn, &reference));
-                        if folded_answer.is_ok() || reference_answer.is_ok() {
-                            prop_assert!(
-                                plan(&mut conn, &folded).contains("FoldColumns"),
-                                "{folded}"
-                            );
-                        }
-                        prop_assert_eq!(
-                            &folded_answer,
-                            &reference_answer,
-                            "{} over {:?} stored {:?}",
-                            folded,
-                            tables,
-                            layout
-                        );
+                        folds_as_rows(&mut conn, &folded, &reference, &(&tables, layout))?;
                     }
                 }
             }
@@ -311,12 +306,8 @@ fn int_terms() -> impl Strategy<Value = String> {
         3 => (-4i64..5).prop_map(|v| format!("({v})")),
     ];
     leaf.prop_recursive(2, 6, 2, |inner| {
-        (
-            inner.clone(),
-            prop::sample::select(vec!["+", "-", "*", "/", "%"]),
-            inner,
-        )
-            .prop_map(|(a, op, b)| format!("({a} {op} {b})"))
+        let op = prop::sample::select(vec!["+", "-", "*", "/", "%"]);
+        (inner.clone(), op, inner).prop_map(|(a, op, b)| format!("({a} {op} {b})"))
     })
 }
 
@@ -373,7 +364,19 @@ proptest! {
             (tables, layout)
         };
         let mut conn = load(&tables, layout);
-        for filter in &filters {
+        // A random filter goes under `NOT (NOT ...)`, the same truth, so that the scan takes no
+        // prefilter from it: a prefilter skips a row before the filter's other conjuncts could
+        // fail on it (a zero divisor, an overflow), where the row path's `Filter` evaluates
+        // them in order and fails; that difference is older than the compiled filters and is
+        // not what this tests. The fixed filters put a prefilter (never NULL) first, where the
+        // row path's `AND` stops too, and a compiled rest after it (the prefilters' cursor).
+        let random = filters.iter().map(|filter| format!("NOT (NOT ({filter}))"));
+        let with_prefilters = [
+            "a.ID >= 2 AND (a.x % 3 = 1 OR a.x IS NULL)",
+            "a.ID < 20 AND a.x * a.x > 100",
+            "a.ID <> 5 AND NOT (a.x - a.ID < 0)",
+        ];
+        for filter in random.chain(with_prefilters.iter().map(|f| f.to_string())) {
             for returned in FILTERED {
                 let scanned = format!("MATCH (a:P) WHERE {filter} {returned}");
                 let reference = format!("MATCH (a:P) WITH a, 1 AS one WHERE {filter} {returned}");

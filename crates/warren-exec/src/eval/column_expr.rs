@@ -53,15 +53,10 @@ impl IntTerm {
         table_id: TableId,
         table: &NodeTable,
     ) -> Result<Option<Self>> {
-        if table.has_delta() {
-            return Ok(None);
+        match Compiler::for_table(slot, table_id, table) {
+            Some(compiler) => Ok(compiler.term(expr)?.map(IntTerm)),
+            None => Ok(None),
         }
-        let compiler = Compiler {
-            slot,
-            table_id,
-            table,
-        };
-        Ok(compiler.term(expr)?.map(IntTerm))
     }
 
     /// The value at node `node` of `table` (the table this was compiled for): `Some` of the
@@ -97,15 +92,10 @@ impl ColumnPredicate {
         table_id: TableId,
         table: &NodeTable,
     ) -> Result<Option<Self>> {
-        if table.has_delta() {
-            return Ok(None);
+        match Compiler::for_table(slot, table_id, table) {
+            Some(compiler) => Ok(compiler.test(filter)?.map(|root| ColumnPredicate { root })),
+            None => Ok(None),
         }
-        let compiler = Compiler {
-            slot,
-            table_id,
-            table,
-        };
-        Ok(compiler.test(filter)?.map(|root| ColumnPredicate { root }))
     }
 
     /// Whether node `node` of `table` (the table this was compiled for) passes: `Some` of the
@@ -257,7 +247,17 @@ struct Compiler<'a> {
     table: &'a NodeTable,
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'a> {
+    /// A compiler for expressions over the node in `slot` of `table`, which must have no delta
+    /// (its values are then all in the stored arrays).
+    fn for_table(slot: usize, table_id: TableId, table: &'a NodeTable) -> Option<Self> {
+        (!table.has_delta()).then_some(Compiler {
+            slot,
+            table_id,
+            table,
+        })
+    }
+
     fn test(&self, expr: &Expr) -> Result<Option<Test>> {
         let both = |a: &Expr, b: &Expr| -> Result<Option<(Box<Test>, Box<Test>)>> {
             Ok(match (self.test(a)?, self.test(b)?) {
@@ -275,7 +275,7 @@ impl Compiler<'_> {
                 term,
                 negated: *negated,
             }),
-            Expr::Binary(op, a, b) => match compare_of(*op) {
+            Expr::Binary(op, a, b) => match Compare::of(*op) {
                 Some(compare) => match (self.term(a)?, self.term(b)?) {
                     (Some(a), Some(b)) => Some(Test::Compare(compare, a, b)),
                     _ => None,
@@ -322,18 +322,6 @@ impl Compiler<'_> {
             _ => None,
         })
     }
-}
-
-fn compare_of(op: BinaryOp) -> Option<Compare> {
-    Some(match op {
-        BinaryOp::Eq => Compare::Eq,
-        BinaryOp::Ne => Compare::Ne,
-        BinaryOp::Lt => Compare::Lt,
-        BinaryOp::Le => Compare::Le,
-        BinaryOp::Gt => Compare::Gt,
-        BinaryOp::Ge => Compare::Ge,
-        _ => return None,
-    })
 }
 
 /// The three-valued value of `test` at `node`, as `ops::and`, `ops::or` and `ops::unary` give

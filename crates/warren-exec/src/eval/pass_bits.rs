@@ -6,6 +6,8 @@
 
 use std::sync::OnceLock;
 
+use warren_planner::expr::BinaryOp;
+
 /// A comparison with a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compare {
@@ -18,6 +20,19 @@ pub enum Compare {
 }
 
 impl Compare {
+    /// The comparison of a binary operator (`None`: not a comparison).
+    pub fn of(op: BinaryOp) -> Option<Compare> {
+        Some(match op {
+            BinaryOp::Eq => Compare::Eq,
+            BinaryOp::Ne => Compare::Ne,
+            BinaryOp::Lt => Compare::Lt,
+            BinaryOp::Le => Compare::Le,
+            BinaryOp::Gt => Compare::Gt,
+            BinaryOp::Ge => Compare::Ge,
+            _ => return None,
+        })
+    }
+
     /// Whether `value compare constant` holds.
     #[inline(always)]
     pub fn holds(self, value: i64, constant: i64) -> bool {

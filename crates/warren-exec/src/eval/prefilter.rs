@@ -87,7 +87,7 @@ fn prefilter_of(op: BinaryOp, left: &Expr, right: &Expr, slot: usize) -> Option<
     if op == BinaryOp::In {
         return in_list_of(left, right, slot);
     }
-    let compare = compare_of(op)?;
+    let compare = Compare::of(op)?;
     let property_of = |e: &Expr| match e {
         Expr::Property { base, property } if **base == Expr::Slot(slot) => Some(property.clone()),
         _ => None,
@@ -219,19 +219,6 @@ impl ResolvedPrefilter<'_> {
             }
         }
     }
-}
-
-/// The comparison of a binary operator (`None`: not a comparison).
-fn compare_of(op: BinaryOp) -> Option<Compare> {
-    Some(match op {
-        BinaryOp::Eq => Compare::Eq,
-        BinaryOp::Ne => Compare::Ne,
-        BinaryOp::Lt => Compare::Lt,
-        BinaryOp::Le => Compare::Le,
-        BinaryOp::Gt => Compare::Gt,
-        BinaryOp::Ge => Compare::Ge,
-        _ => return None,
-    })
 }
 
 /// The prefilters of `table` over its stored columns, each column verified as a whole first
@@ -395,7 +382,7 @@ mod tests {
         let mut tests: Vec<IntTest> = ops
             .iter()
             .flat_map(|&op| {
-                let compare = compare_of(op).expect("a comparison");
+                let compare = Compare::of(op).expect("a comparison");
                 [-9, -3, 0, 4, 8].map(|constant| IntTest::Compare(compare, constant))
             })
             .collect();
