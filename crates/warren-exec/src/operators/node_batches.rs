@@ -124,6 +124,53 @@ fn decide_window(
     Ok(codes)
 }
 
+/// Rows of a table without prefilters that one window of a compiled filter covers.
+const DECIDED_WINDOW_ROWS: u64 = 1 << 18;
+
+/// The live rows of `rows` (a window of `table`) that the compiled `predicate` passes or
+/// cannot decide (`true`: the evaluator decides), in order: listed and decided in morsels on
+/// the query's threads.
+fn decided_candidates(
+    predicate: &ColumnPredicate,
+    table: &NodeTable,
+    rows: std::ops::Range<u64>,
+    ctx: &ExecContext,
+) -> Result<Vec<(u32, bool)>> {
+    let first = rows.start;
+    let mut morsels: Vec<(u64, Vec<(u32, bool)>)> = Vec::new();
+    for_each_morsel(
+        (rows.end - rows.start) as usize,
+        PARALLEL_DECIDE_ROWS_MIN,
+        ctx.threads(),
+        &ctx.workers,
+        &ctx.interrupt,
+        |range| {
+            let (start, end) = (first + range.start as u64, first + range.end as u64);
+            // A table with a compiled filter has no delta: its offsets fit `u32`.
+            let nodes: Vec<u32> = (start..end)
+                .filter(|&row| !table.is_deleted(row))
+                .map(|row| u32::try_from(row).expect("a u32 offset"))
+                .collect();
+            let (mut found, mut codes) = (Vec::new(), Vec::new());
+            for chunk in nodes.chunks(BATCH_ROWS) {
+                predicate.decide_batch(table, chunk, &mut codes);
+                for (&node, &code) in chunk.iter().zip(&codes) {
+                    match code {
+                        BATCH_TRUE => found.push((node, false)),
+                        BATCH_UNDECIDED => found.push((node, true)),
+                        _ => {}
+                    }
+                }
+            }
+            Ok((start, found))
+        },
+        |morsel| morsels.push(morsel),
+    )?;
+    // Morsels finish in any order.
+    morsels.sort_unstable_by_key(|(start, _)| *start);
+    Ok(morsels.into_iter().flat_map(|(_, found)| found).collect())
+}
+
 /// A compiled filter's answers for the rows `start..start + codes.len()` of one table.
 #[derive(Default)]
 pub struct DecidedRun {
@@ -160,6 +207,21 @@ impl DecidedRun {
             BATCH_UNDECIDED => None,
             _ => Some(false),
         }
+    }
+
+    /// The first row from `row` on that the run does not answer as failing: `row` itself when
+    /// the run does not cover it, the run's end when every row left in it fails.
+    pub fn next_candidate(&self, row: u64) -> u64 {
+        let end = self.start + self.codes.len() as u64;
+        if row < self.start || row >= end {
+            return row;
+        }
+        let left = &self.codes[(row - self.start) as usize..];
+        let skipped = left
+            .iter()
+            .position(|&code| code == BATCH_TRUE || code == BATCH_UNDECIDED)
+            .unwrap_or(left.len());
+        row + skipped as u64
     }
 }
 
@@ -245,6 +307,40 @@ impl ScanFilter {
             Some(filter) => ColumnPredicate::compile(filter, self.slot, table_id, table)?,
             None => None,
         };
+        if let (Some(filter), Some(predicate), true) = (filter, &compiled, prefilters.is_empty()) {
+            // Nothing to skip by prefilters: windows of rows listed and decided together on the
+            // query's threads, the evaluator deciding only what the compiled filter cannot.
+            let rows = table.num_rows();
+            let mut start = 0;
+            while start < rows {
+                let end = (start + DECIDED_WINDOW_ROWS).min(rows);
+                let candidates = decided_candidates(predicate, table, start..end, ctx)?;
+                for chunk in candidates.chunks(BATCH_ROWS) {
+                    batch.clear();
+                    for &(node, undecided) in chunk {
+                        let node = u64::from(node);
+                        if undecided {
+                            ctx.tick()?;
+                            row[self.slot] = Value::Node(NodeValue {
+                                id: InternalId::new(table_id, node),
+                                projection: None,
+                            });
+                            if !evaluator.test(filter, &row)? {
+                                continue;
+                            }
+                        }
+                        batch.push(node);
+                    }
+                    if !batch.is_empty() {
+                        each(Batch::Rows(&batch))?;
+                    }
+                    ctx.interrupt.check()?;
+                }
+                ctx.interrupt.check()?;
+                start = end;
+            }
+            return Ok(());
+        }
         let mut undecided: Vec<u8> = Vec::new();
         let mut cursor = PrefilteredCursor::default();
         // Windows found on the query's threads pay for their lists' fresh pages: worth it

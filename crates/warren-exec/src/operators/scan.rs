@@ -113,6 +113,10 @@ impl Operator for ScanNodes {
                             None => None,
                         };
                         if decided == Some(false) {
+                            if !windowed && compiled.is_some() {
+                                // The run's failing rows after this one are skipped at once.
+                                *offset = self.decided.next_candidate(*offset);
+                            }
                             continue;
                         }
                         row[self.slot] = Value::Node(NodeValue {
