@@ -440,6 +440,21 @@ fn a_large_table_folds_and_sorts_as_its_rows_do() {
             answer(&mut conn, &reference),
             "{folded}"
         );
+        // Rows through the columnar path and `ScanNodes`, decided in runs that grow to
+        // windows on the query's threads.
+        let compiled_filter = filter.contains('%');
+        for returned in ["RETURN a.ID", "RETURN a.ID, a.x + 0 AS y"]
+            .into_iter()
+            .filter(|_| compiled_filter)
+        {
+            let scanned = format!("MATCH (a:P) {filter} {returned}");
+            let reference = format!("MATCH (a:P) WITH a, 1 AS one {filter} {returned}");
+            assert_eq!(
+                answer(&mut conn, &scanned),
+                answer(&mut conn, &reference),
+                "{scanned}"
+            );
+        }
         for keys in ["a.x % 10 AS k", "a.ID / 100000 AS k, a.x % 3 AS t"] {
             let grouped = format!("MATCH (a:P) {filter} RETURN {keys}, {aggregates}");
             let reference =

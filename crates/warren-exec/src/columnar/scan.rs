@@ -309,7 +309,7 @@ impl ColumnarScan {
             // Consecutive rows are decided a batch at a time; rows found through the
             // prefilters' cursor one by one.
             let decided = if resolved.is_empty() {
-                self.decided.of(predicate, (table_id, table), node)
+                self.decided.of(predicate, (table_id, table), node, ctx)?
             } else {
                 predicate.passes(table, node)
             };

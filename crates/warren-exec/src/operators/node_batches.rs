@@ -171,42 +171,53 @@ fn decided_candidates(
     Ok(morsels.into_iter().flat_map(|(_, found)| found).collect())
 }
 
-/// A compiled filter's answers for the rows `start..start + codes.len()` of one table.
+/// A compiled filter's answers for the rows `start..start + codes.len()` of one table. Each run
+/// after the first of a table covers twice the rows of the one before, from [`BATCH_ROWS`] up
+/// to [`DECIDED_WINDOW_ROWS`] (a scan stopped by a `LIMIT` decides little; a whole scan
+/// decides in windows long enough for the query's threads, `decide_window`).
 #[derive(Default)]
 pub struct DecidedRun {
     table: Option<TableId>,
     start: u64,
     codes: Vec<u8>,
     rows: Vec<u32>,
+    /// Rows the next run covers.
+    window: u64,
 }
 
 impl DecidedRun {
     /// Whether `node` of `table` passes the compiled `predicate` (`None`: the evaluator
-    /// decides), deciding the batch of rows from `node` on when `node` is past the run.
+    /// decides), deciding the next run of rows from `node` on when `node` is past the run.
     pub fn of(
         &mut self,
         predicate: &ColumnPredicate,
         (id, table): (TableId, &NodeTable),
         node: u64,
-    ) -> Option<bool> {
+        ctx: &ExecContext,
+    ) -> Result<Option<bool>> {
         let inside = self.table == Some(id)
             && node >= self.start
             && node < self.start + self.codes.len() as u64;
         if !inside {
-            let end = (node + BATCH_ROWS as u64).min(table.num_rows());
+            self.window = if self.table == Some(id) {
+                (self.window * 2).clamp(BATCH_ROWS as u64, DECIDED_WINDOW_ROWS)
+            } else {
+                BATCH_ROWS as u64
+            };
+            let end = (node + self.window).min(table.num_rows());
             self.rows.clear();
             // A table with a compiled filter has no delta, so its rows fit `u32` offsets
             // (`NODE_TABLE_ROWS_MAX`).
             self.rows
                 .extend((node..end).map(|row| u32::try_from(row).expect("a u32 offset")));
-            predicate.decide_batch(table, &self.rows, &mut self.codes);
+            self.codes = decide_window(predicate, table, &self.rows, ctx)?;
             (self.table, self.start) = (Some(id), node);
         }
-        match self.codes[(node - self.start) as usize] {
+        Ok(match self.codes[(node - self.start) as usize] {
             BATCH_TRUE => Some(true),
             BATCH_UNDECIDED => None,
             _ => Some(false),
-        }
+        })
     }
 
     /// The first row from `row` on that the run does not answer as failing: `row` itself when

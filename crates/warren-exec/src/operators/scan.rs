@@ -107,7 +107,7 @@ impl Operator for ScanNodes {
                         let decided = match compiled {
                             // Consecutive rows are decided a batch at a time.
                             Some(predicate) if !windowed => {
-                                self.decided.of(predicate, (table_id, table), node)
+                                self.decided.of(predicate, (table_id, table), node, ctx)?
                             }
                             Some(predicate) => predicate.passes(table, node),
                             None => None,
