@@ -261,11 +261,6 @@ impl ScanFilter {
         }
     }
 
-    /// The slot of the scanned node.
-    pub fn slot(&self) -> usize {
-        self.slot
-    }
-
     /// The prefilters resolved on `table`'s columns, and what is left of the filter to evaluate
     /// per node (`None` when the prefilters decide it, or there is no filter). A table with a
     /// delta resolves none: its rows get the whole filter.
@@ -318,6 +313,15 @@ impl ScanFilter {
             Some(filter) => ColumnPredicate::compile(filter, self.slot, table_id, table)?,
             None => None,
         };
+        // The evaluator's test of `filter` at `node`, on the reused row.
+        let mut evaluate = |filter: &Expr, node: u64| -> Result<bool> {
+            ctx.tick()?;
+            row[self.slot] = Value::Node(NodeValue {
+                id: InternalId::new(table_id, node),
+                projection: None,
+            });
+            evaluator.test(filter, &row)
+        };
         if let (Some(filter), Some(predicate), true) = (filter, &compiled, prefilters.is_empty()) {
             // Nothing to skip by prefilters: windows of rows listed and decided together on the
             // query's threads, the evaluator deciding only what the compiled filter cannot.
@@ -330,17 +334,9 @@ impl ScanFilter {
                     batch.clear();
                     for &(node, undecided) in chunk {
                         let node = u64::from(node);
-                        if undecided {
-                            ctx.tick()?;
-                            row[self.slot] = Value::Node(NodeValue {
-                                id: InternalId::new(table_id, node),
-                                projection: None,
-                            });
-                            if !evaluator.test(filter, &row)? {
-                                continue;
-                            }
+                        if !undecided || evaluate(filter, node)? {
+                            batch.push(node);
                         }
-                        batch.push(node);
                     }
                     if !batch.is_empty() {
                         each(Batch::Rows(&batch))?;
@@ -352,7 +348,6 @@ impl ScanFilter {
             }
             return Ok(());
         }
-        let mut undecided: Vec<u8> = Vec::new();
         let mut cursor = PrefilteredCursor::default();
         // Windows found on the query's threads pay for their lists' fresh pages: worth it
         // where prefilters skip most rows (log 247).
@@ -372,27 +367,15 @@ impl ScanFilter {
                 match filter {
                     None => batch.extend(chunk.iter().map(|&node| u64::from(node))),
                     Some(filter) => {
-                        // Every node undecided unless the compiled filter decides it.
-                        let first = index * BATCH_ROWS;
-                        let codes = match &decided {
-                            Some(codes) => &codes[first..first + chunk.len()],
-                            None => {
-                                undecided.resize(chunk.len(), BATCH_UNDECIDED);
-                                &undecided[..chunk.len()]
-                            }
-                        };
-                        for (&node, &code) in chunk.iter().zip(codes) {
+                        for (i, &node) in chunk.iter().enumerate() {
                             let node = u64::from(node);
+                            // Undecided unless the compiled filter decided it.
+                            let code = decided
+                                .as_ref()
+                                .map_or(BATCH_UNDECIDED, |codes| codes[index * BATCH_ROWS + i]);
                             let passes = match code {
                                 BATCH_TRUE => true,
-                                BATCH_UNDECIDED => {
-                                    ctx.tick()?;
-                                    row[self.slot] = Value::Node(NodeValue {
-                                        id: InternalId::new(table_id, node),
-                                        projection: None,
-                                    });
-                                    evaluator.test(filter, &row)?
-                                }
+                                BATCH_UNDECIDED => evaluate(filter, node)?,
                                 _ => false,
                             };
                             if passes {

@@ -72,12 +72,8 @@ impl Operator for ScanNodes {
                         !prefilters.is_empty() && table.num_rows() <= u64::from(u32::MAX);
                     if let Some(filter) = filter {
                         if self.compiled.as_ref().is_none_or(|(id, _)| *id != table_id) {
-                            let compiled = ColumnPredicate::compile(
-                                filter,
-                                self.filter.slot(),
-                                table_id,
-                                table,
-                            )?;
+                            let compiled =
+                                ColumnPredicate::compile(filter, self.slot, table_id, table)?;
                             self.compiled = Some((table_id, compiled));
                         }
                     }
