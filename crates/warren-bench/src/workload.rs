@@ -162,9 +162,9 @@ pub struct BenchOptions {
     pub heavy_threads: Option<usize>,
     /// serve: the server's `io_spin_us` (its default when `None`).
     pub io_spin_us: Option<u64>,
-    /// serve: the overhead loop's client polls its socket this long before blocking
-    /// (`warren_client::Client::set_poll_window`; 0, the default: it blocks at once).
-    pub client_poll_us: u64,
+    /// serve: the overhead loop's client polls its socket up to this long before blocking
+    /// (`warren_client::Client::set_poll_window`; `None`: the client's default).
+    pub client_poll_us: Option<u64>,
     /// vectors: the dataset's sizes, the beams, and where to write the dataset for the peers.
     pub vectors: crate::vectors::VectorOptions,
 }
@@ -192,7 +192,7 @@ impl BenchOptions {
             scenarios: Vec::new(),
             heavy_threads: None,
             io_spin_us: None,
-            client_poll_us: 0,
+            client_poll_us: None,
             vectors: crate::vectors::VectorOptions::default(),
         }
     }

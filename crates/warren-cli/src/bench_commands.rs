@@ -71,10 +71,11 @@ pub struct BenchArgs {
     /// --io-spin-us`; 0: none).
     #[arg(long = "io-spin-us")]
     pub io_spin_us: Option<u64>,
-    /// serve: the overhead loop's client polls its socket this long (microseconds, at most
-    /// 1000) before blocking for an answer (0, the default: it blocks at once).
-    #[arg(long = "client-poll-us", default_value_t = 0)]
-    pub client_poll_us: u64,
+    /// serve: the overhead loop's client polls its socket up to this long (microseconds, at
+    /// most 1000) before blocking for an answer (default: `warren-client`'s, 200; 0: it blocks
+    /// at once). The load generator's clients never poll.
+    #[arg(long = "client-poll-us")]
+    pub client_poll_us: Option<u64>,
     /// serve: increasing rates (500 ... 40,000/s, 5 s each) until the knee.
     #[arg(long)]
     pub sweep: bool,

@@ -143,8 +143,9 @@ struct ServeArgs {
     #[arg(long, default_value_t = warren_server::config::BODY_BYTES_MAX_DEFAULT)]
     max_body: usize,
     /// Microseconds an I/O thread keeps polling its connections after an answer before it
-    /// sleeps, so that the next request finds it awake (at most 1000; 0: sleep at once). Costs
-    /// at most this much CPU per answer, none when idle. See docs/SERVER.md.
+    /// sleeps, so that the next request finds it awake, while the server has a single client
+    /// connection (at most 1000; 0: sleep at once). Costs at most this much CPU per answer,
+    /// none when idle or serving several connections. See docs/SERVER.md.
     #[arg(long, default_value_t = warren_server::spin::SPIN_US_DEFAULT)]
     io_spin_us: u64,
 }

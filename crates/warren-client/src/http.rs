@@ -10,6 +10,9 @@ use crate::ClientError;
 /// Response header lines are limited to this many bytes each, and to this many lines.
 const HEADER_LINE_BYTES_MAX: usize = 16 * 1024;
 const HEADER_LINES_MAX: usize = 100;
+/// A `sched_yield` that took longer than this gave the CPU to another thread: the CPU is busy,
+/// so it will not halt, and the poll would only take its share.
+const YIELD_LOST: Duration = Duration::from_micros(20);
 
 #[derive(Debug)]
 pub(crate) struct Connection {
@@ -90,9 +93,10 @@ impl Connection {
         Ok((self.read_head()?, polled))
     }
 
-    /// Polls the socket without blocking, spinning, until it has bytes (or its end, or an
-    /// error: the blocking read that follows reports those) or `window` has passed. `false`
-    /// at once with a zero window or bytes already buffered.
+    /// Polls the socket without blocking, yielding the CPU between peeks, until it has bytes
+    /// (or its end, or an error: the blocking read that follows reports those), `window` has
+    /// passed or a yield let another thread run. `false` at once with a zero window or bytes
+    /// already buffered.
     fn poll_readable(&mut self, window: Duration) -> io::Result<bool> {
         if window.is_zero() || !self.reader.buffer().is_empty() {
             return Ok(false);
@@ -110,7 +114,13 @@ impl Connection {
             if started.elapsed() >= window {
                 break false;
             }
-            std::hint::spin_loop();
+            // Yield between peeks: a thread that wants this CPU (the server's, on a machine
+            // with one free core) runs at once, and a yield that lost the CPU ends the poll.
+            let yielded = Instant::now();
+            std::thread::yield_now();
+            if yielded.elapsed() > YIELD_LOST {
+                break stream.peek(&mut byte).is_ok();
+            }
         };
         stream.set_nonblocking(false)?;
         Ok(found)

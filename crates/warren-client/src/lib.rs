@@ -13,7 +13,7 @@ mod http;
 
 use std::fmt;
 use std::io::{self, Read};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use warren_wire::{Chunk, Encode, Header, Message, QueryRequest, Trailer};
 
@@ -72,7 +72,9 @@ pub struct Client {
     token: Option<String>,
     /// The limit on connecting and on each read and write; `None` waits for ever.
     timeout: Option<Duration>,
-    /// How long to poll for an answer before blocking ([`Client::set_poll_window`]).
+    /// The longest poll for an answer before blocking ([`Client::set_poll_window`]).
+    poll_max: Duration,
+    /// The next request's poll, adapted to how soon answers come ([`next_poll_window`]).
     poll_window: Duration,
     /// Answers whose first bytes the poll found, and answers it did not (it ran out).
     polls: PollCounts,
@@ -90,6 +92,35 @@ pub struct PollCounts {
 
 /// The longest poll window [`Client::set_poll_window`] accepts.
 pub const POLL_WINDOW_MAX: Duration = Duration::from_millis(1);
+
+/// The poll window of a new client: an answer that comes within it is read without the
+/// wake-up of a blocked thread (OPTIMIZATION_LOG 260: a one-row round trip on a 2-vCPU guest
+/// from about 60 to about 30 µs beside the server's own spin).
+pub const POLL_WINDOW_DEFAULT: Duration = Duration::from_micros(200);
+
+/// The smallest window a grown poll starts from; a poll halved below it becomes 0.
+const POLL_WINDOW_START: Duration = Duration::from_micros(10);
+
+/// The next request's poll window after one that polled for `current` (at most `max`) and
+/// whose answer came after `wait` (`caught`: while polling), as the kernel's halt-polling
+/// adapts: an answer the longest poll would have caught grows the window (doubled, from
+/// [`POLL_WINDOW_START`]); one that came later halves it, to 0 below the start. A client
+/// whose queries take longer than `max` soon stops spending CPU on polls, and one whose
+/// answers come quickly again soon polls again.
+pub fn next_poll_window(
+    current: Duration,
+    max: Duration,
+    caught: bool,
+    wait: Duration,
+) -> Duration {
+    if caught || wait <= max {
+        (current * 2).max(POLL_WINDOW_START).min(max)
+    } else if current / 2 < POLL_WINDOW_START {
+        Duration::ZERO
+    } else {
+        current / 2
+    }
+}
 
 impl Client {
     /// Parses `http://host:port` and connects.
@@ -121,7 +152,8 @@ impl Client {
             host: host.to_string(),
             token: token.map(str::to_string),
             timeout,
-            poll_window: Duration::ZERO,
+            poll_max: POLL_WINDOW_DEFAULT,
+            poll_window: POLL_WINDOW_DEFAULT,
             polls: PollCounts::default(),
             connection: None,
         };
@@ -130,11 +162,13 @@ impl Client {
     }
 
     /// After sending a request, poll the socket without blocking for up to `window` before
-    /// blocking on it (zero, the default: block at once). For latency on a machine whose idle
-    /// CPUs sleep: a thread blocked in `recv` on an idle CPU is woken by an interrupt, which on
-    /// a virtual machine that halts idle vCPUs costs tens of microseconds, while a polling
-    /// thread sees the answer as it lands. It spends a CPU for up to `window` per request;
-    /// at most [`POLL_WINDOW_MAX`].
+    /// blocking on it ([`POLL_WINDOW_DEFAULT`] unless set; zero: block at once). For latency
+    /// on a machine whose idle CPUs sleep: a thread blocked in `recv` on an idle CPU is woken
+    /// by an interrupt, which on a virtual machine that halts idle vCPUs costs tens of
+    /// microseconds, while a polling thread sees the answer as it lands. It spends a CPU for
+    /// up to `window` per request, less as answers come later ([`next_poll_window`]), and
+    /// gives the poll up when another thread wants the CPU; at most [`POLL_WINDOW_MAX`]. A
+    /// load generator with many clients on few cores sets 0.
     pub fn set_poll_window(&mut self, window: Duration) -> Result<(), ClientError> {
         if window > POLL_WINDOW_MAX {
             return Err(ClientError::Io(io::Error::new(
@@ -142,6 +176,7 @@ impl Client {
                 format!("a poll window of at most {POLL_WINDOW_MAX:?}"),
             )));
         }
+        self.poll_max = window;
         self.poll_window = window;
         Ok(())
     }
@@ -184,6 +219,7 @@ impl Client {
             *connection = http::Connection::open(&self.host, self.timeout)?;
             connection.send(method, &self.host, path, &all, body)?;
         }
+        let sent = Instant::now();
         let (response, polled) = connection.response(self.poll_window)?;
         if !self.poll_window.is_zero() {
             if polled {
@@ -191,6 +227,10 @@ impl Client {
             } else {
                 self.polls.missed += 1;
             }
+        }
+        if !self.poll_max.is_zero() {
+            self.poll_window =
+                next_poll_window(self.poll_window, self.poll_max, polled, sent.elapsed());
         }
         Ok(response)
     }
@@ -505,15 +545,69 @@ mod tests {
     }
 
     #[test]
-    fn no_poll_by_default_and_no_long_windows() {
+    fn no_poll_when_set_to_zero_and_no_long_windows() {
         let url = scripted_server(1, Some(Duration::ZERO));
         let mut client = Client::connect(&url, None).unwrap();
+        assert_eq!(
+            client.poll_window, POLL_WINDOW_DEFAULT,
+            "a new client polls"
+        );
+        client.set_poll_window(Duration::ZERO).unwrap();
         get_ok(&mut client);
         assert_eq!(client.poll_counts(), PollCounts::default());
         let error = client
             .set_poll_window(POLL_WINDOW_MAX + Duration::from_micros(1))
             .unwrap_err();
         assert!(error.to_string().contains("at most"), "{error}");
+    }
+
+    #[test]
+    fn the_poll_window_grows_on_quick_answers_and_shrinks_to_zero_on_slow_ones() {
+        let max = Duration::from_micros(200);
+        let quick = Duration::from_micros(50);
+        let slow = Duration::from_millis(5);
+        assert_eq!(
+            next_poll_window(max, max, true, quick),
+            max,
+            "capped at max"
+        );
+        assert_eq!(next_poll_window(max, max, false, slow), max / 2);
+        let mut window = max;
+        let mut halvings = 0;
+        while !window.is_zero() {
+            window = next_poll_window(window, max, false, slow);
+            halvings += 1;
+            assert!(halvings < 10, "slow answers stop the polls");
+        }
+        // At 0 the client blocks; an answer that a poll would have caught starts it again.
+        assert_eq!(
+            next_poll_window(window, max, false, quick),
+            POLL_WINDOW_START
+        );
+        assert_eq!(
+            next_poll_window(POLL_WINDOW_START, max, false, quick),
+            POLL_WINDOW_START * 2
+        );
+        assert_eq!(next_poll_window(window, max, false, slow), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_client_stops_polling_for_answers_that_come_late() {
+        let url = scripted_server(6, Some(Duration::from_millis(20)));
+        let mut client = Client::connect(&url, None).unwrap();
+        client.set_poll_window(Duration::from_micros(40)).unwrap();
+        for _ in 0..6 {
+            get_ok(&mut client);
+        }
+        // 40, 20, 10 µs missed, then no poll at all.
+        assert_eq!(
+            client.poll_counts(),
+            PollCounts {
+                caught: 0,
+                missed: 3
+            }
+        );
+        assert_eq!(client.poll_window, Duration::ZERO);
     }
 
     #[test]

@@ -129,7 +129,7 @@ async fn connection(
         slot,
         served: _served,
     } = accepted;
-    let _watched = spin::watch(stream.as_raw_fd());
+    let _watched = spin::watch_connection(stream.as_raw_fd());
     let Ok(stream) = TcpStream::from_std(stream) else {
         return;
     };

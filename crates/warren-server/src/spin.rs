@@ -14,10 +14,11 @@
 //! ([`adapt`]): it shrinks to 0 on a thread whose requests come further apart. No spin while
 //! one of the thread's requests is in flight (its wake-up comes from a query thread or the
 //! client's reading, not a readable socket); at most one I/O thread of a server spins at a
-//! time (a 2-core machine keeps a core for the query threads); every round yields the CPU
-//! (`sched_yield`), and a yield that let another thread run with nothing readable after it
-//! ends the spin and pauses spinning for [`CONTENDED_PAUSE`]: that vCPU is busy, so it will
-//! not halt. What the spin cannot see (an answer from a query thread handed to this thread's
+//! time (a 2-core machine keeps a core for the query threads), and only while the server has
+//! a single client connection (one client's request-answer loop, not a load); every round
+//! yields the CPU (`sched_yield`), and a yield that let another thread run with nothing
+//! readable after it ends the spin and pauses spinning for [`CONTENDED_PAUSE`]: that vCPU is
+//! busy, so it will not halt. What the spin cannot see (an answer from a query thread handed to this thread's
 //! runtime, a connection handed over by the accepting thread, a timer) waits at most until
 //! the window ends.
 
@@ -27,12 +28,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The window unless `--io-spin-us` says otherwise: off. On a guest that halts idle vCPUs at
-/// once a 100 µs window brings the one-row overhead from about 90 to 55 µs for a blocking
-/// client and under 30 µs for a polling one, but the CPU it spends cost the mix at 5,000/s
-/// about 3% on its P99 (more on its P99.9) on a 2-vCPU machine shared with the load generator
-/// (OPTIMIZATION_LOG 161, 202): an option for latency-bound deployments.
-pub const SPIN_US_DEFAULT: u64 = 0;
+/// The window unless `--io-spin-us` says otherwise. On a guest that halts idle vCPUs at once a
+/// 100 µs window brings the one-row overhead from about 100 to 60 µs for a blocking client and
+/// to about 30 µs for a polling one (`warren-client` polls by default). It spins only while
+/// the server has a single client connection (OPTIMIZATION_LOG 260): spinning for every
+/// connection cost the mix at 5,000/s about 3% on its P99 on a 2-vCPU machine shared with the
+/// load generator (161, 202).
+pub const SPIN_US_DEFAULT: u64 = 100;
 /// The largest window accepted: beyond it the spin would cost more CPU than a wake-up saves.
 pub const SPIN_US_MAX: u64 = 1_000;
 /// A `sched_yield` that took longer than this gave the CPU to another thread: the vCPU is
@@ -50,6 +52,8 @@ pub const CONTENDED_PAUSE: Duration = Duration::from_millis(10);
 #[derive(Debug, Default)]
 pub struct Spinners {
     spinning: AtomicBool,
+    /// Client connections open on the server's I/O threads ([`watch_connection`]).
+    connections: AtomicUsize,
     /// Spins that ended because a watched socket became readable.
     pub woken: AtomicU64,
     /// Spins that ran to the end of the window.
@@ -196,25 +200,47 @@ pub fn current() -> Option<Arc<Spin>> {
 #[must_use]
 pub struct Watched {
     fd: Option<RawFd>,
+    /// A client connection's: the count of open connections it is in.
+    connection: Option<Arc<Spinners>>,
 }
 
-/// Watches `fd` (a connection's socket or the listener) on the current thread; nothing on a
-/// thread without a spin state.
+/// Watches `fd` (the listener) on the current thread; nothing on a thread without a spin
+/// state.
 pub fn watch(fd: RawFd) -> Watched {
-    let installed = THREAD.with(|thread| {
-        thread
-            .borrow_mut()
-            .as_mut()
-            .map(|t| t.fds.push(fd))
-            .is_some()
+    watch_as(fd, false)
+}
+
+/// Watches a client connection's socket `fd` on the current thread and counts it among the
+/// server's open connections while the guard lives (the spin serves a lone connection only).
+pub fn watch_connection(fd: RawFd) -> Watched {
+    watch_as(fd, true)
+}
+
+fn watch_as(fd: RawFd, connection: bool) -> Watched {
+    let spinners = THREAD.with(|thread| {
+        thread.borrow_mut().as_mut().map(|t| {
+            t.fds.push(fd);
+            t.spin.spinners.clone()
+        })
     });
+    let connection = spinners.filter(|_| connection);
+    if let Some(spinners) = &connection {
+        spinners.connections.fetch_add(1, Ordering::Relaxed);
+    }
     Watched {
-        fd: installed.then_some(fd),
+        fd: THREAD
+            .with(|thread| thread.borrow().is_some())
+            .then_some(fd),
+        connection,
     }
 }
 
 impl Drop for Watched {
     fn drop(&mut self) {
+        if let Some(spinners) = self.connection.take() {
+            let before = spinners.connections.fetch_sub(1, Ordering::Relaxed);
+            assert!(before > 0, "a connection is counted once");
+        }
         let Some(fd) = self.fd else { return };
         // `try_with`: a thread's locals may already be gone when its runtime drops a task.
         let _ = THREAD.try_with(|thread| {
@@ -249,6 +275,12 @@ pub fn before_park() {
         t.eligible_since = None;
         t.spun = None;
         if t.paused_until.is_some_and(|until| now < until) {
+            return;
+        }
+        // Only a server with one client connection spins: that client's next request is the
+        // one to catch, and with more connections the server is under concurrent load, where
+        // a core spent spinning is one taken from the queries (OPTIMIZATION_LOG 260).
+        if t.spin.spinners.connections.load(Ordering::Relaxed) != 1 {
             return;
         }
         if t.spin.deadline(now, t.spin.window).is_none() {
@@ -484,7 +516,7 @@ mod tests {
                 spinners.clone(),
             ));
             let (mut writer, reader) = UnixStream::pair().unwrap();
-            let _watched = watch(reader.as_raw_fd());
+            let _watched = watch_connection(reader.as_raw_fd());
             before_park();
             assert_eq!(ended_without_data(&spinners), 0, "nothing answered yet");
             let spin = current().unwrap();
@@ -517,6 +549,17 @@ mod tests {
             writer.write_all(b"x").unwrap();
             before_park();
             assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
+            // A second client connection open: no spin while it is.
+            let (_other_writer, other) = UnixStream::pair().unwrap();
+            let second = watch_connection(other.as_raw_fd());
+            assert_eq!(spinners.connections.load(Ordering::Relaxed), 2);
+            spin.request_started();
+            spin.request_done(Instant::now() + STAMP_AHEAD);
+            before_park();
+            assert_eq!(spinners.woken.load(Ordering::Relaxed), 1);
+            assert_eq!(ended_without_data(&spinners), 1);
+            drop(second);
+            assert_eq!(spinners.connections.load(Ordering::Relaxed), 1);
             // Another thread spinning: this one parks at once.
             spinners.spinning.store(true, Ordering::Relaxed);
             spin.request_started();
