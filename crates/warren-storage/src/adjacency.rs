@@ -292,6 +292,16 @@ impl<'a> PlainNeighbours<'a> {
         &self.neighbours[pair[0] as usize..pair[1] as usize]
     }
 
+    /// The nodes `first..end`'s lists laid end to end: their `end - first + 1` offsets (into
+    /// the whole neighbour array) and the neighbours from the first's list to the last's.
+    #[inline]
+    pub fn span(&self, first: u32, end: u32) -> (&'a [u64], &'a [u32]) {
+        assert!(first <= end, "a node range");
+        let offsets = &self.offsets[first as usize..=end as usize];
+        let neighbours = &self.neighbours[offsets[0] as usize..offsets[offsets.len() - 1] as usize];
+        (offsets, neighbours)
+    }
+
     /// Bit `i` set exactly when node `first + i` has entries, for the nodes `first..end`
     /// (at most 64): one pass over consecutive offsets, without a branch per node.
     #[inline]

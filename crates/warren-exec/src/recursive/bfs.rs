@@ -23,13 +23,13 @@ use super::binned_push::{self, BinPlan, Bins, FrontierWords};
 use super::counters::{LevelCounters, TraversalRecorder};
 use super::frontier_bits::{FrontierBits, NextWords};
 use super::frontier_morsels::{plan_frontier, FrontierMorsel, MorselBudget};
-use warren_storage::adjacency::AdjacencyView;
+use warren_storage::adjacency::{AdjacencyView, PlainNeighbours};
 
 use super::auto_k::CACHED_STATES_BYTES;
 use super::graph::{Adjacency, Graph};
 use super::level_pieces::{emptied, LevelPiece, LevelPieces};
 use super::masks::Masks;
-use super::parent_sums::sum_parents;
+use super::parent_sums::{running_sums, sum_parents};
 use super::prefetch::{prefetch, prefetch_adjacency};
 use super::scheduler::PhasedSearch;
 use super::stats::PathStats;
@@ -52,6 +52,37 @@ const BINNED_COUNT_PUSH_COST: u64 = 4;
 /// in this many (a random write per touched node costs more than a cache line of sequential
 /// writes: 16 distances); else only the touched nodes.
 pub(super) const DENSE_RESET_FRACTION: usize = 16;
+/// A counting pull's flat pass sums runs of at most this many in-edges: their running sums
+/// (8 bytes an edge) stay in the L1 cache.
+const FLAT_RUN_EDGES_MAX: usize = 4096;
+
+/// A word with fewer nodes to test than this is tested node by node: its runs would be short.
+const FLAT_WORD_NODES_MIN: u32 = 16;
+
+/// A counting pull sums flat when the unvisited nodes have at least this many in-edges each on
+/// average; with fewer (the level after the hubs') a run's set-up costs more than the loop
+/// starts it saves.
+const FLAT_IN_EDGES_PER_NODE_MIN: u64 = 4;
+
+/// Whether a bottom-up counting level sums runs of nodes flat
+/// ([`BottomUpScan::find_parents_flat`]): when the nodes not yet reached have many in-edges
+/// each.
+fn flat_pull(state: &LevelState, nodes: u32) -> bool {
+    let unreached = u64::from(nodes).saturating_sub(state.reached.len() as u64 + 1);
+    state.unvisited_in_edges >= FLAT_IN_EDGES_PER_NODE_MIN * unreached.max(1)
+}
+
+/// The lowest `len` bits set (`len` at most 64).
+#[inline]
+fn low_bits(len: u32) -> u64 {
+    debug_assert!(len <= 64);
+    if len >= 64 {
+        u64::MAX
+    } else {
+        (1 << len) - 1
+    }
+}
+
 /// A bottom-up morsel covers this many times `morsel_size` node ids.
 const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 /// A bottom-up level that stops at a node's first parent prefetches the in-list of the
@@ -158,6 +189,8 @@ struct LevelState {
     claimed: Vec<Piece>,
     /// A binned `PathCounts` level: the frontier's path counts by frontier position.
     frontier_counts: FrontierWords,
+    /// `PathCounts` mode: the frontier's path counts summed (no node's parents sum past it).
+    frontier_paths: u128,
 }
 
 /// What one morsel found.
@@ -175,6 +208,8 @@ struct Piece {
     level_paths: u128,
     /// A binned level's scattered edges (scatter morsels only).
     bins: Bins,
+    /// A flat counting pull's running sums (`parent_sums::running_sums`), reused.
+    running: Vec<u64>,
     counters: LevelCounters,
 }
 
@@ -185,12 +220,15 @@ impl LevelPiece for Piece {
             nodes: emptied(&mut self.nodes),
             claims: emptied(&mut self.claims),
             bins: std::mem::take(&mut self.bins),
+            running: emptied(&mut self.running),
             ..Piece::default()
         };
     }
 
     fn held_bytes(&self) -> u64 {
-        (self.nodes.capacity() * 4 + self.claims.capacity() * 16) as u64 + self.bins.held_bytes()
+        (self.nodes.capacity() * 4 + self.claims.capacity() * 16 + self.running.capacity() * 8)
+            as u64
+            + self.bins.held_bytes()
     }
 }
 
@@ -816,8 +854,13 @@ impl<'a> BfsSearch<'a> {
             prefetch_lists: self.prefetches_lists(state),
             sums_every_parent: self.bfs.config.mode == BfsMode::PathCounts
                 && self.masks.unfiltered_at(state.level),
+            flat: flat_pull(state, self.graph.num_nodes()),
+            in_edge_words: self.graph.in_edge_bits(),
         };
-        let paths = (self.bfs.config.mode == BfsMode::PathCounts).then_some(&self.bfs.paths[..]);
+        let paths = (self.bfs.config.mode == BfsMode::PathCounts).then(|| PathSums {
+            counts: &self.bfs.paths[..],
+            frontier_total: state.frontier_paths,
+        });
         if scan.find_parents(start..end, &self.bfs.dist, paths, piece) {
             self.bfs.overflow.store(true, Ordering::Relaxed);
         }
@@ -898,6 +941,7 @@ impl PhasedSearch for BfsSearch<'_> {
             paths.store(1, Ordering::Relaxed);
         }
         state.frontier.push(source);
+        state.frontier_paths = 1;
         state.level_destinations = self.counts_by_level(target).then(Vec::new);
         let forward = self.graph.forward.view();
         let backward = self.graph.backward.view();
@@ -1001,6 +1045,9 @@ impl PhasedSearch for BfsSearch<'_> {
         let in_edges: u64 = pieces.iter().map(|p| p.in_edges).sum();
         state.unvisited_in_edges = state.unvisited_in_edges.saturating_sub(in_edges);
         let level = state.level;
+        if self.bfs.config.mode == BfsMode::PathCounts {
+            state.frontier_paths = pieces.iter().map(|p| p.level_paths).sum();
+        }
         if let Some(levels) = &mut state.level_destinations {
             let paths = match self.bfs.config.mode {
                 BfsMode::PathCounts => pieces.iter().map(|p| p.level_paths).sum(),
@@ -1229,6 +1276,10 @@ struct BottomUpScan<'a> {
     /// Whether this is a counting level that follows every edge from every frontier node (its
     /// parents' counts summed without a branch, `parent_sums`).
     sums_every_parent: bool,
+    /// Whether such a level sums runs of nodes flat ([`flat_pull`]).
+    flat: bool,
+    /// The nodes with in-edges (`Graph::in_edge_bits`): a flat run passes over the others.
+    in_edge_words: &'a [u64],
 }
 
 impl BottomUpScan<'_> {
@@ -1240,15 +1291,20 @@ impl BottomUpScan<'_> {
         &self,
         nodes: std::ops::Range<u32>,
         dist: &[AtomicU32],
-        paths: Option<&[AtomicU64]>,
+        sums: Option<PathSums>,
         piece: &mut Piece,
     ) -> bool {
         let every_edge = self.masks.edges.is_none();
         let plain = every_edge
             .then(|| self.adjacency.plain_neighbours_in(nodes.clone()))
             .flatten();
+        let paths = sums.map(|sums| sums.counts);
         // Compiled apart, so that the loop without prefetches keeps its registers.
         match (plain, self.prefetch_lists) {
+            (Some(plain), false) if self.sums_every_parent && self.flat && sums.is_some() => {
+                let sums = sums.expect("checked above");
+                self.find_parents_flat(nodes, dist, sums, piece, plain)
+            }
             (Some(plain), true) => {
                 self.find_parents_reading::<true>(nodes, dist, paths, piece, |v| {
                     (plain.of(v), &[][..])
@@ -1337,6 +1393,141 @@ impl BottomUpScan<'_> {
         overflow
     }
 
+    /// [`BottomUpScan::find_parents`] for a counting level that sums every parent over plain
+    /// in-lists. A word's unvisited nodes are cut into runs that no visited node with in-edges
+    /// interrupts, of at most `flat_edges` in-edges; each run is summed by one flat pass over its
+    /// lists laid end to end (`parent_sums::running_sums`), a node's sum the difference of two
+    /// running sums. A node with more in-edges than a run may hold is summed alone. Exact: a run
+    /// holds at most `u64::MAX` over the frontier's total counts in-edges, so no node's sum
+    /// wraps, and a frontier node's count is at least 1, so a node has a parent exactly when
+    /// its sum is not 0.
+    fn find_parents_flat(
+        &self,
+        nodes: std::ops::Range<u32>,
+        dist: &[AtomicU32],
+        sums: PathSums,
+        piece: &mut Piece,
+        plain: PlainNeighbours,
+    ) -> bool {
+        assert!(
+            nodes.start.is_multiple_of(64),
+            "a bottom-up morsel starts at a word"
+        );
+        let mut overflow = false;
+        let mut next = NextWords::new(self.frontier);
+        let mut running = std::mem::take(&mut piece.running);
+        let flat_edges = (u128::from(u64::MAX) / sums.frontier_total.max(1))
+            .min(FLAT_RUN_EDGES_MAX as u128) as u64;
+        let words = nodes.start as usize / 64..(nodes.end as usize).div_ceil(64);
+        for word in words {
+            let before = self.unvisited.word(word);
+            if before == 0 {
+                continue;
+            }
+            let first = (word * 64) as u32;
+            let width = (first + 64).min(nodes.end) - first;
+            if before.count_ones() < FLAT_WORD_NODES_MIN {
+                next.flush();
+                overflow |= self.find_parents_reading::<false>(
+                    first..first + width,
+                    dist,
+                    Some(sums.counts),
+                    piece,
+                    |v| (plain.of(v), &[][..]),
+                );
+                continue;
+            }
+            // The map's nodes still unreached; the others leave the map.
+            let mut candidates = before;
+            let mut bits = before;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                if dist[(first + bit) as usize].load(Ordering::Relaxed) != UNREACHED {
+                    candidates &= !(1 << bit);
+                }
+            }
+            let mut remaining = candidates;
+            let (offsets, edges) = plain.span(first, first + width);
+            // A run may pass over nodes without in-edges, not over reached ones with some (a
+            // node passed over only costs its edges' reads: each member sums its own list).
+            let with_in_edges = self.in_edge_words.get(word).copied().unwrap_or(u64::MAX);
+            let open = candidates | !with_in_edges;
+            let mut bit = 0;
+            while bit < width && candidates >> bit != 0 {
+                bit += (candidates >> bit).trailing_zeros();
+                let reach = (!(open >> bit)).trailing_zeros().min(width - bit);
+                let limit = offsets[bit as usize] + flat_edges;
+                let ends = &offsets[bit as usize + 1..=(bit + reach) as usize];
+                let len = ends.partition_point(|&end| end <= limit) as u32;
+                if len == 0 {
+                    // One node with more in-edges than a run holds.
+                    let v = first + bit;
+                    if let Some(total) =
+                        self.sum_every_parent(plain.of(v), sums.counts, piece, &mut overflow)
+                    {
+                        remaining &= !(1 << bit);
+                        self.claim(v, total, dist, sums.counts, piece, &mut next);
+                    }
+                    bit += 1;
+                    continue;
+                }
+                let start = offsets[bit as usize];
+                let base = offsets[0];
+                let run_edges = &edges
+                    [(start - base) as usize..(offsets[(bit + len) as usize] - base) as usize];
+                running_sums(
+                    run_edges,
+                    self.frontier.current_words(),
+                    sums.counts,
+                    &mut running,
+                );
+                let mut members = (candidates >> bit) & low_bits(len);
+                while members != 0 {
+                    let member = bit + members.trailing_zeros();
+                    members &= members - 1;
+                    let v = first + member;
+                    let low = (offsets[member as usize] - start) as usize;
+                    let high = (offsets[member as usize + 1] - start) as usize;
+                    piece.counters.edges_scanned += (high - low) as u64;
+                    let total = running[high].wrapping_sub(running[low]);
+                    if total == 0 {
+                        continue;
+                    }
+                    piece.in_edges += (high - low) as u64;
+                    remaining &= !(1 << member);
+                    self.claim(v, total, dist, sums.counts, piece, &mut next);
+                }
+                bit += len;
+            }
+            if remaining != before {
+                self.unvisited.store_word(word, remaining);
+            }
+        }
+        next.flush();
+        piece.running = running;
+        overflow
+    }
+
+    /// Records `v` reached at this level with `total` shortest paths (a counting pull).
+    #[inline(always)]
+    fn claim(
+        &self,
+        v: u32,
+        total: u64,
+        dist: &[AtomicU32],
+        counts: &[AtomicU64],
+        piece: &mut Piece,
+        next: &mut NextWords,
+    ) {
+        // Only this thread writes v in this level; readers look for `level - 1` only.
+        dist[v as usize].store(self.level, Ordering::Relaxed);
+        counts[v as usize].store(total, Ordering::Relaxed);
+        piece.level_paths += u128::from(total);
+        piece.nodes.push(v);
+        next.push(v);
+    }
+
     /// Whether an unvisited node with in-neighbours `sources` (and their rel ids `edges`, empty
     /// without a rel filter) has one in the frontier: `Some` of the summed path counts of those
     /// in-neighbours (with `paths`; else 0), `None` when it has none. A node found adds its
@@ -1399,6 +1590,14 @@ impl BottomUpScan<'_> {
         *overflow |= sum.overflow;
         Some(sum.total)
     }
+}
+
+/// A counting level's path counts, and the frontier's counts summed (a bound on any node's
+/// parents' sum).
+#[derive(Clone, Copy, Debug)]
+struct PathSums<'a> {
+    counts: &'a [AtomicU64],
+    frontier_total: u128,
 }
 
 /// Enumerates every shortest path from a finished search's source to one target, walking

@@ -40,6 +40,118 @@ pub fn sum_parents(sources: &[u32], frontier: &[AtomicU64], counts: &[AtomicU64]
     }
 }
 
+/// The running sums of a flat pass over many nodes' in-lists laid end to end (`sources`):
+/// afterwards `running[i]` is the sum, wrapping at `u64`, of the counts of the frontier members
+/// among `sources[..i]` for `i` up to `sources.len()` (`running` is grown to hold them, and
+/// entries past them are left as they were). A node whose list is `sources[a..b]` has
+/// `running[b] - running[a]` (wrapping) as its parents' sum, exact when the caller has ruled
+/// out a sum past `u64::MAX` within one list. One loop over all the lists, so no loop starts
+/// or ends per node, eight in-edges at a time with AVX-512 gathers where the CPU has them
+/// (OPTIMIZATION_LOG 259, 262). Panics on an in-neighbour outside `counts`.
+pub fn running_sums(
+    sources: &[u32],
+    frontier: &[AtomicU64],
+    counts: &[AtomicU64],
+    running: &mut Vec<u64>,
+) {
+    if running.len() <= sources.len() {
+        running.resize(sources.len() + 1, 0);
+    }
+    let out = &mut running[..=sources.len()];
+    out[0] = 0;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+    {
+        // SAFETY: the CPU has the features; `out` holds `sources.len() + 1` sums.
+        done = unsafe { x86::running_sums_avx512(sources, frontier, counts, out) };
+    }
+    running_sums_from(sources, frontier, counts, out, done);
+}
+
+/// [`running_sums`] one in-edge at a time from `sources[done]` on (`out[done]` holds the sum so
+/// far).
+#[inline]
+fn running_sums_from(
+    sources: &[u32],
+    frontier: &[AtomicU64],
+    counts: &[AtomicU64],
+    out: &mut [u64],
+    done: usize,
+) {
+    let mut total = out[done];
+    for (i, &u) in sources.iter().enumerate().skip(done) {
+        let bit = frontier[(u / 64) as usize].load(Ordering::Relaxed) >> (u % 64) & 1;
+        let keep = bit.wrapping_neg();
+        let read = u & keep as u32;
+        total = total.wrapping_add(counts[read as usize].load(Ordering::Relaxed) & keep);
+        out[i + 1] = total;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// [`super::running_sums`] for whole groups of eight in-edges: each group's frontier words
+    /// and its members' counts gathered, summed across the lanes in three steps and added to the
+    /// sum so far. Returns how many in-edges it summed: all but the last `len % 8`, or fewer
+    /// when a group holds an in-neighbour outside `counts` (the caller's checked loop then
+    /// meets it). Lanes outside the frontier read no count (masked gather), so the loads touch
+    /// only frontier words and frontier nodes' counts, which no thread writes during a level.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and AVX-512VL; `out.len() == sources.len() + 1`; `frontier` has a
+    /// word for every node of `counts`.
+    #[target_feature(enable = "avx512f,avx512vl")]
+    pub(super) unsafe fn running_sums_avx512(
+        sources: &[u32],
+        frontier: &[AtomicU64],
+        counts: &[AtomicU64],
+        out: &mut [u64],
+    ) -> usize {
+        assert_eq!(out.len(), sources.len() + 1);
+        assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
+        let nodes = u32::try_from(counts.len()).unwrap_or(u32::MAX);
+        let limit = _mm256_set1_epi32(nodes as i32);
+        let low_six = _mm256_set1_epi32(63);
+        let one = _mm512_set1_epi64(1);
+        let zero = _mm512_setzero_si512();
+        let last_lane = _mm512_set1_epi64(7);
+        let words = frontier.as_ptr().cast::<i64>();
+        let values = counts.as_ptr().cast::<i64>();
+        let mut carry = _mm512_set1_epi64(out[0] as i64);
+        let groups = sources.len() / 8;
+        for group in 0..groups {
+            // SAFETY: `group * 8 + 8 <= sources.len()`.
+            let u = unsafe { _mm256_loadu_si256(sources.as_ptr().add(group * 8).cast()) };
+            _mm_prefetch::<_MM_HINT_T0>(sources.as_ptr().wrapping_add(group * 8 + 256).cast());
+            if _mm256_cmpge_epu32_mask(u, limit) != 0 {
+                return group * 8;
+            }
+            // SAFETY: every lane's node is below `nodes`, so its word and count exist.
+            let lane_counts = unsafe {
+                let word = _mm512_i32gather_epi64::<8>(_mm256_srli_epi32::<6>(u), words);
+                let shift = _mm512_cvtepu32_epi64(_mm256_and_si256(u, low_six));
+                let bits = _mm512_and_si512(_mm512_srlv_epi64(word, shift), one);
+                let member = _mm512_test_epi64_mask(bits, bits);
+                _mm512_mask_i32gather_epi64::<8>(zero, member, u, values)
+            };
+            let mut sums = lane_counts;
+            sums = _mm512_add_epi64(sums, _mm512_alignr_epi64::<7>(sums, zero));
+            sums = _mm512_add_epi64(sums, _mm512_alignr_epi64::<6>(sums, zero));
+            sums = _mm512_add_epi64(sums, _mm512_alignr_epi64::<4>(sums, zero));
+            sums = _mm512_add_epi64(sums, carry);
+            // SAFETY: `1 + group * 8 + 8 <= out.len()`.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(1 + group * 8).cast(), sums) };
+            carry = _mm512_permutexvar_epi64(last_lane, sums);
+        }
+        groups * 8
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +194,43 @@ mod tests {
             let atomic: Vec<AtomicU64> = counts.iter().map(|&c| AtomicU64::new(c)).collect();
             let expected = reference(&sources, &members, &counts);
             prop_assert_eq!(sum_parents(&sources, &frontier, &atomic), expected);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn running_sums_give_each_lists_parent_sum(
+            nodes in 1usize..300,
+            lists in proptest::collection::vec(proptest::collection::vec((0usize..300, any::<bool>()), 0..12), 0..20),
+            scale in 0u64..3,
+        ) {
+            let mut sources = Vec::new();
+            let mut bounds = vec![0];
+            let mut members = Vec::new();
+            for list in &lists {
+                for &(u, member) in list {
+                    sources.push((u % nodes) as u32);
+                    if member {
+                        members.push((u % nodes) as u32);
+                    }
+                }
+                bounds.push(sources.len());
+            }
+            // Counts up to 2^62 (scale 2): a list's sum may pass u64 only past 4 members.
+            let counts: Vec<u64> = (0..nodes as u64).map(|v| (v * 7 + 1) << (scale * 31)).collect();
+            let frontier = bitmap(nodes, &members);
+            let atomic: Vec<AtomicU64> = counts.iter().map(|&c| AtomicU64::new(c)).collect();
+            let mut running = vec![9; 3];
+            running_sums(&sources, &frontier, &atomic, &mut running);
+            prop_assert!(running.len() > sources.len());
+            let mut scalar = vec![0; sources.len() + 1];
+            running_sums_from(&sources, &frontier, &atomic, &mut scalar, 0);
+            prop_assert_eq!(&running[..=sources.len()], &scalar[..]);
+            for pair in bounds.windows(2) {
+                let list = &sources[pair[0]..pair[1]];
+                let expected = sum_parents(list, &frontier, &atomic);
+                prop_assert_eq!(running[pair[1]].wrapping_sub(running[pair[0]]), expected.total);
+            }
         }
     }
 

@@ -182,6 +182,149 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Path counts pulled bottom-up (the flat pull of dense levels, `bfs::find_parents_flat`,
+        /// and the node-by-node pull) equal those pushed top-down, on graphs dense enough for
+        /// the flat pull, with a node of more in-edges than a flat run holds (`hub`) and with
+        /// parallel edges whose counts grow past what a run may sum flat, up to overflow
+        /// (`chain`: both directions must fail alike).
+        #[test]
+        fn pulled_path_counts_equal_pushed_ones(
+            nodes in 2u32..160,
+            picks in proptest::collection::vec((0u32..1000, 0u32..1000), 0..2500),
+            sources in proptest::collection::vec(0u32..1000, 1..6),
+            hub in proptest::bool::ANY,
+            chain in 0u32..14,
+            per_destination in proptest::bool::ANY,
+            threads in 1usize..3,
+        ) {
+            let mut edges: Vec<(u32, u32)> =
+                picks.iter().map(|(a, b)| (a % nodes, b % nodes)).collect();
+            if hub {
+                edges.extend((0..4_200).map(|i| ((i * 7 + 1) % nodes, 0)));
+            }
+            // A chain 0 -> 1 -> ... of 64 parallel edges per link: 64^k paths to its k-th node.
+            for link in 0..chain.min(nodes - 1) {
+                edges.extend(std::iter::repeat_n((link, link + 1), 64));
+            }
+            let graph = Graph::from_edges(nodes, &edges);
+            let sources: Vec<u32> = sources.iter().map(|s| s % nodes).collect();
+            let pulled = BfsConfig {
+                mode: BfsMode::PathCounts,
+                upper: 30,
+                direction_optimizing: true,
+                morsel_size: 3,
+                prefetch_distance: 0,
+                binned_edges_min: None,
+                list_prefetch_min_bytes: None,
+            };
+            let pushed = BfsConfig {
+                direction_optimizing: false,
+                ..pulled
+            };
+            let run = |config: BfsConfig| -> Vec<Result<CountOutput, String>> {
+                sources
+                    .iter()
+                    .map(|&source| {
+                        searches_checked(&Bfs::new(nodes, config), &graph, source, per_destination, threads)
+                    })
+                    .collect()
+            };
+            prop_assert_eq!(run(pulled), run(pushed));
+        }
+    }
+
+    /// A pull level whose parents' counts sum past `u64` fails as the push does, and one that
+    /// stays below sums exactly: the flat pull sums a run only where the frontier's total times
+    /// its in-edges fits `u64`. A chain of eight links of 64 parallel edges gives its end 2^48
+    /// paths; `wide` nodes after it, 16 parallel edges each, get 2^52 each; 16 nodes after
+    /// those (one bitmap word's worth of nodes to test flat) have each of them as a parent
+    /// `parallel` times: 2^55 paths each with 8 wide nodes once, and with 128 wide nodes 32
+    /// times 2^64 (which a wrapping sum takes for 0) over 4,096 in-edges, as many as a flat
+    /// run holds.
+    #[test]
+    fn a_pulled_sum_past_u64_fails_as_a_pushed_one() {
+        for (wide, parallel, overflows) in [(8u32, 1, false), (128, 32, true)] {
+            let chain_end = 8;
+            let first_wide = chain_end + 1;
+            let first_last = first_wide + wide;
+            let nodes = first_last + 16;
+            let mut edges = Vec::new();
+            for link in 0..chain_end {
+                edges.extend(std::iter::repeat_n((link, link + 1), 64));
+            }
+            for w in first_wide..first_last {
+                edges.extend(std::iter::repeat_n((chain_end, w), 16));
+                for last in first_last..nodes {
+                    edges.extend(std::iter::repeat_n((w, last), parallel));
+                }
+            }
+            let graph = Graph::from_edges(nodes, &edges);
+            let pulled = BfsConfig {
+                mode: BfsMode::PathCounts,
+                upper: 30,
+                direction_optimizing: true,
+                morsel_size: 3,
+                prefetch_distance: 0,
+                binned_edges_min: None,
+                list_prefetch_min_bytes: None,
+            };
+            let pushed = BfsConfig {
+                direction_optimizing: false,
+                ..pulled
+            };
+            for (threads, per_destination) in [(1, false), (2, false), (1, true)] {
+                let run = |config| {
+                    searches_checked(
+                        &Bfs::new(nodes, config),
+                        &graph,
+                        0,
+                        per_destination,
+                        threads,
+                    )
+                };
+                let answer = run(pushed);
+                assert_eq!(answer.is_err(), overflows, "{wide}: {answer:?}");
+                assert_eq!(run(pulled), answer, "{wide} wide, {threads} threads");
+            }
+        }
+    }
+
+    /// [`searches`] from one source, the search's error (a path count past `u64`) as text.
+    fn searches_checked(
+        bfs: &Bfs,
+        graph: &Graph,
+        source: u32,
+        per_destination: bool,
+        threads: usize,
+    ) -> Result<CountOutput, String> {
+        let masks = Masks {
+            destination: DestinationMask::Set(Arc::new(Bitset::full(graph.num_nodes() as usize))),
+            intermediate: None,
+            edges: None,
+        };
+        let search = BfsSearch {
+            bfs,
+            graph,
+            masks: &masks,
+            recorder: None,
+            counting: Some((1, per_destination)),
+            all_destinations: true,
+        };
+        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
+        let outputs = run_tasks(
+            std::slice::from_ref(&search),
+            &[(source, None)],
+            threads,
+            &crate::workers::WorkerPool::new(),
+            &interrupt,
+        )
+        .map_err(|error| error.to_string())?;
+        Ok(outputs[0].clone().expect("counting mode keeps counts"))
+    }
+
     fn config(mode: BfsMode) -> BfsConfig {
         BfsConfig {
             mode,
