@@ -83,6 +83,13 @@ fn low_bits(len: u32) -> u64 {
     }
 }
 
+/// A search whose last search touched so many nodes that every node is rewritten rewrites
+/// them in [`RESET_CHUNKS`] chunks on the query's threads, as its first phase, from this many
+/// nodes on (below, one thread's `memset` takes under a millisecond); unit tests lower it so
+/// that their small graphs take that path.
+const PARALLEL_RESET_NODES_MIN: usize = if cfg!(test) { 64 } else { 1 << 20 };
+/// The chunks of a parallel reset (a few per thread, so a late thread still takes some).
+const RESET_CHUNKS: usize = 16;
 /// A bottom-up morsel covers this many times `morsel_size` node ids.
 const BOTTOM_UP_MORSEL_FACTOR: usize = 8;
 /// A bottom-up level that stops at a node's first parent prefetches the in-list of the
@@ -191,6 +198,9 @@ struct LevelState {
     frontier_counts: FrontierWords,
     /// `PathCounts` mode: the frontier's path counts summed (no node's parents sum past it).
     frontier_paths: u128,
+    /// The search (source, target) that starts once the running phase, a reset of every
+    /// node in chunks on the query's threads, ends.
+    resetting: Option<(u32, Option<u32>)>,
 }
 
 /// What one morsel found.
@@ -468,22 +478,29 @@ impl Bfs {
     /// Undoes the last search: the nodes it reached, and those of a level it left unfinished
     /// (an error ends a search between levels with its pieces not merged), get their initial
     /// values back, so a state costs O(touched) to reuse.
-    fn reset(&self, state: &mut LevelState) {
+    /// Clears the last search's bookkeeping and puts back the initial values of the nodes it
+    /// touched, one by one; returns whether it touched so many that every node must be
+    /// rewritten instead ([`Bfs::reset_chunk`]), which the caller then does. A reset that was
+    /// left unfinished (the search abandoned in its reset phase) asks for every node too.
+    #[must_use]
+    fn reset(&self, state: &mut LevelState) -> bool {
         // The claims of a binned level's finished rounds count as the level's unfinished pieces.
         for piece in state.claimed.drain(..).chain(state.scattered.drain(..)) {
             self.pieces.hand_in(piece);
         }
-        self.pieces.with_unfinished(|pieces| {
+        let unfinished_reset = state.resetting.take().is_some();
+        let dense = self.pieces.with_unfinished(|pieces| {
             let touched = state.reached.len()
                 + pieces
                     .iter()
                     .map(|p| p.nodes.len() + p.claims.len())
                     .sum::<usize>();
-            if touched.saturating_mul(DENSE_RESET_FRACTION) > self.dist.len() {
-                self.reset_every_node();
-            } else {
+            let dense =
+                unfinished_reset || touched.saturating_mul(DENSE_RESET_FRACTION) > self.dist.len();
+            if !dense {
                 self.reset_touched(state, pieces);
             }
+            dense
         });
         state.reached.clear();
         state.level_destinations = None;
@@ -491,26 +508,26 @@ impl Bfs {
         self.pieces.recycle(std::mem::take(&mut state.scattered));
         (state.binned, state.applying) = (false, false);
         self.overflow.store(false, Ordering::Relaxed);
+        dense
     }
 
-    /// Every node's initial values back, in sequential writes.
-    fn reset_every_node(&self) {
-        // SAFETY: a reset runs in a search's `start`, which no `process` call overlaps
-        // (`PhasedSearch`), and a state is lent to one search at a time: nothing else reads or
-        // writes these words now.
+    /// Chunk `chunk` of `chunks` of every node's initial values, in sequential writes: the
+    /// chunks of one reset are disjoint node ranges that together cover every node.
+    ///
+    /// # Safety
+    /// No other thread reads or writes the chunk's nodes during the call: a reset runs in a
+    /// search's `start`, or as the morsels of its reset phase (each its own chunk), which no
+    /// other phase's work overlaps (`PhasedSearch`), and a state is lent to one search at a
+    /// time.
+    unsafe fn reset_chunk(&self, chunk: usize, chunks: usize) {
+        assert!(chunk < chunks, "a chunk of the reset");
+        let part = |len: usize| len * chunk / chunks..len * (chunk + 1) / chunks;
+        // SAFETY: the caller guarantees that nothing else touches these nodes now.
         unsafe {
-            fill_bytes(&self.dist, 0xff);
-            fill_bytes(&self.paths, 0);
-            fill_bytes(&self.claim, 0xff);
+            fill_bytes(&self.dist[part(self.dist.len())], 0xff);
+            fill_bytes(&self.paths[part(self.paths.len())], 0);
+            fill_bytes(&self.claim[part(self.claim.len())], 0xff);
         }
-        debug_assert!(self
-            .dist
-            .iter()
-            .all(|d| d.load(Ordering::Relaxed) == UNREACHED));
-        debug_assert!(self
-            .claim
-            .iter()
-            .all(|c| c.load(Ordering::Relaxed) == UNCLAIMED));
     }
 
     /// The initial values back for the nodes the last search touched, one random write each.
@@ -924,7 +941,49 @@ impl PhasedSearch for BfsSearch<'_> {
 
     fn start(&self, &(source, target): &(u32, Option<u32>)) -> Result<usize> {
         let mut state = self.bfs.write();
-        self.bfs.reset(&mut state);
+        if self.bfs.reset(&mut state) {
+            if self.bfs.dist.len() >= PARALLEL_RESET_NODES_MIN {
+                // Every node rewritten by the query's threads first; the search starts in
+                // `advance` (OPTIMIZATION_LOG 263).
+                state.resetting = Some((source, target));
+                return Ok(RESET_CHUNKS);
+            }
+            // SAFETY: in `start`, no `process` call runs (see `Bfs::reset_chunk`).
+            unsafe { self.bfs.reset_chunk(0, 1) };
+        }
+        self.begin(&mut state, source, target)
+    }
+
+    fn process(&self, morsel: usize) -> Result<()> {
+        let state = self.bfs.read();
+        if state.resetting.is_some() {
+            // SAFETY: the reset phase's morsels are its disjoint chunks, and no other work of
+            // this search runs beside them.
+            unsafe { self.bfs.reset_chunk(morsel, RESET_CHUNKS) };
+            return Ok(());
+        }
+        drop(state);
+        self.process_level(morsel)
+    }
+
+    fn advance(&self) -> Result<usize> {
+        let mut state = self.bfs.write();
+        if let Some((source, target)) = state.resetting.take() {
+            return self.begin(&mut state, source, target);
+        }
+        drop(state);
+        self.advance_level()
+    }
+
+    fn finish(&self) -> Result<Option<CountOutput>> {
+        self.finish_search()
+    }
+}
+
+impl BfsSearch<'_> {
+    /// Starts the search from `source` (towards `target`) on a state whose nodes are reset;
+    /// returns the first level's morsels.
+    fn begin(&self, state: &mut LevelState, source: u32, target: Option<u32>) -> Result<usize> {
         assert!(
             source < self.graph.num_nodes(),
             "the source is a node of the graph"
@@ -950,10 +1009,10 @@ impl PhasedSearch for BfsSearch<'_> {
         if let Some(recorder) = self.recorder {
             recorder.add_sources(1);
         }
-        Ok(self.plan_level(&mut state))
+        Ok(self.plan_level(state))
     }
 
-    fn process(&self, morsel: usize) -> Result<()> {
+    fn process_level(&self, morsel: usize) -> Result<()> {
         let state = self.bfs.read();
         // A claim piece is numbered by round and bin, so the level's pieces sort into one
         // order however its rounds fell.
@@ -994,7 +1053,7 @@ impl PhasedSearch for BfsSearch<'_> {
         Ok(())
     }
 
-    fn advance(&self) -> Result<usize> {
+    fn advance_level(&self) -> Result<usize> {
         let mut state = self.bfs.write();
         let mut pieces = self.bfs.pieces.take_done();
         if state.binned && !state.applying {
@@ -1070,7 +1129,7 @@ impl PhasedSearch for BfsSearch<'_> {
         Ok(self.plan_level(&mut state))
     }
 
-    fn finish(&self) -> Result<Option<CountOutput>> {
+    fn finish_search(&self) -> Result<Option<CountOutput>> {
         let Some((lower, per_destination)) = self.counting else {
             return Ok(None);
         };

@@ -292,6 +292,52 @@ mod tests {
         }
     }
 
+    /// A search interrupted in its reset phase (every node to rewrite, in chunks on the
+    /// query's threads) leaves its state half reset; the next search on it must rewrite every
+    /// node again and answer as a new state does.
+    #[test]
+    fn a_search_abandoned_in_its_reset_phase_leaves_a_state_that_answers_as_a_new_one() {
+        let nodes = 300u32;
+        let edges: Vec<(u32, u32)> = (0..nodes)
+            .flat_map(|v| [(v, (v + 1) % nodes), (v, (v * 7 + 3) % nodes)])
+            .collect();
+        let graph = Graph::from_edges(nodes, &edges);
+        for mode in [BfsMode::Lengths, BfsMode::PathCounts, BfsMode::Parents] {
+            let config = config(mode);
+            let bfs = Bfs::new(nodes, config);
+            searches(&bfs, &graph, &[0], true, 2);
+            let masks = Masks {
+                destination: DestinationMask::Set(Arc::new(Bitset::full(nodes as usize))),
+                intermediate: None,
+                edges: None,
+            };
+            let search = BfsSearch {
+                bfs: &bfs,
+                graph: &graph,
+                masks: &masks,
+                recorder: None,
+                counting: Some((1, true)),
+                all_destinations: true,
+            };
+            // Interrupted before the reset phase's first chunk: every node still holds the
+            // first search's values.
+            let interrupted = Interrupt::new(None, Arc::new(AtomicBool::new(true)));
+            let stopped = run_tasks(
+                std::slice::from_ref(&search),
+                &[(5, None)],
+                2,
+                &crate::workers::WorkerPool::new(),
+                &interrupted,
+            );
+            assert!(stopped.is_err(), "{mode:?}: the interrupt stops the search");
+            assert_eq!(
+                searches(&bfs, &graph, &[7], true, 2),
+                searches(&Bfs::new(nodes, config), &graph, &[7], true, 2),
+                "{mode:?}"
+            );
+        }
+    }
+
     /// [`searches`] from one source, the search's error (a path count past `u64`) as text.
     fn searches_checked(
         bfs: &Bfs,
