@@ -89,6 +89,26 @@ mod tests {
         per_destination: bool,
         threads: usize,
     ) -> Vec<CountOutput> {
+        sources
+            .iter()
+            .map(|&source| {
+                search_once(bfs, graph, source, per_destination, threads, false)
+                    .expect("the search runs")
+            })
+            .collect()
+    }
+
+    /// One counting search from `source` through `bfs` (as [`searches`]), its error (a path
+    /// count past `u64`, an interrupt) as text; `interrupted`: the query's interrupt is raised
+    /// before the search runs.
+    fn search_once(
+        bfs: &Bfs,
+        graph: &Graph,
+        source: u32,
+        per_destination: bool,
+        threads: usize,
+        interrupted: bool,
+    ) -> Result<CountOutput, String> {
         let masks = Masks {
             destination: DestinationMask::Set(Arc::new(Bitset::full(graph.num_nodes() as usize))),
             intermediate: None,
@@ -102,21 +122,30 @@ mod tests {
             counting: Some((1, per_destination)),
             all_destinations: true,
         };
-        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
-        sources
-            .iter()
-            .map(|&source| {
-                let outputs = run_tasks(
-                    std::slice::from_ref(&search),
-                    &[(source, None)],
-                    threads,
-                    &crate::workers::WorkerPool::new(),
-                    &interrupt,
-                )
-                .expect("the search runs");
-                outputs[0].clone().expect("counting mode keeps counts")
-            })
-            .collect()
+        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(interrupted)));
+        let outputs = run_tasks(
+            std::slice::from_ref(&search),
+            &[(source, None)],
+            threads,
+            &crate::workers::WorkerPool::new(),
+            &interrupt,
+        )
+        .map_err(|error| error.to_string())?;
+        Ok(outputs[0].clone().expect("counting mode keeps counts"))
+    }
+
+    /// A path-count search's configuration, pulling bottom-up where the direction choice
+    /// says (`direction_optimizing`) or pushing top-down only.
+    fn path_counts(direction_optimizing: bool) -> BfsConfig {
+        BfsConfig {
+            mode: BfsMode::PathCounts,
+            upper: 30,
+            direction_optimizing,
+            morsel_size: 3,
+            prefetch_distance: 0,
+            binned_edges_min: None,
+            list_prefetch_min_bytes: None,
+        }
     }
 
     proptest! {
@@ -211,24 +240,12 @@ mod tests {
             }
             let graph = Graph::from_edges(nodes, &edges);
             let sources: Vec<u32> = sources.iter().map(|s| s % nodes).collect();
-            let pulled = BfsConfig {
-                mode: BfsMode::PathCounts,
-                upper: 30,
-                direction_optimizing: true,
-                morsel_size: 3,
-                prefetch_distance: 0,
-                binned_edges_min: None,
-                list_prefetch_min_bytes: None,
-            };
-            let pushed = BfsConfig {
-                direction_optimizing: false,
-                ..pulled
-            };
+            let (pulled, pushed) = (path_counts(true), path_counts(false));
             let run = |config: BfsConfig| -> Vec<Result<CountOutput, String>> {
                 sources
                     .iter()
                     .map(|&source| {
-                        searches_checked(&Bfs::new(nodes, config), &graph, source, per_destination, threads)
+                        search_once(&Bfs::new(nodes, config), &graph, source, per_destination, threads, false)
                     })
                     .collect()
             };
@@ -262,27 +279,16 @@ mod tests {
                 }
             }
             let graph = Graph::from_edges(nodes, &edges);
-            let pulled = BfsConfig {
-                mode: BfsMode::PathCounts,
-                upper: 30,
-                direction_optimizing: true,
-                morsel_size: 3,
-                prefetch_distance: 0,
-                binned_edges_min: None,
-                list_prefetch_min_bytes: None,
-            };
-            let pushed = BfsConfig {
-                direction_optimizing: false,
-                ..pulled
-            };
+            let (pulled, pushed) = (path_counts(true), path_counts(false));
             for (threads, per_destination) in [(1, false), (2, false), (1, true)] {
                 let run = |config| {
-                    searches_checked(
+                    search_once(
                         &Bfs::new(nodes, config),
                         &graph,
                         0,
                         per_destination,
                         threads,
+                        false,
                     )
                 };
                 let answer = run(pushed);
@@ -306,29 +312,9 @@ mod tests {
             let config = config(mode);
             let bfs = Bfs::new(nodes, config);
             searches(&bfs, &graph, &[0], true, 2);
-            let masks = Masks {
-                destination: DestinationMask::Set(Arc::new(Bitset::full(nodes as usize))),
-                intermediate: None,
-                edges: None,
-            };
-            let search = BfsSearch {
-                bfs: &bfs,
-                graph: &graph,
-                masks: &masks,
-                recorder: None,
-                counting: Some((1, true)),
-                all_destinations: true,
-            };
             // Interrupted before the reset phase's first chunk: every node still holds the
             // first search's values.
-            let interrupted = Interrupt::new(None, Arc::new(AtomicBool::new(true)));
-            let stopped = run_tasks(
-                std::slice::from_ref(&search),
-                &[(5, None)],
-                2,
-                &crate::workers::WorkerPool::new(),
-                &interrupted,
-            );
+            let stopped = search_once(&bfs, &graph, 5, true, 2, true);
             assert!(stopped.is_err(), "{mode:?}: the interrupt stops the search");
             assert_eq!(
                 searches(&bfs, &graph, &[7], true, 2),
@@ -336,39 +322,6 @@ mod tests {
                 "{mode:?}"
             );
         }
-    }
-
-    /// [`searches`] from one source, the search's error (a path count past `u64`) as text.
-    fn searches_checked(
-        bfs: &Bfs,
-        graph: &Graph,
-        source: u32,
-        per_destination: bool,
-        threads: usize,
-    ) -> Result<CountOutput, String> {
-        let masks = Masks {
-            destination: DestinationMask::Set(Arc::new(Bitset::full(graph.num_nodes() as usize))),
-            intermediate: None,
-            edges: None,
-        };
-        let search = BfsSearch {
-            bfs,
-            graph,
-            masks: &masks,
-            recorder: None,
-            counting: Some((1, per_destination)),
-            all_destinations: true,
-        };
-        let interrupt = Interrupt::new(None, Arc::new(AtomicBool::new(false)));
-        let outputs = run_tasks(
-            std::slice::from_ref(&search),
-            &[(source, None)],
-            threads,
-            &crate::workers::WorkerPool::new(),
-            &interrupt,
-        )
-        .map_err(|error| error.to_string())?;
-        Ok(outputs[0].clone().expect("counting mode keeps counts"))
     }
 
     fn config(mode: BfsMode) -> BfsConfig {
