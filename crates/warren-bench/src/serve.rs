@@ -206,9 +206,6 @@ struct ConnectionOutcome {
     lag: Histogram<u64>,
 }
 
-/// Sends request `i` of `requests` at `start + i / rate` over connection `i % connections`.
-/// Returns the step's figures, then, when it mixes several queries, each query's figures
-/// within it (workload `NAME/QUERY`, its rate its share of the step's).
 /// A load generator's client: it blocks for its answers at once (many clients polling on the
 /// server's cores would take them from the queries they time).
 fn generator_client(url: &str) -> Option<warren_client::Client> {
@@ -219,6 +216,9 @@ fn generator_client(url: &str) -> Option<warren_client::Client> {
     Some(client)
 }
 
+/// Sends request `i` of `requests` at `start + i / rate` over connection `i % connections`.
+/// Returns the step's figures, then, when it mixes several queries, each query's figures
+/// within it (workload `NAME/QUERY`, its rate its share of the step's).
 fn run_step(
     url: &str,
     name: &str,

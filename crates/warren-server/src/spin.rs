@@ -18,9 +18,9 @@
 //! a single client connection (one client's request-answer loop, not a load); every round
 //! yields the CPU (`sched_yield`), and a yield that let another thread run with nothing
 //! readable after it ends the spin and pauses spinning for [`CONTENDED_PAUSE`]: that vCPU is
-//! busy, so it will not halt. What the spin cannot see (an answer from a query thread handed to this thread's
-//! runtime, a connection handed over by the accepting thread, a timer) waits at most until
-//! the window ends.
+//! busy, so it will not halt. What the spin cannot see (an answer from a query thread handed
+//! to this thread's runtime, a connection handed over by the accepting thread, a timer) waits
+//! at most until the window ends.
 
 use std::cell::RefCell;
 use std::os::fd::RawFd;
@@ -223,16 +223,12 @@ fn watch_as(fd: RawFd, connection: bool) -> Watched {
             t.spin.spinners.clone()
         })
     });
+    let fd = spinners.is_some().then_some(fd);
     let connection = spinners.filter(|_| connection);
     if let Some(spinners) = &connection {
         spinners.connections.fetch_add(1, Ordering::Relaxed);
     }
-    Watched {
-        fd: THREAD
-            .with(|thread| thread.borrow().is_some())
-            .then_some(fd),
-        connection,
-    }
+    Watched { fd, connection }
 }
 
 impl Drop for Watched {

@@ -72,6 +72,15 @@ fn flat_pull(state: &LevelState, nodes: u32) -> bool {
     state.unvisited_in_edges >= FLAT_IN_EDGES_PER_NODE_MIN * unreached.max(1)
 }
 
+/// The bitmap words of a bottom-up morsel's nodes, which start at a word.
+fn morsel_words(nodes: &std::ops::Range<u32>) -> std::ops::Range<usize> {
+    assert!(
+        nodes.start.is_multiple_of(64),
+        "a bottom-up morsel starts at a word"
+    );
+    nodes.start as usize / 64..(nodes.end as usize).div_ceil(64)
+}
+
 /// The lowest `len` bits set (`len` at most 64).
 #[inline]
 fn low_bits(len: u32) -> u64 {
@@ -475,13 +484,12 @@ impl Bfs {
         Some((dist, paths))
     }
 
-    /// Undoes the last search: the nodes it reached, and those of a level it left unfinished
-    /// (an error ends a search between levels with its pieces not merged), get their initial
-    /// values back, so a state costs O(touched) to reuse.
-    /// Clears the last search's bookkeeping and puts back the initial values of the nodes it
-    /// touched, one by one; returns whether it touched so many that every node must be
-    /// rewritten instead ([`Bfs::reset_chunk`]), which the caller then does. A reset that was
-    /// left unfinished (the search abandoned in its reset phase) asks for every node too.
+    /// Undoes the last search: its bookkeeping is cleared, and the nodes it reached, and those
+    /// of a level it left unfinished (an error ends a search between levels with its pieces not
+    /// merged), get their initial values back one by one, so a state costs O(touched) to reuse.
+    /// Returns whether it touched so many that every node must be rewritten instead
+    /// ([`Bfs::reset_chunk`]), which the caller then does; a reset left unfinished (the search
+    /// abandoned in its reset phase) asks for every node too.
     #[must_use]
     fn reset(&self, state: &mut LevelState) -> bool {
         // The claims of a binned level's finished rounds count as the level's unfinished pieces.
@@ -862,6 +870,7 @@ impl<'a> BfsSearch<'a> {
             state.bits_current,
             "a bottom-up level reads the frontier bitmap"
         );
+        let flat = flat_pull(state, self.graph.num_nodes());
         let scan = BottomUpScan {
             adjacency: self.graph.backward.view(),
             masks: self.masks,
@@ -871,8 +880,8 @@ impl<'a> BfsSearch<'a> {
             prefetch_lists: self.prefetches_lists(state),
             sums_every_parent: self.bfs.config.mode == BfsMode::PathCounts
                 && self.masks.unfiltered_at(state.level),
-            flat: flat_pull(state, self.graph.num_nodes()),
-            in_edge_words: self.graph.in_edge_bits(),
+            flat,
+            in_edge_words: if flat { self.graph.in_edge_bits() } else { &[] },
         };
         let paths = (self.bfs.config.mode == BfsMode::PathCounts).then(|| PathSums {
             counts: &self.bfs.paths[..],
@@ -962,8 +971,7 @@ impl PhasedSearch for BfsSearch<'_> {
             unsafe { self.bfs.reset_chunk(morsel, RESET_CHUNKS) };
             return Ok(());
         }
-        drop(state);
-        self.process_level(morsel)
+        self.process_level(state, morsel)
     }
 
     fn advance(&self) -> Result<usize> {
@@ -971,8 +979,7 @@ impl PhasedSearch for BfsSearch<'_> {
         if let Some((source, target)) = state.resetting.take() {
             return self.begin(&mut state, source, target);
         }
-        drop(state);
-        self.advance_level()
+        self.advance_level(state)
     }
 
     fn finish(&self) -> Result<Option<CountOutput>> {
@@ -1012,8 +1019,13 @@ impl BfsSearch<'_> {
         Ok(self.plan_level(state))
     }
 
-    fn process_level(&self, morsel: usize) -> Result<()> {
-        let state = self.bfs.read();
+    /// One morsel of the running level, under `state`'s read guard (dropped before the piece
+    /// is handed in).
+    fn process_level(
+        &self,
+        state: std::sync::RwLockReadGuard<'_, LevelState>,
+        morsel: usize,
+    ) -> Result<()> {
         // A claim piece is numbered by round and bin, so the level's pieces sort into one
         // order however its rounds fell.
         let number = if state.applying {
@@ -1053,8 +1065,12 @@ impl BfsSearch<'_> {
         Ok(())
     }
 
-    fn advance_level(&self) -> Result<usize> {
-        let mut state = self.bfs.write();
+    /// Completes the running level under `state`'s write guard; returns the next phase's
+    /// morsels.
+    fn advance_level(
+        &self,
+        mut state: std::sync::RwLockWriteGuard<'_, LevelState>,
+    ) -> Result<usize> {
         let mut pieces = self.bfs.pieces.take_done();
         if state.binned && !state.applying {
             // The scatter pieces stay for the claim morsels to read.
@@ -1359,22 +1375,21 @@ impl BottomUpScan<'_> {
             .flatten();
         let paths = sums.map(|sums| sums.counts);
         // Compiled apart, so that the loop without prefetches keeps its registers.
-        match (plain, self.prefetch_lists) {
-            (Some(plain), false) if self.sums_every_parent && self.flat && sums.is_some() => {
-                let sums = sums.expect("checked above");
+        match (plain, self.prefetch_lists, sums) {
+            (Some(plain), false, Some(sums)) if self.sums_every_parent && self.flat => {
                 self.find_parents_flat(nodes, dist, sums, piece, plain)
             }
-            (Some(plain), true) => {
+            (Some(plain), true, _) => {
                 self.find_parents_reading::<true>(nodes, dist, paths, piece, |v| {
                     (plain.of(v), &[][..])
                 })
             }
-            (Some(plain), false) => {
+            (Some(plain), false, _) => {
                 self.find_parents_reading::<false>(nodes, dist, paths, piece, |v| {
                     (plain.of(v), &[][..])
                 })
             }
-            (None, _) => self.find_parents_reading::<false>(nodes, dist, paths, piece, |v| {
+            (None, _, _) => self.find_parents_reading::<false>(nodes, dist, paths, piece, |v| {
                 entries(&self.adjacency, v, every_edge)
             }),
         }
@@ -1392,14 +1407,9 @@ impl BottomUpScan<'_> {
         piece: &mut Piece,
         read: impl Fn(u32) -> (&'r [u32], &'r [u32]),
     ) -> bool {
-        assert!(
-            nodes.start.is_multiple_of(64),
-            "a bottom-up morsel starts at a word"
-        );
         let mut overflow = false;
         let mut next = NextWords::new(self.frontier);
-        let words = nodes.start as usize / 64..(nodes.end as usize).div_ceil(64);
-        for word in words {
+        for word in morsel_words(&nodes) {
             let before = self.unvisited.word(word);
             let mut remaining = before;
             let mut bits = before;
@@ -1435,14 +1445,7 @@ impl BottomUpScan<'_> {
                     continue;
                 };
                 remaining &= !(1 << bit);
-                // Only this thread writes v in this level; readers look for `level - 1` only.
-                dist[v as usize].store(self.level, Ordering::Relaxed);
-                if let Some(paths) = paths {
-                    paths[v as usize].store(total, Ordering::Relaxed);
-                    piece.level_paths += u128::from(total);
-                }
-                piece.nodes.push(v);
-                next.push(v);
+                self.claim(v, total, dist, paths, piece, &mut next);
             }
             if remaining != before {
                 self.unvisited.store_word(word, remaining);
@@ -1468,17 +1471,12 @@ impl BottomUpScan<'_> {
         piece: &mut Piece,
         plain: PlainNeighbours,
     ) -> bool {
-        assert!(
-            nodes.start.is_multiple_of(64),
-            "a bottom-up morsel starts at a word"
-        );
         let mut overflow = false;
         let mut next = NextWords::new(self.frontier);
         let mut running = std::mem::take(&mut piece.running);
         let flat_edges = (u128::from(u64::MAX) / sums.frontier_total.max(1))
             .min(FLAT_RUN_EDGES_MAX as u128) as u64;
-        let words = nodes.start as usize / 64..(nodes.end as usize).div_ceil(64);
-        for word in words {
+        for word in morsel_words(&nodes) {
             let before = self.unvisited.word(word);
             if before == 0 {
                 continue;
@@ -1508,6 +1506,7 @@ impl BottomUpScan<'_> {
             }
             let mut remaining = candidates;
             let (offsets, edges) = plain.span(first, first + width);
+            let base = offsets[0];
             // A run may pass over nodes without in-edges, not over reached ones with some (a
             // node passed over only costs its edges' reads: each member sums its own list).
             let with_in_edges = self.in_edge_words.get(word).copied().unwrap_or(u64::MAX);
@@ -1526,13 +1525,12 @@ impl BottomUpScan<'_> {
                         self.sum_every_parent(plain.of(v), sums.counts, piece, &mut overflow)
                     {
                         remaining &= !(1 << bit);
-                        self.claim(v, total, dist, sums.counts, piece, &mut next);
+                        self.claim(v, total, dist, Some(sums.counts), piece, &mut next);
                     }
                     bit += 1;
                     continue;
                 }
                 let start = offsets[bit as usize];
-                let base = offsets[0];
                 let run_edges = &edges
                     [(start - base) as usize..(offsets[(bit + len) as usize] - base) as usize];
                 running_sums(
@@ -1555,7 +1553,7 @@ impl BottomUpScan<'_> {
                     }
                     piece.in_edges += (high - low) as u64;
                     remaining &= !(1 << member);
-                    self.claim(v, total, dist, sums.counts, piece, &mut next);
+                    self.claim(v, total, dist, Some(sums.counts), piece, &mut next);
                 }
                 bit += len;
             }
@@ -1568,21 +1566,24 @@ impl BottomUpScan<'_> {
         overflow
     }
 
-    /// Records `v` reached at this level with `total` shortest paths (a counting pull).
+    /// Records `v` reached at this level, with `total` shortest paths when the search counts
+    /// them (`paths`).
     #[inline(always)]
     fn claim(
         &self,
         v: u32,
         total: u64,
         dist: &[AtomicU32],
-        counts: &[AtomicU64],
+        paths: Option<&[AtomicU64]>,
         piece: &mut Piece,
         next: &mut NextWords,
     ) {
         // Only this thread writes v in this level; readers look for `level - 1` only.
         dist[v as usize].store(self.level, Ordering::Relaxed);
-        counts[v as usize].store(total, Ordering::Relaxed);
-        piece.level_paths += u128::from(total);
+        if let Some(paths) = paths {
+            paths[v as usize].store(total, Ordering::Relaxed);
+            piece.level_paths += u128::from(total);
+        }
         piece.nodes.push(v);
         next.push(v);
     }
