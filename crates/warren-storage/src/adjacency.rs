@@ -292,6 +292,13 @@ impl<'a> PlainNeighbours<'a> {
         &self.neighbours[pair[0] as usize..pair[1] as usize]
     }
 
+    /// Every node's offset into the neighbour array (node `v`'s list is `offsets[v]..
+    /// offsets[v + 1]`), for callers that prefetch them.
+    #[inline]
+    pub fn offsets(&self) -> &'a [u64] {
+        self.offsets
+    }
+
     /// The nodes `first..end`'s lists laid end to end: their `end - first + 1` offsets (into
     /// the whole neighbour array) and the neighbours from the first's list to the last's.
     #[inline]

@@ -52,6 +52,18 @@ const BINNED_COUNT_PUSH_COST: u64 = 4;
 /// in this many (a random write per touched node costs more than a cache line of sequential
 /// writes: 16 distances); else only the touched nodes.
 pub(super) const DENSE_RESET_FRACTION: usize = 16;
+
+/// How many candidates ahead a node-by-node counting pull prefetches in-lists
+/// (`BottomUpScan::find_parents_pipelined`).
+const PIPELINE_LIST_AHEAD: usize = 16;
+
+/// How many candidates ahead it prefetches the counts of the frontier parents.
+const PIPELINE_COUNTS_AHEAD: usize = 8;
+
+/// How many bitmap words ahead a counting pull that prefetches reads a word's heads
+/// (`prefetch_word_heads`).
+const WORD_HEADS_AHEAD: usize = 2;
+
 /// A counting pull's flat pass sums runs of at most this many in-edges: their running sums
 /// (8 bytes an edge) stay in the L1 cache.
 const FLAT_RUN_EDGES_MAX: usize = 4096;
@@ -68,7 +80,7 @@ const FLAT_IN_EDGES_PER_NODE_MIN: u64 = 4;
 /// ([`BottomUpScan::find_parents_flat`]): when the nodes not yet reached have many in-edges
 /// each.
 fn flat_pull(state: &LevelState, nodes: u32) -> bool {
-    let unreached = u64::from(nodes).saturating_sub(state.reached.len() as u64 + 1);
+    let unreached = u64::from(nodes).saturating_sub(state.reached_count as u64 + 1);
     state.unvisited_in_edges >= FLAT_IN_EDGES_PER_NODE_MIN * unreached.max(1)
 }
 
@@ -79,6 +91,24 @@ fn morsel_words(nodes: &std::ops::Range<u32>) -> std::ops::Range<usize> {
         "a bottom-up morsel starts at a word"
     );
     nodes.start as usize / 64..(nodes.end as usize).div_ceil(64)
+}
+
+/// Prefetches what a bottom-up pass reads first for bitmap word `word`'s nodes: their
+/// distances (4 lines) and in-list offsets (9 lines), read in node order but, per word, after
+/// the previous word's lists, so the hardware's stream prefetch falls behind them.
+#[inline(always)]
+fn prefetch_word_heads(word: usize, dist: &[AtomicU32], offsets: &[u64]) {
+    let first = word * 64;
+    for node in (first..first + 64).step_by(16) {
+        if let Some(d) = dist.get(node) {
+            prefetch(d);
+        }
+    }
+    for node in (first..=first + 64).step_by(8) {
+        if let Some(offset) = offsets.get(node) {
+            prefetch(offset);
+        }
+    }
 }
 
 /// The lowest `len` bits set (`len` at most 64).
@@ -177,8 +207,11 @@ struct LevelState {
     /// out-edges, a hub in slices outside `Parents` mode (`frontier_morsels`).
     top_down: Vec<FrontierMorsel>,
     /// Nodes reached at distance >= 1, in discovery order (a deterministic order in `Parents`
-    /// mode).
+    /// mode); no longer extended once a search that counts by level has reached so many that
+    /// its reset rewrites every node (`Bfs::lists_reached`: only `reached_count` is then kept).
     reached: Vec<u32>,
+    /// How many nodes the search reached at distance >= 1.
+    reached_count: usize,
     /// Paths to the destinations reached per level, (level, paths): in `Lengths` mode one per
     /// destination, in `PathCounts` mode the paths added to the level's nodes. Kept when the
     /// search counts them as it goes (see [`BfsSearch::counts_by_level`]); `None` otherwise.
@@ -229,6 +262,9 @@ struct Piece {
     bins: Bins,
     /// A flat counting pull's running sums (`parent_sums::running_sums`), reused.
     running: Vec<u64>,
+    /// A counting pull's candidates, summed in a prefetched pipeline
+    /// (`BottomUpScan::find_parents_pipelined`), reused.
+    candidates: Vec<u32>,
     counters: LevelCounters,
 }
 
@@ -240,13 +276,16 @@ impl LevelPiece for Piece {
             claims: emptied(&mut self.claims),
             bins: std::mem::take(&mut self.bins),
             running: emptied(&mut self.running),
+            candidates: emptied(&mut self.candidates),
             ..Piece::default()
         };
     }
 
     fn held_bytes(&self) -> u64 {
-        (self.nodes.capacity() * 4 + self.claims.capacity() * 16 + self.running.capacity() * 8)
-            as u64
+        (self.nodes.capacity() * 4
+            + self.claims.capacity() * 16
+            + self.running.capacity() * 8
+            + self.candidates.capacity() * 4) as u64
             + self.bins.held_bytes()
     }
 }
@@ -385,7 +424,13 @@ impl Bfs {
 
     /// Nodes reached at distance >= 1, in discovery order.
     pub fn reached(&self) -> Vec<u32> {
-        self.read().reached.clone()
+        let state = self.read();
+        assert_eq!(
+            state.reached.len(),
+            state.reached_count,
+            "a search whose reached nodes are read lists them all"
+        );
+        state.reached.clone()
     }
 
     /// The shortest path to `target` found first (`Parents` mode): (intermediate nodes, edges),
@@ -498,7 +543,7 @@ impl Bfs {
         }
         let unfinished_reset = state.resetting.take().is_some();
         let dense = self.pieces.with_unfinished(|pieces| {
-            let touched = state.reached.len()
+            let touched = state.reached_count
                 + pieces
                     .iter()
                     .map(|p| p.nodes.len() + p.claims.len())
@@ -511,6 +556,7 @@ impl Bfs {
             dense
         });
         state.reached.clear();
+        state.reached_count = 0;
         state.level_destinations = None;
         state.frontier.clear();
         self.pieces.recycle(std::mem::take(&mut state.scattered));
@@ -538,8 +584,22 @@ impl Bfs {
         }
     }
 
+    /// Whether a search lists the nodes it reached (`LevelState::reached`): always, but for a
+    /// search that counts by level (nothing reads the list after it) once it reached so many
+    /// that its reset rewrites every node anyway (at scale 22, `allsp` reaches two million
+    /// nodes: 8 MB copied for nothing).
+    fn lists_reached(&self, state: &LevelState) -> bool {
+        state.level_destinations.is_none()
+            || state.reached_count.saturating_mul(DENSE_RESET_FRACTION) <= self.dist.len()
+    }
+
     /// The initial values back for the nodes the last search touched, one random write each.
     fn reset_touched(&self, state: &LevelState, pieces: &[Piece]) {
+        assert_eq!(
+            state.reached.len(),
+            state.reached_count,
+            "a search reset node by node lists every node it reached"
+        );
         let unfinished = pieces
             .iter()
             .flat_map(|p| p.nodes.iter().copied().chain(p.claims.iter().map(|c| c.0)));
@@ -878,6 +938,7 @@ impl<'a> BfsSearch<'a> {
             frontier: &state.bits,
             unvisited: &state.unvisited,
             prefetch_lists: self.prefetches_lists(state),
+            prefetch_counts: self.prefetches_counts(),
             sums_every_parent: self.bfs.config.mode == BfsMode::PathCounts
                 && self.masks.unfiltered_at(state.level),
             flat,
@@ -903,6 +964,19 @@ impl<'a> BfsSearch<'a> {
                 .list_prefetch_min_bytes
                 .is_some_and(|min| in_edge_bytes > min)
             && state.frontier.len() >= state.previous_frontier_len
+    }
+
+    /// Whether a counting pull prefetches ahead of its reads: in `PathCounts` mode, when the
+    /// in-edges pass [`BfsConfig::list_prefetch_min_bytes`] (a graph past the cache; on a
+    /// cached one the prefetches and the pipeline's second pass only cost).
+    fn prefetches_counts(&self) -> bool {
+        let config = &self.bfs.config;
+        let in_edge_bytes =
+            self.graph.backward.view().num_entries() * std::mem::size_of::<u32>() as u64;
+        config.mode == BfsMode::PathCounts
+            && config
+                .list_prefetch_min_bytes
+                .is_some_and(|min| in_edge_bytes > min)
     }
 
     /// Counts the edges a new frontier node brings (direction choice).
@@ -1131,7 +1205,10 @@ impl BfsSearch<'_> {
             levels.push((level, paths));
         }
         self.bfs.pieces.recycle(pieces);
-        state.reached.extend_from_slice(&next);
+        state.reached_count += next.len();
+        if self.bfs.lists_reached(&state) {
+            state.reached.extend_from_slice(&next);
+        }
         state.previous_frontier_len = state.frontier.len();
         state.spare_frontier = std::mem::replace(&mut state.frontier, next);
         state.bits_current = state.bits_next;
@@ -1353,6 +1430,9 @@ struct BottomUpScan<'a> {
     sums_every_parent: bool,
     /// Whether such a level sums runs of nodes flat ([`flat_pull`]).
     flat: bool,
+    /// Whether such a level prefetches ahead of its reads (`BfsSearch::prefetches_counts`): a
+    /// node-by-node pull in a pipeline (`find_parents_pipelined`), a flat one a word's heads.
+    prefetch_counts: bool,
     /// The nodes with in-edges (`Graph::in_edge_bits`): a flat run passes over the others.
     in_edge_words: &'a [u64],
 }
@@ -1378,6 +1458,9 @@ impl BottomUpScan<'_> {
         match (plain, self.prefetch_lists, sums) {
             (Some(plain), false, Some(sums)) if self.sums_every_parent && self.flat => {
                 self.find_parents_flat(nodes, dist, sums, piece, plain)
+            }
+            (Some(plain), false, Some(sums)) if self.sums_every_parent && self.prefetch_counts => {
+                self.find_parents_pipelined(nodes, dist, sums.counts, piece, plain)
             }
             (Some(plain), true, _) => {
                 self.find_parents_reading::<true>(nodes, dist, paths, piece, |v| {
@@ -1477,6 +1560,9 @@ impl BottomUpScan<'_> {
         let flat_edges = (u128::from(u64::MAX) / sums.frontier_total.max(1))
             .min(FLAT_RUN_EDGES_MAX as u128) as u64;
         for word in morsel_words(&nodes) {
+            if self.prefetch_counts {
+                prefetch_word_heads(word + WORD_HEADS_AHEAD, dist, plain.offsets());
+            }
             let before = self.unvisited.word(word);
             if before == 0 {
                 continue;
@@ -1566,6 +1652,72 @@ impl BottomUpScan<'_> {
         overflow
     }
 
+    /// [`BottomUpScan::find_parents`] for a counting level that sums every parent over plain
+    /// in-lists node by node (too few in-edges per node to sum flat): the morsel's unreached
+    /// nodes are listed first, then summed in order while the in-lists of the candidates
+    /// [`PIPELINE_LIST_AHEAD`] places on and the frontier parents' counts of those
+    /// [`PIPELINE_COUNTS_AHEAD`] places on are prefetched. Such a level's nodes have one or two
+    /// in-edges each, so its time is the cache misses on their lists and their parents' counts,
+    /// one after the other per node without the prefetches.
+    fn find_parents_pipelined(
+        &self,
+        nodes: std::ops::Range<u32>,
+        dist: &[AtomicU32],
+        counts: &[AtomicU64],
+        piece: &mut Piece,
+        plain: PlainNeighbours,
+    ) -> bool {
+        let mut candidates = std::mem::take(&mut piece.candidates);
+        candidates.clear();
+        for word in morsel_words(&nodes) {
+            prefetch_word_heads(word + WORD_HEADS_AHEAD, dist, plain.offsets());
+            let before = self.unvisited.word(word);
+            let mut remaining = before;
+            let mut bits = before;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let v = (word * 64) as u32 + bit;
+                debug_assert!(nodes.contains(&v), "the map has no bit past the last node");
+                if dist[v as usize].load(Ordering::Relaxed) == UNREACHED {
+                    candidates.push(v);
+                } else {
+                    remaining &= !(1 << bit);
+                }
+            }
+            if remaining != before {
+                self.unvisited.store_word(word, remaining);
+            }
+        }
+        let mut overflow = false;
+        let mut next = NextWords::new(self.frontier);
+        let mut claimed = ClaimedWords::default();
+        for (i, &v) in candidates.iter().enumerate() {
+            if let Some(&ahead) = candidates.get(i + PIPELINE_LIST_AHEAD) {
+                if let Some(first) = plain.of(ahead).first() {
+                    prefetch(first);
+                }
+            }
+            if let Some(&ahead) = candidates.get(i + PIPELINE_COUNTS_AHEAD) {
+                for &u in plain.of(ahead) {
+                    if self.frontier.contains(u) {
+                        prefetch(&counts[u as usize]);
+                    }
+                }
+            }
+            let Some(total) = self.sum_every_parent(plain.of(v), counts, piece, &mut overflow)
+            else {
+                continue;
+            };
+            claimed.clear(self.unvisited, v);
+            self.claim(v, total, dist, Some(counts), piece, &mut next);
+        }
+        claimed.flush(self.unvisited);
+        next.flush();
+        piece.candidates = candidates;
+        overflow
+    }
+
     /// Records `v` reached at this level, with `total` shortest paths when the search counts
     /// them (`paths`).
     #[inline(always)]
@@ -1649,6 +1801,36 @@ impl BottomUpScan<'_> {
         piece.in_edges += sources.len() as u64;
         *overflow |= sum.overflow;
         Some(sum.total)
+    }
+}
+
+/// The claimed nodes of one bitmap word at a time, cleared from the unvisited map once per
+/// word (nodes come in increasing order; each word belongs to one morsel).
+#[derive(Debug, Default)]
+struct ClaimedWords {
+    word: usize,
+    bits: u64,
+}
+
+impl ClaimedWords {
+    fn clear(&mut self, unvisited: &UnvisitedBits, v: u32) {
+        let word = (v / 64) as usize;
+        if word != self.word {
+            assert!(
+                word > self.word || self.bits == 0,
+                "nodes come in increasing order"
+            );
+            self.flush(unvisited);
+            self.word = word;
+        }
+        self.bits |= 1 << (v % 64);
+    }
+
+    fn flush(&mut self, unvisited: &UnvisitedBits) {
+        if self.bits != 0 {
+            unvisited.store_word(self.word, unvisited.word(self.word) & !self.bits);
+            self.bits = 0;
+        }
     }
 }
 

@@ -215,7 +215,8 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
         /// Path counts pulled bottom-up (the flat pull of dense levels, `bfs::find_parents_flat`,
-        /// and the node-by-node pull) equal those pushed top-down, on graphs dense enough for
+        /// and the node-by-node pull, with the prefetches of a graph past the cache and without:
+        /// `bfs::find_parents_pipelined`) equal those pushed top-down, on graphs dense enough for
         /// the flat pull, with a node of more in-edges than a flat run holds (`hub`) and with
         /// parallel edges whose counts grow past what a run may sum flat, up to overflow
         /// (`chain`: both directions must fail alike).
@@ -249,7 +250,17 @@ mod tests {
                     })
                     .collect()
             };
-            prop_assert_eq!(run(pulled), run(pushed));
+            let pushed = run(pushed);
+            prop_assert_eq!(&run(pulled), &pushed);
+            prop_assert_eq!(&run(prefetching(pulled)), &pushed);
+        }
+    }
+
+    /// `config` prefetching as on a graph past the cache, however small the graph.
+    fn prefetching(config: BfsConfig) -> BfsConfig {
+        BfsConfig {
+            list_prefetch_min_bytes: Some(0),
+            ..config
         }
     }
 
@@ -294,6 +305,7 @@ mod tests {
                 let answer = run(pushed);
                 assert_eq!(answer.is_err(), overflows, "{wide}: {answer:?}");
                 assert_eq!(run(pulled), answer, "{wide} wide, {threads} threads");
+                assert_eq!(run(prefetching(pulled)), answer, "{wide} wide, prefetching");
             }
         }
     }
