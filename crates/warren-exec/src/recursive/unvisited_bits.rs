@@ -67,6 +67,15 @@ impl UnvisitedBits {
         self.words[word].load(Ordering::Relaxed)
     }
 
+    /// [`UnvisitedBits::word`], or no bits past the last word (for prefetch hints ahead of a
+    /// scan; another thread may be rewriting the word).
+    #[inline]
+    pub fn word_or_empty(&self, word: usize) -> u64 {
+        self.words
+            .get(word)
+            .map_or(0, |bits| bits.load(Ordering::Relaxed))
+    }
+
     /// Rewrites word `word`: only the thread whose node range holds the word calls it.
     #[inline]
     pub fn store_word(&self, word: usize, bits: u64) {
