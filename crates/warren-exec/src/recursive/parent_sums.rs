@@ -46,8 +46,9 @@ pub fn sum_parents(sources: &[u32], frontier: &[AtomicU64], counts: &[AtomicU64]
 /// entries past them are left as they were). A node whose list is `sources[a..b]` has
 /// `running[b] - running[a]` (wrapping) as its parents' sum, exact when the caller has ruled
 /// out a sum past `u64::MAX` within one list. One loop over all the lists, so no loop starts
-/// or ends per node, eight in-edges at a time with AVX-512 gathers where the CPU has them
-/// (OPTIMIZATION_LOG 259, 262). Panics on an in-neighbour outside `counts`.
+/// or ends per node, eight in-edges at a time with AVX-512 gathers where the CPU has them, else
+/// four with AVX2's (OPTIMIZATION_LOG 259, 262, 267). Panics on an in-neighbour outside
+/// `counts`.
 pub fn running_sums(
     sources: &[u32],
     frontier: &[AtomicU64],
@@ -66,6 +67,9 @@ pub fn running_sums(
     {
         // SAFETY: the CPU has the features; `out` holds `sources.len() + 1` sums.
         done = unsafe { x86::running_sums_avx512(sources, frontier, counts, out) };
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: as above.
+        done = unsafe { x86::running_sums_avx2(sources, frontier, counts, out) };
     }
     running_sums_from(sources, frontier, counts, out, done);
 }
@@ -102,6 +106,9 @@ mod x86 {
     /// meets it). Lanes outside the frontier read no count (masked gather), so the loads touch
     /// only frontier words and frontier nodes' counts, which no thread writes during a level.
     ///
+    /// The gathers take signed 32-bit indices, so more than `i32::MAX` nodes leave every edge
+    /// to the caller's loop.
+    ///
     /// # Safety
     /// The CPU has AVX-512F and AVX-512VL; `out.len() == sources.len() + 1`; `frontier` has a
     /// word for every node of `counts`.
@@ -114,8 +121,10 @@ mod x86 {
     ) -> usize {
         assert_eq!(out.len(), sources.len() + 1);
         assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
-        let nodes = u32::try_from(counts.len()).unwrap_or(u32::MAX);
-        let limit = _mm256_set1_epi32(nodes as i32);
+        let Ok(nodes) = i32::try_from(counts.len()) else {
+            return 0;
+        };
+        let limit = _mm256_set1_epi32(nodes);
         let low_six = _mm256_set1_epi32(63);
         let one = _mm512_set1_epi64(1);
         let zero = _mm512_setzero_si512();
@@ -149,6 +158,64 @@ mod x86 {
             carry = _mm512_permutexvar_epi64(last_lane, sums);
         }
         groups * 8
+    }
+
+    /// [`running_sums_avx512`] for CPUs with AVX2 alone: groups of four in-edges, the lanes'
+    /// running sums in two steps (a lane's left neighbour, then the pair two lanes left).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `out.len() == sources.len() + 1`; `frontier` has a word for every node
+    /// of `counts`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn running_sums_avx2(
+        sources: &[u32],
+        frontier: &[AtomicU64],
+        counts: &[AtomicU64],
+        out: &mut [u64],
+    ) -> usize {
+        assert_eq!(out.len(), sources.len() + 1);
+        assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
+        let Some(last) = i32::try_from(counts.len())
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+        else {
+            return 0;
+        };
+        let last = _mm_set1_epi32(last);
+        let low_six = _mm_set1_epi32(63);
+        let one = _mm256_set1_epi64x(1);
+        let zero = _mm256_setzero_si256();
+        let words = frontier.as_ptr().cast::<i64>();
+        let values = counts.as_ptr().cast::<i64>();
+        let mut carry = _mm256_set1_epi64x(out[0] as i64);
+        let groups = sources.len() / 4;
+        for group in 0..groups {
+            // SAFETY: `group * 4 + 4 <= sources.len()`.
+            let u = unsafe { _mm_loadu_si128(sources.as_ptr().add(group * 4).cast()) };
+            _mm_prefetch::<_MM_HINT_T0>(sources.as_ptr().wrapping_add(group * 4 + 256).cast());
+            // Every lane at most `last` exactly when the unsigned maximum leaves `last`.
+            if _mm_movemask_epi8(_mm_cmpeq_epi32(_mm_max_epu32(u, last), last)) != 0xffff {
+                return group * 4;
+            }
+            // SAFETY: every lane's node is below the count of nodes, so its word and count
+            // exist, and it is at most `i32::MAX`, so its signed index is the node.
+            let lane_counts = unsafe {
+                let word = _mm256_i32gather_epi64::<8>(words, _mm_srli_epi32::<6>(u));
+                let shift = _mm256_cvtepu32_epi64(_mm_and_si128(u, low_six));
+                let bits = _mm256_and_si256(_mm256_srlv_epi64(word, shift), one);
+                let member = _mm256_cmpeq_epi64(bits, one);
+                _mm256_mask_i32gather_epi64::<8>(zero, values, u, member)
+            };
+            // [0, x0, x1, x2], then [0, 0, s0, s1].
+            let left = _mm256_permute4x64_epi64::<0b10_01_00_00>(lane_counts);
+            let mut sums = _mm256_add_epi64(lane_counts, _mm256_blend_epi32::<0b11>(left, zero));
+            sums = _mm256_add_epi64(sums, _mm256_permute2x128_si256::<0x08>(sums, sums));
+            sums = _mm256_add_epi64(sums, carry);
+            // SAFETY: `1 + group * 4 + 4 <= out.len()`.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(1 + group * 4).cast(), sums) };
+            carry = _mm256_permute4x64_epi64::<0b11_11_11_11>(sums);
+        }
+        groups * 4
     }
 }
 
@@ -226,6 +293,16 @@ mod tests {
             let mut scalar = vec![0; sources.len() + 1];
             running_sums_from(&sources, &frontier, &atomic, &mut scalar, 0);
             prop_assert_eq!(&running[..=sources.len()], &scalar[..]);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // The AVX2 kernel on its own (the dispatch above takes AVX-512 where it can).
+                let mut avx2 = vec![0; sources.len() + 1];
+                // SAFETY: the CPU has AVX2; `avx2` holds `sources.len() + 1` sums.
+                let done = unsafe { x86::running_sums_avx2(&sources, &frontier, &atomic, &mut avx2) };
+                prop_assert_eq!(done, sources.len() / 4 * 4);
+                running_sums_from(&sources, &frontier, &atomic, &mut avx2, done);
+                prop_assert_eq!(&avx2, &scalar);
+            }
             for pair in bounds.windows(2) {
                 let list = &sources[pair[0]..pair[1]];
                 let expected = sum_parents(list, &frontier, &atomic);
@@ -256,6 +333,27 @@ mod tests {
                 overflow: false
             }
         );
+    }
+
+    /// The vector kernels stop at the group holding an in-neighbour past the nodes, and the
+    /// checked loop after them panics there.
+    #[test]
+    fn the_kernels_stop_before_an_in_neighbour_past_the_nodes() {
+        let counts: Vec<AtomicU64> = (0..10).map(AtomicU64::new).collect();
+        let frontier = bitmap(10, &[1, 2]);
+        let sources = [1u32, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 70, 8];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let mut out = vec![0; sources.len() + 1];
+            // SAFETY: the CPU has AVX2; `out` holds `sources.len() + 1` sums.
+            let done = unsafe { x86::running_sums_avx2(&sources, &frontier, &counts, &mut out) };
+            assert_eq!(done, 12);
+            assert_eq!(&out[..=12], &[0, 1, 3, 3, 3, 3, 3, 3, 3, 4, 6, 6, 6]);
+        }
+        let checked = std::panic::catch_unwind(|| {
+            running_sums(&sources, &frontier, &counts, &mut Vec::new());
+        });
+        assert!(checked.is_err(), "node 70 is past the 10 nodes");
     }
 
     #[test]
