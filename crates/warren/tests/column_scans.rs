@@ -429,6 +429,8 @@ fn a_large_table_folds_and_sorts_as_its_rows_do() {
         "WHERE a.y > 100.5",
         // Decided on the arrays, windows of rows on the query's threads.
         "WHERE a.x % 7 = 3 OR a.ID < 5 OR a.x IS NULL AND a.ID % 2 = 0",
+        // Constant divisors (no divide instruction per row): a NULL stays NULL under NOT.
+        "WHERE NOT (a.x % 7 = 3) AND a.ID / -3 < -5 AND (a.ID - 500000) % 1000 <> 0",
     ] {
         let aggregates = "count(*), count(a.x), sum(a.x), min(a.x), max(a.x), avg(a.x), \
                           sum(a.y), min(a.y), max(a.y), avg(a.y)";

@@ -18,6 +18,7 @@ use warren_common::{Result, TableId};
 use warren_planner::expr::{BinaryOp, Expr, UnaryOp};
 use warren_storage::NodeTable;
 
+use super::const_divisor::ConstDivisor;
 use super::pass_bits::Compare;
 
 /// A filter over the node in one slot, for one table's stored columns.
@@ -131,53 +132,72 @@ impl ColumnPredicate {
     }
 }
 
-/// [`truth`] over a batch: a code per node.
-fn truth_batch(test: &Test, table: &NodeTable, nodes: &[u32]) -> Vec<u8> {
-    let n = nodes.len();
-    let code = |value: Option<bool>| match value {
+/// The batch code of a three-valued truth.
+#[inline(always)]
+fn code(value: Option<bool>) -> u8 {
+    match value {
         Some(false) => BATCH_FALSE,
         Some(true) => BATCH_TRUE,
         None => BATCH_NULL,
-    };
-    let value = |code: u8| match code {
+    }
+}
+
+/// The three-valued truth of a batch code other than [`BATCH_UNDECIDED`].
+fn value(code: u8) -> Option<bool> {
+    match code {
         BATCH_FALSE => Some(false),
         BATCH_TRUE => Some(true),
         _ => None,
+    }
+}
+
+/// `logic` over every pair of batch codes, as a table indexed by `4 * a + b`: undecided with
+/// anything is undecided (the evaluator decides the node).
+fn logic_table(logic: fn(Option<bool>, Option<bool>) -> Option<bool>) -> [u8; 16] {
+    let mut table = [BATCH_UNDECIDED; 16];
+    for a in [BATCH_FALSE, BATCH_TRUE, BATCH_NULL] {
+        for b in [BATCH_FALSE, BATCH_TRUE, BATCH_NULL] {
+            table[usize::from(4 * a + b)] = code(logic(value(a), value(b)));
+        }
+    }
+    table
+}
+
+/// [`truth`] over a batch: a code per node.
+fn truth_batch(test: &Test, table: &NodeTable, nodes: &[u32]) -> Vec<u8> {
+    let n = nodes.len();
+    let combine = |mut a: Vec<u8>, b: Vec<u8>, logic| {
+        let table = logic_table(logic);
+        for (x, &y) in a.iter_mut().zip(&b) {
+            *x = table[usize::from(4 * *x + y) & 15];
+        }
+        a
     };
-    let combine =
-        |a: Vec<u8>, b: Vec<u8>, logic: fn(Option<bool>, Option<bool>) -> Option<bool>| {
-            a.iter()
-                .zip(&b)
-                .map(|(&x, &y)| {
-                    if x == BATCH_UNDECIDED || y == BATCH_UNDECIDED {
-                        BATCH_UNDECIDED
-                    } else {
-                        code(logic(value(x), value(y)))
-                    }
-                })
-                .collect()
-        };
     match test {
         Test::Constant(constant) => vec![code(*constant); n],
         Test::Compare(compare, a, b) => {
             let (a, b) = (int_batch(a, table, nodes), int_batch(b, table, nodes));
-            let compare = *compare;
+            let mut out = compare_all(*compare, &a.values, &b.values, n);
+            if a.states.is_some() || b.states.is_some() {
+                for (i, out) in out.iter_mut().enumerate() {
+                    match a.state(i).max(b.state(i)) {
+                        TERM_VALUE => {}
+                        TERM_NULL => *out = BATCH_NULL,
+                        _ => *out = BATCH_UNDECIDED,
+                    }
+                }
+            }
+            out
+        }
+        Test::IsNull { term, negated } => {
+            let term = int_batch(term, table, nodes);
             (0..n)
-                .map(|i| match a.1[i].max(b.1[i]) {
-                    TERM_VALUE => u8::from(compare.holds(a.0[i], b.0[i])),
-                    TERM_NULL => BATCH_NULL,
-                    _ => BATCH_UNDECIDED,
+                .map(|i| match term.state(i) {
+                    TERM_UNDECIDED => BATCH_UNDECIDED,
+                    state => u8::from((state == TERM_NULL) != *negated),
                 })
                 .collect()
         }
-        Test::IsNull { term, negated } => int_batch(term, table, nodes)
-            .1
-            .into_iter()
-            .map(|state| match state {
-                TERM_UNDECIDED => BATCH_UNDECIDED,
-                state => u8::from((state == TERM_NULL) != *negated),
-            })
-            .collect(),
         Test::And(a, b) => combine(
             truth_batch(a, table, nodes),
             truth_batch(b, table, nodes),
@@ -188,55 +208,177 @@ fn truth_batch(test: &Test, table: &NodeTable, nodes: &[u32]) -> Vec<u8> {
             truth_batch(b, table, nodes),
             or,
         ),
-        Test::Not(inner) => truth_batch(inner, table, nodes)
-            .into_iter()
-            .map(|x| match x {
-                BATCH_UNDECIDED => BATCH_UNDECIDED,
-                x => code(not(value(x))),
-            })
-            .collect(),
+        Test::Not(inner) => {
+            let mut codes = truth_batch(inner, table, nodes);
+            for x in &mut codes {
+                *x = match *x {
+                    BATCH_UNDECIDED => BATCH_UNDECIDED,
+                    other => code(not(value(other))),
+                };
+            }
+            codes
+        }
     }
 }
 
-/// [`int`] over a batch: each node's value and its state (`TERM_*`).
-fn int_batch(term: &Term, table: &NodeTable, nodes: &[u32]) -> (Vec<i64>, Vec<u8>) {
+/// `a[i] compare b[i]` as [`BATCH_TRUE`] or [`BATCH_FALSE`] for every `i` of `n`: one loop per
+/// comparison and operand shape, so each vectorizes.
+fn compare_all(compare: Compare, a: &Values, b: &Values, n: usize) -> Vec<u8> {
+    fn each(a: &Values, b: &Values, n: usize, holds: impl Fn(i64, i64) -> bool) -> Vec<u8> {
+        match (a, b) {
+            (Values::Constant(x), Values::Constant(y)) => vec![u8::from(holds(*x, *y)); n],
+            (a, Values::Constant(y)) => a.slice().iter().map(|&x| u8::from(holds(x, *y))).collect(),
+            (Values::Constant(x), b) => b.slice().iter().map(|&y| u8::from(holds(*x, y))).collect(),
+            (a, b) => {
+                let (a, b) = (a.slice(), b.slice());
+                a.iter()
+                    .zip(b)
+                    .map(|(&x, &y)| u8::from(holds(x, y)))
+                    .collect()
+            }
+        }
+    }
+    match compare {
+        Compare::Eq => each(a, b, n, |x, y| x == y),
+        Compare::Ne => each(a, b, n, |x, y| x != y),
+        Compare::Lt => each(a, b, n, |x, y| x < y),
+        Compare::Le => each(a, b, n, |x, y| x <= y),
+        Compare::Gt => each(a, b, n, |x, y| x > y),
+        Compare::Ge => each(a, b, n, |x, y| x >= y),
+    }
+}
+
+/// A term's values over a batch: read in place from a column (consecutive nodes), gathered or
+/// computed, or one value for every node (a literal), so that a comparison with a literal
+/// reads its column once, with no copy.
+enum Values<'a> {
+    Borrowed(&'a [i64]),
+    Owned(Vec<i64>),
+    Constant(i64),
+}
+
+impl Values<'_> {
+    /// The values of a term that is not a constant.
+    fn slice(&self) -> &[i64] {
+        match self {
+            Values::Borrowed(values) => values,
+            Values::Owned(values) => values,
+            Values::Constant(_) => unreachable!("constants are matched apart"),
+        }
+    }
+
+    /// `f` of every value, for `n` nodes.
+    fn map(&self, n: usize, f: impl Fn(i64) -> i64) -> Vec<i64> {
+        match self {
+            Values::Constant(value) => vec![f(*value); n],
+            values => values.slice().iter().map(|&x| f(x)).collect(),
+        }
+    }
+}
+
+/// A term's values over a batch, and each node's state (`TERM_*`); `states` is `None` when
+/// every node has a value (no NULL, no failed check: the usual case), which spares a pass
+/// over the states per operation. A node's value means nothing unless its state is
+/// `TERM_VALUE`.
+struct IntBatch<'a> {
+    values: Values<'a>,
+    states: Option<Vec<u8>>,
+}
+
+impl IntBatch<'_> {
+    #[inline(always)]
+    fn state(&self, i: usize) -> u8 {
+        self.states.as_ref().map_or(TERM_VALUE, |states| states[i])
+    }
+}
+
+/// The first of `nodes` when they are consecutive (a scan's run of live rows).
+fn consecutive(nodes: &[u32]) -> Option<usize> {
+    let first = *nodes.first()?;
+    let consecutive = nodes
+        .iter()
+        .enumerate()
+        .all(|(i, &node)| node as usize == first as usize + i);
+    consecutive.then_some(first as usize)
+}
+
+/// [`int`] over a batch.
+fn int_batch<'a>(term: &Term, table: &'a NodeTable, nodes: &[u32]) -> IntBatch<'a> {
     let n = nodes.len();
+    let uniform = |value: i64, state: u8| IntBatch {
+        values: Values::Constant(value),
+        states: (state != TERM_VALUE).then(|| vec![state; n]),
+    };
     match term {
-        Term::Literal(Some(value)) => (vec![*value; n], vec![TERM_VALUE; n]),
-        Term::Literal(None) => (vec![0; n], vec![TERM_NULL; n]),
+        Term::Literal(Some(value)) => uniform(*value, TERM_VALUE),
+        Term::Literal(None) => uniform(0, TERM_NULL),
         Term::Column(column) => {
             let stored = table.column(*column);
             let Some(values) = stored.int64_values() else {
-                return (vec![0; n], vec![TERM_UNDECIDED; n]);
+                return uniform(0, TERM_UNDECIDED);
             };
-            let gathered = nodes.iter().map(|&v| values[v as usize]).collect();
-            let states = if stored.has_nulls() {
-                let null = |v: u32| {
+            let values = match consecutive(nodes) {
+                Some(first) => Values::Borrowed(&values[first..first + n]),
+                None => Values::Owned(nodes.iter().map(|&v| values[v as usize]).collect()),
+            };
+            let states = stored.has_nulls().then(|| {
+                let state = |v: u32| {
                     if stored.is_null(v as usize) {
                         TERM_NULL
                     } else {
                         TERM_VALUE
                     }
                 };
-                nodes.iter().map(|&v| null(v)).collect()
-            } else {
-                vec![TERM_VALUE; n]
+                nodes.iter().map(|&v| state(v)).collect()
+            });
+            IntBatch { values, states }
+        }
+        Term::Arithmetic(op @ (BinaryOp::Div | BinaryOp::Mod), a, divisor) if matches!(**divisor, Term::Literal(Some(d)) if ConstDivisor::new(d).is_some()) =>
+        {
+            // A constant divisor other than 0 and -1: no value fails the check, and NULL
+            // stays NULL (a node without a value keeps its state).
+            let Term::Literal(Some(d)) = **divisor else {
+                unreachable!("matched above")
             };
-            (gathered, states)
+            let divisor = ConstDivisor::new(d).expect("matched above");
+            let batch = int_batch(a, table, nodes);
+            let values = match op {
+                BinaryOp::Div => batch.values.map(n, |x| divisor.quotient(x)),
+                _ => batch.values.map(n, |x| divisor.remainder(x)),
+            };
+            IntBatch {
+                values: Values::Owned(values),
+                states: batch.states,
+            }
         }
         Term::Arithmetic(op, a, b) => {
             let (a, b) = (int_batch(a, table, nodes), int_batch(b, table, nodes));
-            let mut values = vec![0i64; n];
-            let mut states: Vec<u8> = a.1.iter().zip(&b.1).map(|(&x, &y)| x.max(y)).collect();
-            for i in 0..n {
-                if states[i] == TERM_VALUE {
-                    match checked_int64(*op, a.0[i], b.0[i]) {
-                        Some(value) => values[i] = value,
-                        None => states[i] = TERM_UNDECIDED,
-                    }
+            let mut states = match (a.states, b.states) {
+                (None, None) => None,
+                (Some(x), None) | (None, Some(x)) => Some(x),
+                (Some(mut x), Some(y)) => {
+                    x.iter_mut().zip(&y).for_each(|(x, &y)| *x = (*x).max(y));
+                    Some(x)
+                }
+            };
+            let mut values = a.values.map(n, |x| x);
+            let right = |i: usize| match &b.values {
+                Values::Constant(value) => *value,
+                values => values.slice()[i],
+            };
+            for (i, value) in values.iter_mut().enumerate() {
+                if states.as_ref().is_some_and(|s| s[i] != TERM_VALUE) {
+                    continue;
+                }
+                match checked_int64(*op, *value, right(i)) {
+                    Some(result) => *value = result,
+                    None => states.get_or_insert_with(|| vec![TERM_VALUE; n])[i] = TERM_UNDECIDED,
                 }
             }
-            (values, states)
+            IntBatch {
+                values: Values::Owned(values),
+                states,
+            }
         }
     }
 }

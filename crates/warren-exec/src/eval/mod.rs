@@ -3,6 +3,7 @@
 
 pub mod array_functions;
 pub mod column_expr;
+pub(crate) mod const_divisor;
 pub mod extremes;
 mod functions;
 mod list_functions;

@@ -13,6 +13,7 @@ use warren_storage::column::Column;
 use warren_storage::NodeTable;
 
 use crate::eval::column_expr::{checked_int64, IntTerm};
+use crate::eval::const_divisor::ConstDivisor;
 use crate::eval::Evaluator;
 
 /// How one key is read for the nodes of one table.
@@ -57,6 +58,13 @@ impl<'a> StoredInt64s<'a> {
 enum Read<'a> {
     /// An INT64 property stored without a delta, from its array.
     Column(StoredInt64s<'a>),
+    /// `property % literal` or `property / literal` over such a property, by a literal other
+    /// than 0 and -1 (no check can fail): without a divide instruction per node.
+    ColumnByConstant {
+        property: StoredInt64s<'a>,
+        divisor: ConstDivisor,
+        remainder: bool,
+    },
     /// `property op literal` (or `literal op property`) over such a property, in checked
     /// arithmetic (the common keys, read without walking a term).
     ColumnWithLiteral {
@@ -125,6 +133,14 @@ impl<'a> KeyReader<'a> {
             (Expr::Literal(Value::Int64(literal)), property) => (property, *literal, true),
             _ => return None,
         };
+        let divides = matches!(op, BinaryOp::Div | BinaryOp::Mod) && !literal_first;
+        if let Some(divisor) = ConstDivisor::new(literal).filter(|_| divides) {
+            return Some(Read::ColumnByConstant {
+                property: StoredInt64s::of(property, slot, table_id, table)?,
+                divisor,
+                remainder: *op == BinaryOp::Mod,
+            });
+        }
         Some(Read::ColumnWithLiteral {
             property: StoredInt64s::of(property, slot, table_id, table)?,
             op: *op,
@@ -139,6 +155,15 @@ impl<'a> KeyReader<'a> {
     pub fn quick(&self, node: u64) -> QuickKey {
         match &self.read {
             Read::Column(property) => property.get(node).map_or(QuickKey::Null, QuickKey::Int64),
+            Read::ColumnByConstant {
+                property,
+                divisor,
+                remainder,
+            } => match property.get(node) {
+                None => QuickKey::Null,
+                Some(value) if *remainder => QuickKey::Int64(divisor.remainder(value)),
+                Some(value) => QuickKey::Int64(divisor.quotient(value)),
+            },
             Read::ColumnWithLiteral {
                 property,
                 op,
@@ -178,7 +203,11 @@ impl<'a> KeyReader<'a> {
             (_, QuickKey::Null) => Ok(Value::Null),
             (Read::Property(column), _) => Ok(self.table.try_value(node, *column)?),
             (
-                Read::Column(_) | Read::ColumnWithLiteral { .. } | Read::Int64(_) | Read::Evaluated,
+                Read::Column(_)
+                | Read::ColumnByConstant { .. }
+                | Read::ColumnWithLiteral { .. }
+                | Read::Int64(_)
+                | Read::Evaluated,
                 _,
             ) => {
                 row[slot] = Value::Node(NodeValue {
