@@ -25,6 +25,7 @@ struct InsertScratch {
     list: Vec<u32>,
     pool: Vec<Neighbour>,
     kept: Vec<Neighbour>,
+    standing: Vec<u32>,
 }
 
 impl HnswIndex {
@@ -38,7 +39,7 @@ impl HnswIndex {
         let mut index = HnswIndex::empty(dim, params)?;
         index.check_block(vectors, 0)?;
         let rows = vectors.len() / dim;
-        index.grow(vectors, rows)?;
+        index.grow_on(vectors, rows, threads.max(1))?;
         // Row 0 is the entry (upper node 0): it has nothing to link to.
         let next = AtomicUsize::new(1);
         let index_ref = &index;
@@ -102,7 +103,7 @@ impl HnswIndex {
             &self.lower,
             &entries,
             ef,
-            |other| space.query_distance(&prepared, other),
+            |others, out| space.query_distances(&prepared, others, out),
             |other| space.prefetch(other),
             &mut scratch.search,
             &mut found,
@@ -123,9 +124,16 @@ impl HnswIndex {
         scratch: &mut InsertScratch,
     ) {
         let space = self.space();
-        let pair = |a: u32, b: u32| space.between(row_of(a), row_of(b));
+        // Four nodes' distances to one: the neighbour selection's unit of work.
+        let pairs = |a: u32, others: [u32; 4]| space.between_four(row_of(a), others.map(row_of));
         scratch.found.retain(|hit| hit.row != node);
-        select_neighbours(&scratch.found, layer.degree(), pair, &mut scratch.selected);
+        select_neighbours(
+            &scratch.found,
+            layer.degree(),
+            pairs,
+            &mut scratch.standing,
+            &mut scratch.selected,
+        );
         scratch.list.clear();
         scratch
             .list
@@ -136,7 +144,7 @@ impl HnswIndex {
         }
         for index in 0..scratch.selected.len() {
             let neighbour = scratch.selected[index].row;
-            self.link_back(layer, neighbour, node, pair, scratch);
+            self.link_back(layer, neighbour, node, pairs, scratch);
         }
     }
 
@@ -147,7 +155,7 @@ impl HnswIndex {
         layer: &Layer,
         neighbour: u32,
         node: u32,
-        pair: impl Fn(u32, u32) -> f32,
+        pairs: impl Fn(u32, [u32; 4]) -> [f32; 4],
         scratch: &mut InsertScratch,
     ) {
         let guard = layer.lock(neighbour);
@@ -160,19 +168,33 @@ impl HnswIndex {
             layer.set_neighbours(&guard, neighbour, &scratch.list);
             return;
         }
+        // The members and `node`, measured from `neighbour` four at a time.
+        scratch.list.push(node);
         scratch.pool.clear();
-        scratch.pool.extend(
-            scratch
-                .list
-                .iter()
-                .chain(std::iter::once(&node))
-                .map(|&other| Neighbour {
-                    row: other,
-                    distance: pair(neighbour, other),
-                }),
-        );
+        for group in scratch.list.chunks(4) {
+            let last = group.len() - 1;
+            let others = [
+                group[0],
+                group[1.min(last)],
+                group[2.min(last)],
+                group[3.min(last)],
+            ];
+            let distances = pairs(neighbour, others);
+            scratch.pool.extend(
+                group
+                    .iter()
+                    .zip(distances)
+                    .map(|(&row, distance)| Neighbour { row, distance }),
+            );
+        }
         scratch.pool.sort_unstable();
-        select_neighbours(&scratch.pool, layer.degree(), &pair, &mut scratch.kept);
+        select_neighbours(
+            &scratch.pool,
+            layer.degree(),
+            &pairs,
+            &mut scratch.standing,
+            &mut scratch.kept,
+        );
         scratch.list.clear();
         scratch.list.extend(scratch.kept.iter().map(|hit| hit.row));
         layer.set_neighbours(&guard, neighbour, &scratch.list);

@@ -155,7 +155,7 @@ impl HnswIndex {
             )));
         }
         index.install(rows, upper_rows, upper, lower, deleted)?;
-        index.code_rows(vectors, 0..rows, |row, _| {
+        index.code_rows(vectors, 0..rows, 1, |row, _| {
             inverse_norms.get(row).copied().unwrap_or(f32::NAN)
         });
         Ok(index)

@@ -11,7 +11,7 @@ use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
 use super::measure::{distance, encode_row, inverse_norm, row_vector, Query, Space};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
-use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch};
+use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch, MEASURE_GROUP};
 
 /// Tombstones over this fraction of the rows make `needs_rebuild` true.
 pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
@@ -117,27 +117,39 @@ impl HnswIndex {
     /// Makes room for rows `0..rows`, sampling the new ones into the upper layer and coding
     /// their vectors from `vectors` into the lower layer's blocks.
     pub(crate) fn grow(&mut self, vectors: &[f32], rows: usize) -> Result<(), HnswError> {
+        self.grow_on(vectors, rows, 1)
+    }
+
+    /// [`grow`](Self::grow) coding the new rows on `threads` threads.
+    pub(crate) fn grow_on(
+        &mut self,
+        vectors: &[f32],
+        rows: usize,
+        threads: usize,
+    ) -> Result<(), HnswError> {
         self.check_block(vectors, rows)?;
         let first = self.rows;
         self.grow_graph(rows)?;
-        self.code_rows(vectors, first..rows, |_, vector| inverse_norm(vector));
+        self.code_rows(vectors, first..rows, threads, |_, vector| {
+            inverse_norm(vector)
+        });
         Ok(())
     }
 
-    /// Codes the rows `rows` of `vectors` into their blocks, with `norm(row, vector)` as each
-    /// row's inverse norm (used under cosine), through one buffer.
+    /// Codes the rows `rows` of `vectors` into their blocks on `threads` threads, with
+    /// `norm(row, vector)` as each row's inverse norm (used under cosine).
     pub(crate) fn code_rows(
         &mut self,
         vectors: &[f32],
         rows: std::ops::Range<usize>,
-        norm: impl Fn(usize, &[f32]) -> f32,
+        threads: usize,
+        norm: impl Fn(usize, &[f32]) -> f32 + Sync,
     ) {
-        let mut codes = vec![0i8; self.dim];
-        for row in rows {
-            let vector = row_vector(vectors, self.dim, row as u32);
-            let factors = encode_row(self.params.metric, vector, norm(row, vector), &mut codes);
-            self.lower.set_codes(row as u32, &codes, factors);
-        }
+        let (metric, dim) = (self.params.metric, self.dim);
+        self.lower.code_nodes(rows, threads, |row, codes| {
+            let vector = row_vector(vectors, dim, row as u32);
+            encode_row(metric, vector, norm(row, vector), codes)
+        });
     }
 
     /// Makes room for rows `0..rows` in both layers (vectors zero), sampling the new ones into
@@ -246,7 +258,7 @@ impl HnswIndex {
                 &self.lower,
                 &entries,
                 ef,
-                distance,
+                |rows: &[u32], out: &mut [f32]| space.query_distances(&prepared, rows, out),
                 prefetch,
                 scratch,
                 &mut found,
@@ -322,7 +334,13 @@ impl HnswIndex {
             &self.upper,
             &[0],
             ef,
-            |node| space.query_distance(prepared, upper_rows[node as usize]),
+            |nodes: &[u32], out: &mut [f32]| {
+                let mut rows = [0u32; MEASURE_GROUP];
+                for (row, &node) in rows.iter_mut().zip(nodes) {
+                    *row = upper_rows[node as usize];
+                }
+                space.query_distances(prepared, &rows[..nodes.len()], out);
+            },
             |node| space.prefetch(upper_rows[node as usize]),
             scratch,
             &mut found,

@@ -23,6 +23,10 @@ pub const EMPTY: u32 = u32::MAX;
 /// Spins before a waiting writer yields its core (the build oversubscribes small machines).
 const SPINS_BEFORE_YIELD: u32 = 64;
 
+/// Fewer nodes than this are coded on the calling thread (a thread costs more than coding a
+/// few thousand rows).
+pub const PARALLEL_CODING_MIN_NODES: usize = 4096;
+
 /// Words in one 64-byte cache line.
 const LINE_WORDS: usize = 16;
 
@@ -55,6 +59,28 @@ pub struct NodeGuard<'a> {
 impl Drop for NodeGuard<'_> {
     fn drop(&mut self) {
         self.lock.store(false, Ordering::Release);
+    }
+}
+
+/// Writes `codes` and `factors` into one node's `block` (of a layer of `degree` with
+/// `list_words` words of list part).
+fn write_codes(
+    block: &mut [AtomicU32],
+    degree: usize,
+    list_words: usize,
+    codes: &[i8],
+    factors: [f32; FACTOR_WORDS],
+) {
+    for (word, factor) in block[1 + degree..].iter_mut().zip(factors) {
+        *word.get_mut() = factor.to_bits();
+    }
+    let code_words = &mut block[list_words..list_words + codes.len().div_ceil(4)];
+    for (word, quad) in code_words.iter_mut().zip(codes.chunks(4)) {
+        let mut bytes = [0u8; 4];
+        for (byte, &code) in bytes.iter_mut().zip(quad) {
+            *byte = code as u8;
+        }
+        *word.get_mut() = u32::from_ne_bytes(bytes);
     }
 }
 
@@ -155,23 +181,25 @@ impl Layer {
         if nodes <= self.nodes {
             return;
         }
-        let old = self.nodes;
         let lines_per_node = self.stride / LINE_WORDS;
         self.reserve_lines(nodes * lines_per_node);
-        self.lines.resize_with(nodes * lines_per_node, || {
-            Line(std::array::from_fn(|_| AtomicU32::new(EMPTY)))
-        });
+        // One pass: a count of 0, `degree` empty slots, then zeros (factors, padding, codes).
+        let degree = self.degree;
+        let first_line = self.lines.len();
+        self.lines
+            .extend((first_line..nodes * lines_per_node).map(|line| {
+                let first_word = line % lines_per_node * LINE_WORDS;
+                Line(std::array::from_fn(|index| {
+                    let word = first_word + index;
+                    AtomicU32::new(if (1..=degree).contains(&word) {
+                        EMPTY
+                    } else {
+                        0
+                    })
+                }))
+            }));
         self.locks.resize_with(nodes, || AtomicBool::new(false));
         self.nodes = nodes;
-        let (stride, degree) = (self.stride, self.degree);
-        let words = self.words_mut();
-        for node in old..nodes {
-            *words[node * stride].get_mut() = 0;
-            // The factors, the padding and the codes.
-            for word in &mut words[node * stride + 1 + degree..(node + 1) * stride] {
-                *word.get_mut() = 0;
-            }
-        }
     }
 
     /// Makes room for `lines` lines (at least double the old room when it moves, as `Vec`
@@ -187,14 +215,14 @@ impl Layer {
         self.lines = room;
     }
 
-    /// The node's codes (zeros until `set_codes`); the layer must keep codes.
+    /// The node's codes (zeros until `code_nodes`); the layer must keep codes.
     #[inline]
     pub fn codes(&self, node: u32) -> &[i8] {
         debug_assert!(self.dim > 0, "the layer keeps no codes");
         let start = node as usize * self.stride + self.list_words;
         let words = &self.words()[start..start + self.dim.div_ceil(4)];
         // SAFETY: the words hold at least `dim` bytes, any byte is a valid `i8`, and code words
-        // are written only through `&mut self` (`set_codes`, `grow`), so no write races this
+        // are written only through `&mut self` (`code_nodes`, `grow`), so no write races this
         // read.
         unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<i8>(), self.dim) }
     }
@@ -208,41 +236,61 @@ impl Layer {
         std::array::from_fn(|index| f32::from_bits(words[index].load(Ordering::Relaxed)))
     }
 
-    /// Stores the node's codes and factors.
-    pub fn set_codes(&mut self, node: u32, codes: &[i8], factors: [f32; FACTOR_WORDS]) {
-        assert_eq!(codes.len(), self.dim, "codes of the layer's length");
-        assert!(
-            (node as usize) < self.nodes,
-            "node {node} is not in the layer"
-        );
-        let (start, list_words, degree) =
-            (node as usize * self.stride, self.list_words, self.degree);
-        let words = self.words_mut();
-        for (word, factor) in words[start + 1 + degree..].iter_mut().zip(factors) {
-            *word.get_mut() = factor.to_bits();
-        }
-        let code_words =
-            &mut words[start + list_words..start + list_words + codes.len().div_ceil(4)];
-        for (word, quad) in code_words.iter_mut().zip(codes.chunks(4)) {
-            let mut bytes = [0u8; 4];
-            for (byte, &code) in bytes.iter_mut().zip(quad) {
-                *byte = code as u8;
+    /// Codes the nodes `nodes`: `encode(node, codes)` fills the node's codes and returns its
+    /// factors. Past [`PARALLEL_CODING_MIN_NODES`] nodes, on `threads` threads, each writing a
+    /// run of whole blocks (the bulk build; a single insert codes its row in place).
+    pub fn code_nodes<E>(&mut self, nodes: std::ops::Range<usize>, threads: usize, encode: E)
+    where
+        E: Fn(usize, &mut [i8]) -> [f32; FACTOR_WORDS] + Sync,
+    {
+        assert!(nodes.end <= self.nodes, "nodes inside the layer");
+        let (stride, list_words, degree, dim) =
+            (self.stride, self.list_words, self.degree, self.dim);
+        let blocks = &mut self.words_mut()[nodes.start * stride..nodes.end * stride];
+        let threads = if nodes.len() < PARALLEL_CODING_MIN_NODES {
+            1
+        } else {
+            threads.max(1)
+        };
+        let per_thread = nodes.len().div_ceil(threads).max(1);
+        if threads == 1 {
+            let mut codes = vec![0i8; dim];
+            for (offset, block) in blocks.chunks_exact_mut(stride).enumerate() {
+                let factors = encode(nodes.start + offset, &mut codes);
+                write_codes(block, degree, list_words, &codes, factors);
             }
-            *word.get_mut() = u32::from_ne_bytes(bytes);
+            return;
         }
+        let encode = &encode;
+        std::thread::scope(|scope| {
+            for (run, run_blocks) in blocks.chunks_mut(per_thread * stride).enumerate() {
+                let first = nodes.start + run * per_thread;
+                scope.spawn(move || {
+                    let mut codes = vec![0i8; dim];
+                    for (offset, block) in run_blocks.chunks_exact_mut(stride).enumerate() {
+                        let factors = encode(first + offset, &mut codes);
+                        write_codes(block, degree, list_words, &codes, factors);
+                    }
+                });
+            }
+        });
     }
 
     /// Asks the CPU to start loading the node's codes and the line of its factors (a search is
     /// about to measure it).
     #[inline]
     pub fn prefetch_codes(&self, node: u32) {
-        let start = node as usize * self.stride;
-        let words = &self.words()[start..start + self.stride];
-        crate::prefetch::line(words[1 + self.degree..].as_ptr().cast());
-        for line in
-            words[self.list_words..self.list_words + self.dim.div_ceil(4)].chunks(LINE_WORDS)
-        {
-            crate::prefetch::line(line.as_ptr().cast());
+        debug_assert!((node as usize) < self.nodes);
+        // A prefetch reads nothing and never faults: plain address arithmetic, no slicing.
+        let block = self
+            .lines
+            .as_ptr()
+            .cast::<AtomicU32>()
+            .wrapping_add(node as usize * self.stride);
+        crate::prefetch::line(block.wrapping_add(1 + self.degree).cast());
+        let codes = block.wrapping_add(self.list_words);
+        for line in 0..self.dim.div_ceil(4 * LINE_WORDS) {
+            crate::prefetch::line(codes.wrapping_add(line * LINE_WORDS).cast());
         }
     }
 
@@ -357,6 +405,33 @@ mod tests {
     }
 
     #[test]
+    fn nodes_coded_on_several_threads_keep_their_own_codes() {
+        let mut layer = Layer::with_codes(8, 20);
+        let nodes = PARALLEL_CODING_MIN_NODES + 37;
+        layer.grow(nodes);
+        let code = |node: usize, index: usize| ((node * 7 + index) % 255) as i8;
+        layer.code_nodes(3..nodes, 3, |node, out| {
+            for (index, value) in out.iter_mut().enumerate() {
+                *value = code(node, index);
+            }
+            [node as f32, -(node as f32)]
+        });
+        for node in [0usize, 2, 3, 4, nodes / 3, nodes / 2, nodes - 1] {
+            let coded = node >= 3;
+            let expected: Vec<i8> = (0..20)
+                .map(|index| if coded { code(node, index) } else { 0 })
+                .collect();
+            assert_eq!(layer.codes(node as u32), expected.as_slice(), "node {node}");
+            let factors = if coded {
+                [node as f32, -(node as f32)]
+            } else {
+                [0.0, 0.0]
+            };
+            assert_eq!(layer.factors(node as u32), factors, "node {node}");
+        }
+    }
+
+    #[test]
     fn a_block_keeps_its_codes_and_factors_beside_its_list() {
         let mut layer = Layer::with_codes(60, 130);
         // Count, 60 slots and 2 factors in 4 lines, then 130 codes in 3 lines.
@@ -365,7 +440,11 @@ mod tests {
         assert_eq!(layer.codes(1), &[0i8; 130]);
         assert_eq!(layer.factors(1), [0.0, 0.0]);
         let codes: Vec<i8> = (0..130).map(|i| (i * 37 % 255 - 127) as i8).collect();
-        layer.set_codes(1, &codes, [0.25, -3.5]);
+        layer.code_nodes(1..2, 1, |node, out| {
+            assert_eq!(node, 1);
+            out.copy_from_slice(&codes);
+            [0.25, -3.5]
+        });
         {
             let guard = layer.lock(1);
             layer.set_neighbours(&guard, 1, &[0]);

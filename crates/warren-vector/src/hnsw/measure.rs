@@ -27,7 +27,7 @@
 
 use super::layer::{Layer, FACTOR_WORDS};
 use crate::distance::Metric;
-use crate::quantized::int_dot::{self, DotCodes, DotRows};
+use crate::quantized::int_dot::{self, DotFourCodes, DotRows};
 
 /// The largest row code.
 const ROW_CODE_MAX: f32 = 127.0;
@@ -141,7 +141,7 @@ pub struct Space<'a> {
     pub metric: Metric,
     pub rows: &'a Layer,
     dot_rows: DotRows,
-    dot_codes: DotCodes,
+    dot_four_codes: DotFourCodes,
 }
 
 /// A query as the graph measures it: `i16` codes, their scale and, for the L2 metrics, the
@@ -149,6 +149,8 @@ pub struct Space<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct Query {
     codes: Vec<i16>,
+    /// A row's own codes when the query is a row (`prepare_row`); empty otherwise.
+    row_codes: Vec<i8>,
     scale: f32,
     squared_norm: f32,
 }
@@ -166,7 +168,7 @@ impl<'a> Space<'a> {
             metric,
             rows,
             dot_rows: int_dot::dot_rows_kernel(),
-            dot_codes: int_dot::dot_codes_kernel(),
+            dot_four_codes: int_dot::dot_four_codes_kernel(),
         }
     }
 
@@ -176,6 +178,7 @@ impl<'a> Space<'a> {
         assert_eq!(vector.len(), dim, "a query of the index's length");
         let code_max = f32::from(int_dot::query_code_max(dim).expect("dim fits the codes"));
         query.codes.resize(dim, 0);
+        query.row_codes.clear();
         if self.metric == Metric::Cosine {
             query.scale = quantize(vector, inverse_norm(vector), code_max, &mut query.codes);
             query.squared_norm = 1.0;
@@ -192,6 +195,8 @@ impl<'a> Space<'a> {
         query
             .codes
             .extend(self.rows.codes(row).iter().map(|&code| i16::from(code)));
+        query.row_codes.clear();
+        query.row_codes.extend_from_slice(self.rows.codes(row));
         let [scale, norm] = self.rows.factors(row);
         query.scale = scale;
         query.squared_norm = if self.metric == Metric::Cosine {
@@ -235,13 +240,68 @@ impl<'a> Space<'a> {
         self.distance_of_product(product, query.squared_norm, self.squared_norm(factors))
     }
 
-    /// The distance between rows `a` and `b`.
+    /// The distances of `rows` to `query` into `out` (one per row). A row's own codes as the
+    /// query (`prepare_row`, the build) are measured four rows per kernel call (a last group of
+    /// fewer repeats its last row); a FLOAT query's `i16` codes one row at a time. Both give
+    /// the exact integer dot products, so the two ways agree.
     #[inline]
-    pub fn between(&self, a: u32, b: u32) -> f32 {
-        let dot = (self.dot_codes)(self.rows.codes(a), self.rows.codes(b));
-        let (left, right) = (self.rows.factors(a), self.rows.factors(b));
-        let product = dot as f32 * (left[0] * right[0]);
-        self.distance_of_product(product, self.squared_norm(left), self.squared_norm(right))
+    pub fn query_distances(&self, query: &Query, rows: &[u32], out: &mut [f32]) {
+        assert_eq!(rows.len(), out.len(), "a distance per row");
+        if query.row_codes.is_empty() {
+            for (distance, &row) in out.iter_mut().zip(rows) {
+                *distance = self.query_distance(query, row);
+            }
+            return;
+        }
+        assert_eq!(
+            query.row_codes.len(),
+            self.rows.dim(),
+            "a row's codes as the query"
+        );
+        for (group, out) in rows.chunks(4).zip(out.chunks_mut(4)) {
+            let last = group.len() - 1;
+            let four = [
+                group[0],
+                group[1.min(last)],
+                group[2.min(last)],
+                group[3.min(last)],
+            ];
+            let distances =
+                self.distances_four(&query.row_codes, query.scale, query.squared_norm, four);
+            out.copy_from_slice(&distances[..group.len()]);
+        }
+    }
+
+    /// The distances between row `a` and each of `others`.
+    #[inline]
+    pub fn between_four(&self, a: u32, others: [u32; 4]) -> [f32; 4] {
+        let [scale, _] = self.rows.factors(a);
+        let squared = self.squared_norm(self.rows.factors(a));
+        self.distances_four(self.rows.codes(a), scale, squared, others)
+    }
+
+    /// The distances of four rows to codes `codes` with scale `scale` and squared norm
+    /// `squared` (a row's own, or a row query's).
+    #[inline(always)]
+    fn distances_four(&self, codes: &[i8], scale: f32, squared: f32, rows: [u32; 4]) -> [f32; 4] {
+        let layer = self.rows;
+        let dots = (self.dot_four_codes)(
+            codes,
+            [
+                layer.codes(rows[0]),
+                layer.codes(rows[1]),
+                layer.codes(rows[2]),
+                layer.codes(rows[3]),
+            ],
+        );
+        let mut distances = [0.0f32; 4];
+        for lane in 0..4 {
+            let factors = layer.factors(rows[lane]);
+            let product = dots[lane] as f32 * (scale * factors[0]);
+            distances[lane] =
+                self.distance_of_product(product, squared, self.squared_norm(factors));
+        }
+        distances
     }
 
     #[inline]
@@ -288,12 +348,12 @@ mod tests {
     /// A layer keeping `rows` (of `dim` values) encoded under `metric`.
     fn coded(metric: Metric, rows: &[f32], dim: usize) -> Layer {
         let mut layer = Layer::with_codes(4, dim);
-        layer.grow(rows.len() / dim);
-        let mut codes = vec![0i8; dim];
-        for (row, vector) in rows.chunks(dim).enumerate() {
-            let factors = encode_row(metric, vector, inverse_norm(vector), &mut codes);
-            layer.set_codes(row as u32, &codes, factors);
-        }
+        let count = rows.len() / dim;
+        layer.grow(count);
+        layer.code_nodes(0..count, 1, |row, codes| {
+            let vector = &rows[row * dim..(row + 1) * dim];
+            encode_row(metric, vector, inverse_norm(vector), codes)
+        });
         layer
     }
 
@@ -328,7 +388,11 @@ mod tests {
                     f32::INFINITY,
                     "{metric:?}"
                 );
-                assert_eq!(space.between(0, row), f32::INFINITY, "{metric:?}");
+                assert_eq!(
+                    space.between_four(0, [row; 4]),
+                    [f32::INFINITY; 4],
+                    "{metric:?}"
+                );
             }
             let zero = space.query_distance(&query, 0);
             if metric == Metric::Cosine {
@@ -356,10 +420,11 @@ mod tests {
             let space = Space::new(metric, &layer);
             let mut query = Query::default();
             space.prepare_row(0, &mut query);
-            assert_eq!(space.query_distance(&query, 1), space.between(0, 1));
-            assert_eq!(space.query_distance(&query, 2), space.between(0, 2));
-            assert_eq!(space.between(0, 1), space.between(1, 0));
-            assert_eq!(space.between(1, 2), space.between(0, 2));
+            let between = |a: u32, b: u32| space.between_four(a, [b; 4])[0];
+            assert_eq!(space.query_distance(&query, 1), between(0, 1));
+            assert_eq!(space.query_distance(&query, 2), between(0, 2));
+            assert_eq!(between(0, 1), between(1, 0));
+            assert_eq!(between(1, 2), between(0, 2));
         }
     }
 
@@ -418,6 +483,48 @@ mod tests {
                         (coded - exact).abs() <= allowed,
                         "{:?} dim {}: coded {} exact {} allowed {}", metric, dim, coded, exact, allowed
                     );
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+
+        /// A row as the query measures every row the same by the four-row kernel
+        /// (`query_distances`, `between_four`) as by the one-row `i16` kernel, for every
+        /// metric, length and group size (rows with NaN and zero vectors included).
+        #[test]
+        fn four_row_distances_equal_one_row_distances(
+            (dim, mut rows, _query) in rows_and_query(),
+            spoiled in prop::option::of((0usize..6, prop::sample::select(vec![f32::NAN, 0.0]))),
+        ) {
+            if let Some((row, value)) = spoiled {
+                let row = row % (rows.len() / dim);
+                for v in &mut rows[row * dim..(row + 1) * dim] {
+                    *v = value;
+                }
+            }
+            let count = (rows.len() / dim) as u32;
+            for metric in METRICS {
+                let layer = coded(metric, &rows, dim);
+                let space = Space::new(metric, &layer);
+                let mut prepared = Query::default();
+                let all: Vec<u32> = (0..count).collect();
+                for row in 0..count {
+                    space.prepare_row(row, &mut prepared);
+                    let one: Vec<f32> =
+                        all.iter().map(|&other| space.query_distance(&prepared, other)).collect();
+                    let mut grouped = vec![0.0f32; all.len()];
+                    space.query_distances(&prepared, &all, &mut grouped);
+                    prop_assert_eq!(
+                        one.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                        grouped.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
+                    );
+                    for (other, &expected) in one.iter().enumerate() {
+                        let four = space.between_four(row, [other as u32; 4]);
+                        prop_assert_eq!(four[0].to_bits(), expected.to_bits());
+                    }
                 }
             }
         }

@@ -340,25 +340,64 @@ fn distance_of_ordered_bits(ordered: u32) -> f32 {
     })
 }
 
+/// Hands `measured` each node of `fresh` with its distance, in order, measuring
+/// [`MEASURE_GROUP`] nodes per call of `distances`; when `prefetching`, each node's vector is
+/// prefetched [`PREFETCH_AHEAD`] nodes before it is measured.
+#[inline(always)]
+fn measure_groups<D, P>(
+    fresh: &[u32],
+    prefetching: bool,
+    distances: &D,
+    prefetch: &P,
+    mut measured: impl FnMut(u32, f32),
+) where
+    D: Fn(&[u32], &mut [f32]),
+    P: Fn(u32),
+{
+    if prefetching {
+        for &node in fresh.iter().take(PREFETCH_AHEAD) {
+            prefetch(node);
+        }
+    }
+    for (index, group) in fresh.chunks(MEASURE_GROUP).enumerate() {
+        if prefetching {
+            let ahead = index * MEASURE_GROUP + PREFETCH_AHEAD;
+            for &node in fresh.iter().skip(ahead).take(MEASURE_GROUP) {
+                prefetch(node);
+            }
+        }
+        let mut group_distances = [0.0f32; MEASURE_GROUP];
+        distances(group, &mut group_distances[..group.len()]);
+        for (&node, &distance) in group.iter().zip(&group_distances) {
+            measured(node, distance);
+        }
+    }
+}
+
+/// How many nodes [`search_layer_beam`] hands its distance function at once.
+pub const MEASURE_GROUP: usize = 4;
+
 /// [`search_layer`] for a search that accepts every node (the build, the upper layer, an
 /// unfiltered query over an index without deletions), with the beam as one sorted array of at
 /// most `ef` nodes instead of two heaps: the nearest node not yet expanded is the first such
-/// entry, a node found joins at its place by binary search (the farthest falls off the end), and
+/// entry, a node found joins at its place (the farthest falls off the end; `join_beam`), and
 /// the search ends when every node of the beam was expanded. It expands the same nodes in the
 /// same order as the heaps would (the heaps' candidates beyond the `ef` nearest are never
 /// expanded, as the search stops at the first of them), up to nodes at exactly the distance of
-/// the beam's farthest. Returns the number of distances computed.
+/// the beam's farthest. `distances(nodes, out)` measures up to [`MEASURE_GROUP`] nodes at once
+/// (an expansion's unvisited neighbours are measured a group at a time, each group before any
+/// of its nodes joins the beam). Returns the number of distances computed.
 pub fn search_layer_beam<D, P>(
     layer: &Layer,
     entries: &[u32],
     ef: usize,
-    distance: D,
+    distances: D,
     prefetch: P,
     scratch: &mut SearchScratch,
     out: &mut Vec<Neighbour>,
 ) -> u64
 where
-    D: Fn(u32) -> f32,
+    D: Fn(&[u32], &mut [f32]),
     P: Fn(u32),
 {
     assert!(ef > 0, "a beam needs a positive width");
@@ -375,13 +414,22 @@ where
     for &entry in entries {
         if visited.visit(entry) {
             computed += 1;
+            let mut one = [0.0f32];
+            distances(&[entry], &mut one);
             let found = Neighbour {
                 row: entry,
-                distance: distance(entry),
+                distance: one[0],
             };
             join_beam(beam, ef, found);
         }
     }
+    // Arrivals must be nearer than this to join: the farthest entry's distance once the beam is
+    // full (infinite until then).
+    let mut farthest = if beam.len() == ef {
+        beam[ef - 1].hit().distance
+    } else {
+        f32::INFINITY
+    };
     // Every entry before `unexpanded` has been expanded.
     let mut unexpanded = 0;
     while let Some(offset) = beam[unexpanded..]
@@ -398,14 +446,24 @@ where
         }
         unvisited_neighbours(layer, nearest.row, visited, fresh);
         computed += fresh.len() as u64;
-        measure_each(fresh, prefetching, &distance, &prefetch, |found| {
-            let farthest = beam
-                .last()
-                .map_or(f32::INFINITY, |entry| entry.hit().distance);
-            if beam.len() < ef || found.distance < farthest {
-                unexpanded = unexpanded.min(join_beam(beam, ef, found));
-            }
-        });
+        measure_groups(
+            fresh,
+            prefetching,
+            &distances,
+            &prefetch,
+            |node, distance| {
+                if beam.len() < ef || distance < farthest {
+                    let found = Neighbour {
+                        row: node,
+                        distance,
+                    };
+                    unexpanded = unexpanded.min(join_beam(beam, ef, found));
+                    if beam.len() == ef {
+                        farthest = beam[ef - 1].hit().distance;
+                    }
+                }
+            },
+        );
     }
     out.clear();
     out.extend(beam.iter().map(|entry| entry.hit()));
@@ -418,6 +476,62 @@ where
 /// the beam has room.
 #[inline]
 fn join_beam(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        beam.reserve(1);
+        // SAFETY: AVX-512F was detected; the beam has room for one more entry.
+        return unsafe { join_beam_avx512(beam, ef, BeamEntry::new(found)) };
+    }
+    join_beam_portable(beam, ef, found)
+}
+
+/// [`join_beam`] scanning from the far end eight entries at a time, each block moved up one
+/// place as it is passed (arrivals land about two thirds of the way down the beam, so this
+/// reads and moves about a third of it, with no binary search and no `memmove` call).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn join_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, joining: BeamEntry) -> usize {
+    use std::arch::x86_64::{
+        _mm512_and_si512, _mm512_mask_cmpgt_epu64_mask, _mm512_mask_storeu_epi64,
+        _mm512_maskz_loadu_epi64, _mm512_set1_epi64,
+    };
+    const LANES: usize = 8;
+    let len = beam.len();
+    assert!(beam.capacity() > len, "room for the arrival");
+    let base = beam.as_mut_ptr().cast::<i64>();
+    let key = _mm512_set1_epi64(joining.key() as i64);
+    let without_flag = _mm512_set1_epi64(!(BeamEntry::EXPANDED as i64));
+    let mut end = len;
+    let at = loop {
+        let start = end.saturating_sub(LANES);
+        let lanes = ((1u32 << (end - start)) - 1) as u8;
+        // SAFETY: lanes `start..end` lie inside the beam; the shifted store writes indices
+        // up to `end <= len`, inside the capacity.
+        let farther = unsafe {
+            let block = _mm512_maskz_loadu_epi64(lanes, base.add(start).cast());
+            let farther =
+                _mm512_mask_cmpgt_epu64_mask(lanes, _mm512_and_si512(block, without_flag), key);
+            _mm512_mask_storeu_epi64(base.add(start + 1).cast(), farther, block);
+            farther
+        };
+        if farther != lanes || start == 0 {
+            break end - farther.count_ones() as usize;
+        }
+        end = start;
+    };
+    // SAFETY: `at <= len` is inside the capacity; entries `at + 1..=len` were moved up.
+    unsafe {
+        *base.add(at) = joining.0 as i64;
+        beam.set_len(len + 1);
+    }
+    if len == ef {
+        beam.pop();
+    }
+    at
+}
+
+#[inline]
+fn join_beam_portable(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
     let joining = BeamEntry::new(found);
     let at = beam.partition_point(|entry| entry.key() < joining.key());
     if beam.len() == ef {
@@ -524,6 +638,12 @@ mod tests {
                 layer.set_neighbours(&guard, node, &list);
             }
             let distance = |node: u32| rank[node as usize] as f32 * 0.5;
+            let distances = |nodes: &[u32], out: &mut [f32]| {
+                assert!(nodes.len() <= MEASURE_GROUP);
+                for (measured, &node) in out.iter_mut().zip(nodes) {
+                    *measured = distance(node);
+                }
+            };
             for ef in [1, 2, 8, 64, 5000] {
                 let (mut heaps, mut beam) = (Vec::new(), Vec::new());
                 let mut scratch = SearchScratch::new();
@@ -538,7 +658,7 @@ mod tests {
                     &mut heaps,
                 );
                 let by_beam =
-                    search_layer_beam(&layer, &entries, ef, distance, |_| (), &mut scratch, &mut beam);
+                    search_layer_beam(&layer, &entries, ef, distances, |_| (), &mut scratch, &mut beam);
                 prop_assert_eq!(by_beam, by_heaps, "ef {}: distances computed", ef);
                 prop_assert_eq!(&beam, &heaps, "ef {}", ef);
                 prop_assert!(beam.len() <= ef);
@@ -624,5 +744,51 @@ mod tests {
         assert_eq!(computed, calls.get());
         // From 0 the walk measures every node up to 7 and both of its neighbours.
         assert_eq!(computed, 9);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Every way of joining the beam (the portable binary search and the AVX-512 scan from
+        /// the far end, where the CPU has it) leaves the same beam and returns the same place,
+        /// for beams of any fill with expanded flags, full or not, and arrivals anywhere
+        /// (nearer than the farthest when full, as the search guarantees).
+        #[test]
+        fn the_beam_joins_agree(
+            nodes in prop::collection::btree_set(0u32..5000, 0..40),
+            ef in 1usize..40,
+            arrival in 0u32..5000,
+            flags in any::<u64>(),
+        ) {
+            prop_assume!(!nodes.contains(&arrival));
+            let entry = |node: u32| Neighbour { row: node, distance: node as f32 * 0.25 };
+            let mut beam: Vec<BeamEntry> = nodes
+                .iter()
+                .take(ef)
+                .enumerate()
+                .map(|(index, &node)| {
+                    let mut joined = BeamEntry::new(entry(node));
+                    if flags >> index & 1 == 1 {
+                        joined.mark_expanded();
+                    }
+                    joined
+                })
+                .collect();
+            let found = entry(arrival);
+            prop_assume!(beam.len() < ef || found < beam[ef - 1].hit());
+            let mut by_search = beam.clone();
+            let at = join_beam_portable(&mut by_search, ef, found);
+            let words = |beam: &[BeamEntry]| beam.iter().map(|joined| joined.0).collect::<Vec<_>>();
+            prop_assert_eq!(by_search[at].hit(), found);
+            prop_assert!(by_search.len() <= ef);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                beam.reserve(1);
+                // SAFETY: AVX-512F was detected; the beam has room for one more entry.
+                let scanned_at = unsafe { join_beam_avx512(&mut beam, ef, BeamEntry::new(found)) };
+                prop_assert_eq!(scanned_at, at);
+                prop_assert_eq!(words(&beam), words(&by_search));
+            }
+        }
     }
 }

@@ -83,6 +83,37 @@ pub fn dot_codes_kernels() -> Vec<DotCodes> {
     kernels
 }
 
+/// `out[j] = Σ_i query[i] · rows[j][i]` for four rows of `i8` codes, each of `query.len()`
+/// codes (at most [`CODES_DIM_MAX`]), wherever they lie (the index's blocks): one call for four
+/// rows measured against one row of codes (the build's insert).
+pub type DotFourCodes = fn(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4];
+
+/// The widest four-row kernel this CPU runs (chosen on first use, as [`dot_rows_kernel`]).
+pub fn dot_four_codes_kernel() -> DotFourCodes {
+    static CHOSEN: OnceLock<DotFourCodes> = OnceLock::new();
+    *CHOSEN.get_or_init(|| dot_four_codes_kernels()[0])
+}
+
+/// Every four-row kernel this CPU runs, widest first: AVX-512 VNNI, then four calls of the
+/// widest pair kernel (which the tests compare with the portable one).
+pub fn dot_four_codes_kernels() -> Vec<DotFourCodes> {
+    let mut kernels: Vec<DotFourCodes> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if x86::has_vnni() {
+            kernels.push(x86::dot_four_codes_avx512vnni);
+        }
+    }
+    kernels.push(dot_four_codes_by_pairs);
+    kernels
+}
+
+/// Four rows by the widest pair kernel, one at a time.
+pub fn dot_four_codes_by_pairs(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
+    let pair = dot_codes_kernel();
+    rows.map(|row| pair(query, row))
+}
+
 fn check_pair(a: &[i8], b: &[i8]) {
     assert_eq!(a.len(), b.len(), "rows of one length");
     assert!(
@@ -130,8 +161,92 @@ mod x86 {
         _mm_cvtsi128_si32, _mm_loadu_si128, _mm_shuffle_epi32,
     };
 
+    use std::arch::x86_64::{
+        __m512i, _mm256_hadd_epi32, _mm512_abs_epi8, _mm512_castsi512_si256, _mm512_dpbusd_epi32,
+        _mm512_extracti64x4_epi64, _mm512_mask_sub_epi8, _mm512_maskz_loadu_epi8,
+        _mm512_movepi8_mask, _mm_storeu_si128,
+    };
+
     use super::{check_pair, check_shapes};
     use crate::prefetch;
+
+    /// Whether the CPU runs the VNNI kernels (AVX-512 BW and VNNI).
+    pub fn has_vnni() -> bool {
+        std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+
+    /// Bytes of codes per VNNI step.
+    const VNNI_STEP: usize = 64;
+
+    /// The mask that loads the `step`-th 64 codes of a row of `dim` (all 64 but the tail).
+    #[inline(always)]
+    fn step_mask(dim: usize, at: usize) -> u64 {
+        let left = dim - at;
+        if left >= VNNI_STEP {
+            u64::MAX
+        } else {
+            (1u64 << left) - 1
+        }
+    }
+
+    /// `vpdpbusd` multiplies unsigned bytes by signed ones: the query's signs move onto the row
+    /// (`|q| · (sign(q) · x) = q · x`). Codes are in `-127..=127`, so no negation overflows.
+    #[inline]
+    #[target_feature(enable = "avx512bw,avx512vnni")]
+    fn signed_step(sum: __m512i, magnitudes: __m512i, negative: u64, row: __m512i) -> __m512i {
+        let signed = _mm512_mask_sub_epi8(row, negative, _mm512_setzero_si512(), row);
+        _mm512_dpbusd_epi32(sum, magnitudes, signed)
+    }
+
+    pub fn dot_four_codes_avx512vnni(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
+        for row in rows {
+            check_pair(query, row);
+        }
+        // SAFETY: handed out only when AVX-512BW and VNNI were detected.
+        unsafe { dot_four_codes_avx512vnni_body(query, rows) }
+    }
+
+    #[target_feature(enable = "avx512bw,avx512vnni")]
+    fn dot_four_codes_avx512vnni_body(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
+        let dim = query.len();
+        let mut sums = [_mm512_setzero_si512(); 4];
+        let mut at = 0;
+        // SAFETY: the query and every row hold `dim` codes (checked by the caller); each load
+        // is masked to the codes left.
+        unsafe {
+            while at < dim {
+                let mask = step_mask(dim, at);
+                let q = _mm512_maskz_loadu_epi8(mask, query.as_ptr().add(at));
+                let (magnitudes, negative) = (_mm512_abs_epi8(q), _mm512_movepi8_mask(q));
+                for (sum, row) in sums.iter_mut().zip(rows) {
+                    let x = _mm512_maskz_loadu_epi8(mask, row.as_ptr().add(at));
+                    *sum = signed_step(*sum, magnitudes, negative, x);
+                }
+                at += VNNI_STEP;
+            }
+            // Halves added down to 256 bits per row; three horizontal adds leave the four sums
+            // in each 128-bit half, which added give [s0, s1, s2, s3].
+            let half = sums.map(|sum| {
+                _mm256_add_epi32(
+                    _mm512_castsi512_si256(sum),
+                    _mm512_extracti64x4_epi64::<1>(sum),
+                )
+            });
+            let pairs = (
+                _mm256_hadd_epi32(half[0], half[1]),
+                _mm256_hadd_epi32(half[2], half[3]),
+            );
+            let all = _mm256_hadd_epi32(pairs.0, pairs.1);
+            let four = _mm_add_epi32(
+                _mm256_castsi256_si128(all),
+                _mm256_extracti128_si256::<1>(all),
+            );
+            let mut out = [0i32; 4];
+            _mm_storeu_si128(out.as_mut_ptr().cast(), four);
+            out
+        }
+    }
 
     pub fn dot_codes_avx512(a: &[i8], b: &[i8]) -> i32 {
         check_pair(a, b);
@@ -434,6 +549,28 @@ mod tests {
             let expected: i64 = a.iter().zip(&b).map(|(&x, &y)| i64::from(x) * i64::from(y)).sum();
             for kernel in dot_codes_kernels() {
                 prop_assert_eq!(i64::from(kernel(&a, &b)), expected);
+            }
+        }
+
+        /// Every four-row kernel equals the scalar sums, for every length, with rows that
+        /// repeat (a short group is padded with its last row).
+        #[test]
+        fn every_four_row_kernel_equals_the_scalar_sums(
+            rows in (1usize..300).prop_flat_map(|dim| proptest::collection::vec(
+                proptest::collection::vec(-127i8..=127, dim),
+                4,
+            )),
+            repeat in 0usize..4,
+        ) {
+            let (query, others) = rows.split_first().expect("four rows");
+            let group: [&[i8]; 4] =
+                std::array::from_fn(|lane| others[lane.min(others.len() - 1)].as_slice())
+                    .map(|row| if repeat == 3 { query.as_slice() } else { row });
+            let expected = group.map(|row| {
+                query.iter().zip(row).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum::<i32>()
+            });
+            for kernel in dot_four_codes_kernels() {
+                prop_assert_eq!(kernel(query, group), expected);
             }
         }
     }
