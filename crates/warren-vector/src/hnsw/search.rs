@@ -477,9 +477,11 @@ where
 #[inline]
 fn join_beam(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("popcnt")
+    {
         beam.reserve(1);
-        // SAFETY: AVX-512F was detected; the beam has room for one more entry.
+        // SAFETY: AVX-512F and POPCNT were detected; the beam has room for one more entry.
         return unsafe { join_beam_avx512(beam, ef, BeamEntry::new(found)) };
     }
     join_beam_portable(beam, ef, found)
@@ -530,6 +532,7 @@ unsafe fn join_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, joining: BeamEn
     at
 }
 
+/// [`join_beam`] by a binary search and an insertion (the form for CPUs without AVX-512).
 #[inline]
 fn join_beam_portable(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
     let joining = BeamEntry::new(found);
@@ -782,9 +785,12 @@ mod tests {
             prop_assert_eq!(by_search[at].hit(), found);
             prop_assert!(by_search.len() <= ef);
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("popcnt")
+            {
                 beam.reserve(1);
-                // SAFETY: AVX-512F was detected; the beam has room for one more entry.
+                // SAFETY: AVX-512F and POPCNT were detected; the beam has room for one more
+                // entry.
                 let scanned_at = unsafe { join_beam_avx512(&mut beam, ef, BeamEntry::new(found)) };
                 prop_assert_eq!(scanned_at, at);
                 prop_assert_eq!(words(&beam), words(&by_search));
