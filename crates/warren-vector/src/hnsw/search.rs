@@ -49,6 +49,9 @@ pub struct SearchScratch {
     pub(crate) query: Query,
     /// The unvisited neighbours of the node being expanded.
     fresh: Vec<u32>,
+    /// The unvisited neighbours of the node expected to be expanded next, listed one
+    /// expansion early (see `search_layer_beam`).
+    ahead: Vec<u32>,
     /// Skip the prefetch of neighbour vectors (for measuring it; see `set_prefetch`).
     no_prefetch: bool,
     /// Distances computed by the searches of this scratch so far, per layer.
@@ -132,6 +135,12 @@ impl VisitedBits {
         fresh
     }
 
+    /// Whether `node` is marked.
+    #[inline(always)]
+    fn is_set(&self, node: u32) -> bool {
+        self.words[(node / 64) as usize] & (1u64 << (node % 64)) != 0
+    }
+
     /// Sets `node`'s bit without a branch; whether it was clear. The caller records the node
     /// in `marked` when it was.
     #[inline(always)]
@@ -165,6 +174,28 @@ fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fre
     // SAFETY: the first `kept` slots of the spare capacity were written above.
     unsafe { fresh.set_len(kept) };
     visited.marked.extend_from_slice(fresh);
+}
+
+/// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
+/// look-ahead of [`search_layer_beam`]; the same branch-free append as
+/// [`unvisited_neighbours`]).
+#[inline(always)]
+fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut Vec<u32>) {
+    out.clear();
+    let slots = layer.slots(node);
+    out.reserve(slots.len());
+    let spare = &mut out.spare_capacity_mut()[..slots.len()];
+    let mut kept = 0;
+    for slot in slots {
+        let neighbour = slot.load(AtomicOrdering::Relaxed);
+        if neighbour == EMPTY {
+            continue;
+        }
+        spare[kept].write(neighbour);
+        kept += usize::from(!visited.is_set(neighbour));
+    }
+    // SAFETY: the first `kept` slots of the spare capacity were written above.
+    unsafe { out.set_len(kept) };
 }
 
 /// Hands `measured` each node of `fresh` with its distance, in order; when `prefetching`,
@@ -354,11 +385,6 @@ fn measure_groups<D, P>(
     D: Fn(&[u32], &mut [f32]),
     P: Fn(u32),
 {
-    if prefetching {
-        for &node in fresh.iter().take(PREFETCH_AHEAD) {
-            prefetch(node);
-        }
-    }
     for (index, group) in fresh.chunks(MEASURE_GROUP).enumerate() {
         if prefetching {
             let ahead = index * MEASURE_GROUP + PREFETCH_AHEAD;
@@ -370,6 +396,17 @@ fn measure_groups<D, P>(
         distances(group, &mut group_distances[..group.len()]);
         for (&node, &distance) in group.iter().zip(&group_distances) {
             measured(node, distance);
+        }
+    }
+}
+
+/// Asks for the vectors of the first [`PREFETCH_AHEAD`] nodes of `fresh` (the rest are asked
+/// for by `measure_groups` as it goes).
+#[inline(always)]
+fn prefetch_first<P: Fn(u32)>(fresh: &[u32], prefetching: bool, prefetch: &P) {
+    if prefetching {
+        for &node in fresh.iter().take(PREFETCH_AHEAD) {
+            prefetch(node);
         }
     }
 }
@@ -406,6 +443,7 @@ where
         visited,
         beam,
         fresh,
+        ahead,
         no_prefetch,
         ..
     } = scratch;
@@ -430,6 +468,8 @@ where
     } else {
         f32::INFINITY
     };
+    // The node whose unvisited neighbours `ahead` lists, if any.
+    let mut ahead_of: Option<u32> = None;
     // Every entry before `unexpanded` has been expanded.
     let mut unexpanded = 0;
     while let Some(offset) = beam[unexpanded..]
@@ -440,12 +480,28 @@ where
         beam[at].mark_expanded();
         let nearest = beam[at].hit();
         unexpanded = at + 1;
-        // The next candidate's list is likely read next: start loading it now.
-        if let Some(next) = beam[unexpanded..].iter().find(|entry| !entry.expanded()) {
-            layer.prefetch(next.hit().row);
+        if ahead_of == Some(nearest.row) {
+            // Listed (and their codes asked for) one expansion ago; nothing was marked since.
+            std::mem::swap(fresh, ahead);
+            fresh.retain(|&neighbour| visited.set_bit(neighbour));
+            visited.marked.extend_from_slice(fresh);
+        } else {
+            unvisited_neighbours(layer, nearest.row, visited, fresh);
+            prefetch_first(fresh, prefetching, &prefetch);
         }
-        unvisited_neighbours(layer, nearest.row, visited, fresh);
         computed += fresh.len() as u64;
+        // Two stages ahead: the list of the candidate after next starts loading, and the next
+        // candidate's list (asked for one expansion ago) is read now, its unvisited neighbours'
+        // codes asked for. If a node found now joins before it, it is read again then.
+        let mut waiting = beam[unexpanded..].iter().filter(|entry| !entry.expanded());
+        ahead_of = waiting.next().map(|next| next.hit().row);
+        if let Some(after) = waiting.next() {
+            layer.prefetch(after.hit().row);
+        }
+        if let Some(next) = ahead_of {
+            unvisited_so_far(layer, next, visited, ahead);
+            prefetch_first(ahead, prefetching, &prefetch);
+        }
         measure_groups(
             fresh,
             prefetching,
