@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, UPPER_SEARCH_EF};
 use super::layer::{Layer, EMPTY};
-use super::measure::Query;
+use super::measure::{padded_four, Query};
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer_beam, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -172,14 +172,7 @@ impl HnswIndex {
         scratch.list.push(node);
         scratch.pool.clear();
         for group in scratch.list.chunks(4) {
-            let last = group.len() - 1;
-            let others = [
-                group[0],
-                group[1.min(last)],
-                group[2.min(last)],
-                group[3.min(last)],
-            ];
-            let distances = pairs(neighbour, others);
+            let distances = pairs(neighbour, padded_four(group));
             scratch.pool.extend(
                 group
                     .iter()

@@ -135,6 +135,19 @@ pub fn encode_row(
     }
 }
 
+/// The first four of `group` (one to four rows), the last repeated to fill four: the shape of
+/// a four-row kernel call.
+#[inline]
+pub fn padded_four(group: &[u32]) -> [u32; 4] {
+    let last = group.len() - 1;
+    [
+        group[0],
+        group[1.min(last)],
+        group[2.min(last)],
+        group[3.min(last)],
+    ]
+}
+
 /// The index's rows under a metric, as the lower layer keeps them (node = row).
 #[derive(Clone, Copy)]
 pub struct Space<'a> {
@@ -259,13 +272,7 @@ impl<'a> Space<'a> {
             "a row's codes as the query"
         );
         for (group, out) in rows.chunks(4).zip(out.chunks_mut(4)) {
-            let last = group.len() - 1;
-            let four = [
-                group[0],
-                group[1.min(last)],
-                group[2.min(last)],
-                group[3.min(last)],
-            ];
+            let four = padded_four(group);
             let distances =
                 self.distances_four(&query.row_codes, query.scale, query.squared_norm, four);
             out.copy_from_slice(&distances[..group.len()]);

@@ -152,35 +152,17 @@ impl VisitedBits {
     }
 }
 
-/// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
-/// visited. Branch-free per slot: every neighbour is written at the end of `fresh`, which
-/// grows by one only when the neighbour was unvisited (most are visited in a beam search, so a
-/// branch on it would be mispredicted at each fresh one).
+/// Lists in `out` the neighbours of `node` for which `keep` says yes. Branch-free per slot:
+/// every neighbour is written at the end of `out`, which grows by one only when it is kept
+/// (most are visited in a beam search, so a branch on it would be mispredicted at each one
+/// kept).
 #[inline(always)]
-fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fresh: &mut Vec<u32>) {
-    fresh.clear();
-    let slots = layer.slots(node);
-    fresh.reserve(slots.len());
-    let spare = &mut fresh.spare_capacity_mut()[..slots.len()];
-    let mut kept = 0;
-    for slot in slots {
-        let neighbour = slot.load(AtomicOrdering::Relaxed);
-        if neighbour == EMPTY {
-            continue;
-        }
-        spare[kept].write(neighbour);
-        kept += usize::from(visited.set_bit(neighbour));
-    }
-    // SAFETY: the first `kept` slots of the spare capacity were written above.
-    unsafe { fresh.set_len(kept) };
-    visited.marked.extend_from_slice(fresh);
-}
-
-/// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
-/// look-ahead of [`search_layer_beam`]; the same branch-free append as
-/// [`unvisited_neighbours`]).
-#[inline(always)]
-fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut Vec<u32>) {
+fn list_neighbours(
+    layer: &Layer,
+    node: u32,
+    out: &mut Vec<u32>,
+    mut keep: impl FnMut(u32) -> bool,
+) {
     out.clear();
     let slots = layer.slots(node);
     out.reserve(slots.len());
@@ -192,10 +174,25 @@ fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut V
             continue;
         }
         spare[kept].write(neighbour);
-        kept += usize::from(!visited.is_set(neighbour));
+        kept += usize::from(keep(neighbour));
     }
     // SAFETY: the first `kept` slots of the spare capacity were written above.
     unsafe { out.set_len(kept) };
+}
+
+/// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
+/// visited.
+#[inline(always)]
+fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fresh: &mut Vec<u32>) {
+    list_neighbours(layer, node, fresh, |neighbour| visited.set_bit(neighbour));
+    visited.marked.extend_from_slice(fresh);
+}
+
+/// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
+/// look-ahead of [`search_layer_beam`]).
+#[inline(always)]
+fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut Vec<u32>) {
+    list_neighbours(layer, node, out, |neighbour| !visited.is_set(neighbour));
 }
 
 /// Hands `measured` each node of `fresh` with its distance, in order; when `prefetching`,
