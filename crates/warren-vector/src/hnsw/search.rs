@@ -114,8 +114,13 @@ struct VisitedBits {
 impl VisitedBits {
     /// Clears the marks of the last search and sizes the bits for `nodes` nodes.
     fn begin(&mut self, nodes: usize) {
-        for &node in &self.marked {
-            self.words[(node / 64) as usize] = 0;
+        if self.marked.len() * 8 >= self.words.len() {
+            // Cheaper to clear every word than to visit the marks.
+            self.words.fill(0);
+        } else {
+            for &node in &self.marked {
+                self.words[(node / 64) as usize] = 0;
+            }
         }
         self.marked.clear();
         let words = nodes.div_ceil(64);
@@ -408,6 +413,9 @@ fn prefetch_first<P: Fn(u32)>(fresh: &[u32], prefetching: bool, prefetch: &P) {
     }
 }
 
+/// How many candidates past the next one [`search_layer_beam`] asks for the lists of.
+const LISTS_AHEAD: usize = 2;
+
 /// How many nodes [`search_layer_beam`] hands its distance function at once.
 pub const MEASURE_GROUP: usize = 4;
 
@@ -492,7 +500,7 @@ where
         // codes asked for. If a node found now joins before it, it is read again then.
         let mut waiting = beam[unexpanded..].iter().filter(|entry| !entry.expanded());
         ahead_of = waiting.next().map(|next| next.hit().row);
-        if let Some(after) = waiting.next() {
+        for after in waiting.take(LISTS_AHEAD) {
             layer.prefetch(after.hit().row);
         }
         if let Some(next) = ahead_of {
