@@ -193,6 +193,40 @@ fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fre
     visited.marked.extend_from_slice(fresh);
 }
 
+/// Two stages ahead, for [`search_layer_beam`] (`waiting`: the beam after the node being
+/// expanded): the lists of the [`LISTS_AHEAD`] candidates after the next one start loading,
+/// and the next candidate's list (asked for earlier) is read now into `ahead`, its unvisited
+/// neighbours unmarked, and handed to `prefetch_codes`. Returns the next candidate, whose
+/// expansion takes the list as it is unless a node found meanwhile joins before it.
+#[inline(always)]
+fn look_ahead(
+    layer: &Layer,
+    waiting: &[BeamEntry],
+    visited: &VisitedBits,
+    ahead: &mut Vec<u32>,
+    prefetch_codes: impl Fn(&[u32]),
+) -> Option<u32> {
+    let mut waiting = waiting.iter().filter(|entry| !entry.expanded());
+    let next = waiting.next().map(|entry| entry.hit().row);
+    for after in waiting.take(LISTS_AHEAD) {
+        layer.prefetch(after.hit().row);
+    }
+    if let Some(next) = next {
+        unvisited_so_far(layer, next, visited, ahead);
+        prefetch_codes(ahead);
+    }
+    next
+}
+
+/// Moves the list made by [`look_ahead`] into `fresh` and marks it (nothing was marked since
+/// it was made; a list read mid-update that held a node twice yields it once).
+#[inline(always)]
+fn take_listed_ahead(visited: &mut VisitedBits, ahead: &mut Vec<u32>, fresh: &mut Vec<u32>) {
+    std::mem::swap(fresh, ahead);
+    fresh.retain(|&neighbour| visited.set_bit(neighbour));
+    visited.marked.extend_from_slice(fresh);
+}
+
 /// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
 /// look-ahead of [`search_layer_beam`]).
 #[inline(always)]
@@ -486,27 +520,15 @@ where
         let nearest = beam[at].hit();
         unexpanded = at + 1;
         if ahead_of == Some(nearest.row) {
-            // Listed (and their codes asked for) one expansion ago; nothing was marked since.
-            std::mem::swap(fresh, ahead);
-            fresh.retain(|&neighbour| visited.set_bit(neighbour));
-            visited.marked.extend_from_slice(fresh);
+            take_listed_ahead(visited, ahead, fresh);
         } else {
             unvisited_neighbours(layer, nearest.row, visited, fresh);
             prefetch_first(fresh, prefetching, &prefetch);
         }
         computed += fresh.len() as u64;
-        // Two stages ahead: the list of the candidate after next starts loading, and the next
-        // candidate's list (asked for one expansion ago) is read now, its unvisited neighbours'
-        // codes asked for. If a node found now joins before it, it is read again then.
-        let mut waiting = beam[unexpanded..].iter().filter(|entry| !entry.expanded());
-        ahead_of = waiting.next().map(|next| next.hit().row);
-        for after in waiting.take(LISTS_AHEAD) {
-            layer.prefetch(after.hit().row);
-        }
-        if let Some(next) = ahead_of {
-            unvisited_so_far(layer, next, visited, ahead);
-            prefetch_first(ahead, prefetching, &prefetch);
-        }
+        ahead_of = look_ahead(layer, &beam[unexpanded..], visited, ahead, |nodes| {
+            prefetch_first(nodes, prefetching, &prefetch)
+        });
         measure_groups(
             fresh,
             prefetching,
