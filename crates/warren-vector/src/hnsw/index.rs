@@ -251,14 +251,14 @@ impl HnswIndex {
         let entries = std::mem::take(&mut scratch.entries);
         let mut found = std::mem::take(&mut scratch.found);
         let ef = efs.max(k);
-        let distance = |row| space.query_distance(&prepared, row);
+        let distances = |rows: &[u32], out: &mut [f32]| space.query_distances(&prepared, rows, out);
         let prefetch = |row| space.prefetch(row);
         scratch.counts.lower += if self.deleted_rows == 0 && filter.passes_all() {
             search_layer_beam(
                 &self.lower,
                 &entries,
                 ef,
-                |rows: &[u32], out: &mut [f32]| space.query_distances(&prepared, rows, out),
+                distances,
                 prefetch,
                 scratch,
                 &mut found,
@@ -268,7 +268,7 @@ impl HnswIndex {
                 &self.lower,
                 &entries,
                 ef,
-                distance,
+                distances,
                 accept,
                 prefetch,
                 scratch,

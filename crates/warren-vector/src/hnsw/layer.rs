@@ -252,26 +252,23 @@ impl Layer {
         } else {
             threads.max(1)
         };
-        let per_thread = nodes.len().div_ceil(threads).max(1);
-        if threads == 1 {
+        // Codes a run of whole blocks, the first of them node `first`.
+        let code_run = |first: usize, run_blocks: &mut [AtomicU32]| {
             let mut codes = vec![0i8; dim];
-            for (offset, block) in blocks.chunks_exact_mut(stride).enumerate() {
-                let factors = encode(nodes.start + offset, &mut codes);
+            for (offset, block) in run_blocks.chunks_exact_mut(stride).enumerate() {
+                let factors = encode(first + offset, &mut codes);
                 write_codes(block, degree, list_words, &codes, factors);
             }
+        };
+        if threads == 1 {
+            code_run(nodes.start, blocks);
             return;
         }
-        let encode = &encode;
+        let per_thread = nodes.len().div_ceil(threads);
+        let code_run = &code_run;
         std::thread::scope(|scope| {
             for (run, run_blocks) in blocks.chunks_mut(per_thread * stride).enumerate() {
-                let first = nodes.start + run * per_thread;
-                scope.spawn(move || {
-                    let mut codes = vec![0i8; dim];
-                    for (offset, block) in run_blocks.chunks_exact_mut(stride).enumerate() {
-                        let factors = encode(first + offset, &mut codes);
-                        write_codes(block, degree, list_words, &codes, factors);
-                    }
-                });
+                scope.spawn(move || code_run(nodes.start + run * per_thread, run_blocks));
             }
         });
     }

@@ -282,9 +282,9 @@ impl<'a> Space<'a> {
     /// The distances between row `a` and each of `others`.
     #[inline]
     pub fn between_four(&self, a: u32, others: [u32; 4]) -> [f32; 4] {
-        let [scale, _] = self.rows.factors(a);
-        let squared = self.squared_norm(self.rows.factors(a));
-        self.distances_four(self.rows.codes(a), scale, squared, others)
+        let factors = self.rows.factors(a);
+        let squared = self.squared_norm(factors);
+        self.distances_four(self.rows.codes(a), factors[0], squared, others)
     }
 
     /// The distances of four rows to codes `codes` with scale `scale` and squared norm

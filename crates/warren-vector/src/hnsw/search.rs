@@ -234,56 +234,26 @@ fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut V
     list_neighbours(layer, node, out, |neighbour| !visited.is_set(neighbour));
 }
 
-/// Hands `measured` each node of `fresh` with its distance, in order; when `prefetching`,
-/// each node's vector is prefetched [`PREFETCH_AHEAD`] nodes before it is measured.
-#[inline(always)]
-fn measure_each<D, P>(
-    fresh: &[u32],
-    prefetching: bool,
-    distance: &D,
-    prefetch: &P,
-    mut measured: impl FnMut(Neighbour),
-) where
-    D: Fn(u32) -> f32,
-    P: Fn(u32),
-{
-    if prefetching {
-        for &node in fresh.iter().take(PREFETCH_AHEAD) {
-            prefetch(node);
-        }
-    }
-    for (index, &node) in fresh.iter().enumerate() {
-        if prefetching {
-            if let Some(&later) = fresh.get(index + PREFETCH_AHEAD) {
-                prefetch(later);
-            }
-        }
-        measured(Neighbour {
-            row: node,
-            distance: distance(node),
-        });
-    }
-}
-
 /// Searches `layer` from `entries` with beam width `ef`, writing the (at most `ef`) nearest
 /// accepted nodes into `out`, nearest first. Nodes that `accept` rejects are still traversed
 /// (so tombstones and filters never cut the graph), and the search does not stop while fewer
 /// than `ef` nodes were accepted: a selective filter makes it expand until it finds `ef` or
-/// exhausts what it can reach. `prefetch(node)` starts loading a node's vector. Returns the
-/// number of distances computed.
+/// exhausts what it can reach. `distances(nodes, out)` measures up to [`MEASURE_GROUP`] nodes
+/// at once, as in [`search_layer_beam`]; `prefetch(node)` starts loading a node's vector.
+/// Returns the number of distances computed.
 #[allow(clippy::too_many_arguments)]
 pub fn search_layer<D, A, P>(
     layer: &Layer,
     entries: &[u32],
     ef: usize,
-    distance: D,
+    distances: D,
     accept: A,
     prefetch: P,
     scratch: &mut SearchScratch,
     out: &mut Vec<Neighbour>,
 ) -> u64
 where
-    D: Fn(u32) -> f32,
+    D: Fn(&[u32], &mut [f32]),
     A: Fn(u32) -> bool,
     P: Fn(u32),
 {
@@ -304,7 +274,7 @@ where
             computed += 1;
             let found = Neighbour {
                 row: entry,
-                distance: distance(entry),
+                distance: measure_one(&distances, entry),
             };
             candidates.push(Reverse(found));
             if accept(entry) {
@@ -326,18 +296,26 @@ where
         }
         unvisited_neighbours(layer, nearest.row, visited, fresh);
         computed += fresh.len() as u64;
-        measure_each(fresh, prefetching, &distance, &prefetch, |found| {
-            let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
-            if results.len() < ef || found.distance < worst {
-                candidates.push(Reverse(found));
-                if accept(found.row) {
-                    results.push(found);
-                    if results.len() > ef {
-                        results.pop();
+        prefetch_first(fresh, prefetching, &prefetch);
+        measure_groups(
+            fresh,
+            prefetching,
+            &distances,
+            &prefetch,
+            |row, distance| {
+                let found = Neighbour { row, distance };
+                let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
+                if results.len() < ef || found.distance < worst {
+                    candidates.push(Reverse(found));
+                    if accept(found.row) {
+                        results.push(found);
+                        if results.len() > ef {
+                            results.pop();
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
     }
     out.clear();
     out.extend(results.drain());
@@ -407,9 +385,18 @@ fn distance_of_ordered_bits(ordered: u32) -> f32 {
     })
 }
 
+/// One node's distance through a group distance function (a search's entries).
+#[inline]
+fn measure_one<D: Fn(&[u32], &mut [f32])>(distances: &D, node: u32) -> f32 {
+    let mut one = [0.0f32];
+    distances(&[node], &mut one);
+    one[0]
+}
+
 /// Hands `measured` each node of `fresh` with its distance, in order, measuring
 /// [`MEASURE_GROUP`] nodes per call of `distances`; when `prefetching`, each node's vector is
-/// prefetched [`PREFETCH_AHEAD`] nodes before it is measured.
+/// prefetched [`PREFETCH_AHEAD`] nodes before it is measured (the caller asks for the first
+/// `PREFETCH_AHEAD` with [`prefetch_first`], as early as it can).
 #[inline(always)]
 fn measure_groups<D, P>(
     fresh: &[u32],
@@ -491,11 +478,9 @@ where
     for &entry in entries {
         if visited.visit(entry) {
             computed += 1;
-            let mut one = [0.0f32];
-            distances(&[entry], &mut one);
             let found = Neighbour {
                 row: entry,
-                distance: one[0],
+                distance: measure_one(&distances, entry),
             };
             join_beam(beam, ef, found);
         }
@@ -636,6 +621,18 @@ mod tests {
 
     use super::*;
 
+    /// A group distance function measuring each node by `distance` (groups of at most
+    /// `MEASURE_GROUP`).
+    fn per_node(distance: impl Fn(u32) -> f32) -> impl Fn(&[u32], &mut [f32]) {
+        move |nodes, out| {
+            assert!(nodes.len() <= MEASURE_GROUP);
+            assert_eq!(nodes.len(), out.len());
+            for (measured, &node) in out.iter_mut().zip(nodes) {
+                *measured = distance(node);
+            }
+        }
+    }
+
     /// A path graph 0 - 1 - ... - 9 with the distance |node - 7|.
     fn path_layer() -> Layer {
         let layer = Layer::new(2, 10);
@@ -655,13 +652,13 @@ mod tests {
         let layer = path_layer();
         let mut scratch = SearchScratch::new();
         let mut out = Vec::new();
-        let distance = |node: u32| (node as f32 - 7.0).abs();
+        let distances = per_node(|node: u32| (node as f32 - 7.0).abs());
         let none = |_| ();
         search_layer(
             &layer,
             &[0],
             3,
-            distance,
+            &distances,
             |_| true,
             none,
             &mut scratch,
@@ -674,7 +671,7 @@ mod tests {
             &layer,
             &[0],
             3,
-            distance,
+            &distances,
             |node| node % 2 == 0,
             none,
             &mut scratch,
@@ -723,13 +720,7 @@ mod tests {
                 let guard = layer.lock(node);
                 layer.set_neighbours(&guard, node, &list);
             }
-            let distance = |node: u32| rank[node as usize] as f32 * 0.5;
-            let distances = |nodes: &[u32], out: &mut [f32]| {
-                assert!(nodes.len() <= MEASURE_GROUP);
-                for (measured, &node) in out.iter_mut().zip(nodes) {
-                    *measured = distance(node);
-                }
-            };
+            let distances = per_node(|node: u32| rank[node as usize] as f32 * 0.5);
             for ef in [1, 2, 8, 64, 5000] {
                 let (mut heaps, mut beam) = (Vec::new(), Vec::new());
                 let mut scratch = SearchScratch::new();
@@ -737,14 +728,14 @@ mod tests {
                     &layer,
                     &entries,
                     ef,
-                    distance,
+                    &distances,
                     |_| true,
                     |_| (),
                     &mut scratch,
                     &mut heaps,
                 );
                 let by_beam =
-                    search_layer_beam(&layer, &entries, ef, distances, |_| (), &mut scratch, &mut beam);
+                    search_layer_beam(&layer, &entries, ef, &distances, |_| (), &mut scratch, &mut beam);
                 prop_assert_eq!(by_beam, by_heaps, "ef {}: distances computed", ef);
                 prop_assert_eq!(&beam, &heaps, "ef {}", ef);
                 prop_assert!(beam.len() <= ef);
@@ -813,15 +804,15 @@ mod tests {
         let mut scratch = SearchScratch::new();
         let mut out = Vec::new();
         let calls = std::cell::Cell::new(0u64);
-        let distance = |node: u32| {
+        let distances = per_node(|node: u32| {
             calls.set(calls.get() + 1);
             (node as f32 - 7.0).abs()
-        };
+        });
         let computed = search_layer(
             &layer,
             &[0],
             2,
-            distance,
+            distances,
             |_| true,
             |_| (),
             &mut scratch,

@@ -154,17 +154,14 @@ mod x86 {
     //! features it is compiled for were detected.
 
     use std::arch::x86_64::{
-        _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16, _mm256_extracti128_si256,
-        _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maskz_loadu_epi8, _mm256_setzero_si256,
-        _mm512_add_epi32, _mm512_cvtepi8_epi16, _mm512_loadu_si512, _mm512_madd_epi16,
-        _mm512_maskz_loadu_epi16, _mm512_reduce_add_epi32, _mm512_setzero_si512, _mm_add_epi32,
-        _mm_cvtsi128_si32, _mm_loadu_si128, _mm_shuffle_epi32,
-    };
-
-    use std::arch::x86_64::{
-        __m512i, _mm256_hadd_epi32, _mm512_abs_epi8, _mm512_castsi512_si256, _mm512_dpbusd_epi32,
-        _mm512_extracti64x4_epi64, _mm512_mask_sub_epi8, _mm512_maskz_loadu_epi8,
-        _mm512_movepi8_mask, _mm_storeu_si128,
+        __m512i, _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16,
+        _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_loadu_si256, _mm256_madd_epi16,
+        _mm256_maskz_loadu_epi8, _mm256_setzero_si256, _mm512_abs_epi8, _mm512_add_epi32,
+        _mm512_castsi512_si256, _mm512_cvtepi8_epi16, _mm512_dpbusd_epi32,
+        _mm512_extracti64x4_epi64, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_mask_sub_epi8,
+        _mm512_maskz_loadu_epi16, _mm512_maskz_loadu_epi8, _mm512_movepi8_mask,
+        _mm512_reduce_add_epi32, _mm512_setzero_si512, _mm_add_epi32, _mm_cvtsi128_si32,
+        _mm_loadu_si128, _mm_shuffle_epi32, _mm_storeu_si128,
     };
 
     use super::{check_pair, check_shapes};
@@ -179,7 +176,7 @@ mod x86 {
     /// Bytes of codes per VNNI step.
     const VNNI_STEP: usize = 64;
 
-    /// The mask that loads the `step`-th 64 codes of a row of `dim` (all 64 but the tail).
+    /// The mask that loads the 64 codes from `at` of a row of `dim` (all 64 but at the tail).
     #[inline(always)]
     fn step_mask(dim: usize, at: usize) -> u64 {
         let left = dim - at;
