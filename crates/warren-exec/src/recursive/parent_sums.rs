@@ -99,6 +99,13 @@ mod x86 {
     use std::arch::x86_64::*;
     use std::sync::atomic::AtomicU64;
 
+    /// The kernels' contract: a running sum per in-edge and one before them, and a frontier
+    /// word for every node of `counts` (the gathers read them without bounds checks).
+    fn check_shapes(sources: &[u32], frontier: &[AtomicU64], counts: &[AtomicU64], out: &[u64]) {
+        assert_eq!(out.len(), sources.len() + 1);
+        assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
+    }
+
     /// [`super::running_sums`] for whole groups of eight in-edges: each group's frontier words
     /// and its members' counts gathered, summed across the lanes in three steps and added to the
     /// sum so far. Returns how many in-edges it summed: all but the last `len % 8`, or fewer
@@ -119,8 +126,7 @@ mod x86 {
         counts: &[AtomicU64],
         out: &mut [u64],
     ) -> usize {
-        assert_eq!(out.len(), sources.len() + 1);
-        assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
+        check_shapes(sources, frontier, counts, out);
         let Ok(nodes) = i32::try_from(counts.len()) else {
             return 0;
         };
@@ -173,8 +179,7 @@ mod x86 {
         counts: &[AtomicU64],
         out: &mut [u64],
     ) -> usize {
-        assert_eq!(out.len(), sources.len() + 1);
-        assert!(frontier.len() * 64 >= counts.len(), "a word for every node");
+        check_shapes(sources, frontier, counts, out);
         let Some(last) = i32::try_from(counts.len())
             .ok()
             .and_then(|n| n.checked_sub(1))
