@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::index::{HnswIndex, UPPER_SEARCH_EF};
+use super::index::{HnswIndex, INSERT_UPPER_EF};
 use super::layer::{Layer, EMPTY};
 use super::measure::{padded_four, Query};
 use super::params::{HnswError, HnswParams};
@@ -85,7 +85,7 @@ impl HnswIndex {
         let mut prepared = std::mem::take(&mut scratch.query);
         space.prepare_row(row, &mut prepared);
         let upper_ef = if upper_node == EMPTY {
-            UPPER_SEARCH_EF
+            INSERT_UPPER_EF
         } else {
             self.params.efc
         };

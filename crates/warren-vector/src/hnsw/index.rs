@@ -16,11 +16,15 @@ use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch, M
 /// Tombstones over this fraction of the rows make `needs_rebuild` true.
 pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
 
-/// The beam of the upper-layer walk at query time (and for rows only in the lower layer at
-/// insert time); its nearest nodes seed the lower-layer beam. Narrower beams compute fewer
-/// upper distances but lose recall at 1M rows (2: recall@10 0.998 at efs 200 instead of 1.0;
-/// docs/OPTIMIZATION_LOG.md).
+/// The beam of the upper-layer walk at query time; its nearest nodes seed the lower-layer
+/// beam. Narrower beams compute fewer upper distances but lose recall at 1M rows (2:
+/// recall@10 0.998 at efs 200 instead of 1.0; docs/OPTIMIZATION_LOG.md).
 pub(crate) const UPPER_SEARCH_EF: usize = 8;
+
+/// The beam of the upper-layer walk when inserting a row that is only in the lower layer: its
+/// lower-layer search is `efc` wide, so two seeds serve it as well as eight (the same recall
+/// at every efs at 50,000 and 1M rows, for 4% of the build; docs/OPTIMIZATION_LOG.md 278).
+pub(crate) const INSERT_UPPER_EF: usize = 2;
 
 /// The beam's nearest `RANKED_ROWS_PER_RESULT · k` rows by their codes are ranked again by
 /// their exact distances; the rest of the beam is dropped. The codes' error (about 1e-3) is

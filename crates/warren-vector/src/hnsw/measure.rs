@@ -62,6 +62,13 @@ fn non_negative(value: f32) -> f32 {
     }
 }
 
+/// `|a - b|²` from `|a|²`, `|b|²` and `a · b`. Rounding may take it below 0; NaN stays NaN
+/// (`f32::max` would not).
+#[inline(always)]
+fn squared_difference(left_squared: f32, right_squared: f32, product: f32) -> f32 {
+    non_negative(left_squared + right_squared - 2.0 * product)
+}
+
 /// `(x + ROUNDER) - ROUNDER` rounds `|x| < 2²²` to the nearest integer, ties to even, in
 /// plain adds that vectorize at any SIMD width (`round_ties_even` calls `rintf` on baseline
 /// x86-64).
@@ -223,12 +230,10 @@ impl<'a> Space<'a> {
     /// and the second side's squared norm factor.
     #[inline]
     fn distance_of_product(&self, product: f32, left_squared: f32, right_squared: f32) -> f32 {
-        // Rounding may take a squared distance below 0; NaN stays NaN (`f32::max` would not).
-        let squared = || non_negative(left_squared + right_squared - 2.0 * product);
         not_nan(match self.metric {
             Metric::Cosine => 1.0 - product,
-            Metric::L2Squared => squared(),
-            Metric::L2 => squared().sqrt(),
+            Metric::L2Squared => squared_difference(left_squared, right_squared, product),
+            Metric::L2 => squared_difference(left_squared, right_squared, product).sqrt(),
             Metric::DotProduct => -product,
         })
     }
@@ -275,7 +280,10 @@ impl<'a> Space<'a> {
             let four = padded_four(group);
             let distances =
                 self.distances_four(&query.row_codes, query.scale, query.squared_norm, four);
-            out.copy_from_slice(&distances[..group.len()]);
+            // Lane by lane: `copy_from_slice` of one to four floats is a `memcpy` call.
+            for (slot, distance) in out.iter_mut().zip(distances) {
+                *slot = distance;
+            }
         }
     }
 
@@ -301,14 +309,24 @@ impl<'a> Space<'a> {
                 layer.codes(rows[3]),
             ],
         );
-        let mut distances = [0.0f32; 4];
-        for lane in 0..4 {
-            let factors = layer.factors(rows[lane]);
-            let product = dots[lane] as f32 * (scale * factors[0]);
-            distances[lane] =
-                self.distance_of_product(product, squared, self.squared_norm(factors));
+        let factors = rows.map(|row| layer.factors(row));
+        let products: [f32; 4] =
+            std::array::from_fn(|lane| dots[lane] as f32 * (scale * factors[lane][0]));
+        // One metric per call, not per lane: the four distances are plain arithmetic.
+        match self.metric {
+            Metric::Cosine => products.map(|product| not_nan(1.0 - product)),
+            Metric::DotProduct => products.map(|product| not_nan(-product)),
+            Metric::L2Squared => std::array::from_fn(|lane| {
+                not_nan(squared_difference(
+                    squared,
+                    factors[lane][1],
+                    products[lane],
+                ))
+            }),
+            Metric::L2 => std::array::from_fn(|lane| {
+                not_nan(squared_difference(squared, factors[lane][1], products[lane]).sqrt())
+            }),
         }
-        distances
     }
 
     #[inline]

@@ -43,6 +43,9 @@ pub struct SearchScratch {
     results: BinaryHeap<Neighbour>,
     /// The sorted beam of [`search_layer_beam`].
     beam: Vec<BeamEntry>,
+    /// The nodes that join the beam in its next merge: a search's entries, then those an
+    /// expansion found (see `merge_beam`).
+    arrivals: Vec<BeamEntry>,
     pub(crate) found: Vec<Neighbour>,
     pub(crate) entries: Vec<u32>,
     /// The query as the graph measures it (its codes).
@@ -66,10 +69,13 @@ pub struct DistanceCounts {
     pub lower: u64,
 }
 
-/// How many neighbours ahead of the distance loop their vectors are prefetched: enough to
-/// cover a miss, few enough that the prefetches do not queue behind each other (measured
-/// against prefetching every neighbour at once; docs/OPTIMIZATION_LOG.md).
-const PREFETCH_AHEAD: usize = 8;
+/// How many neighbours ahead of the distance loop their vectors are prefetched. The beam
+/// search asks for the first this many of the next expansion's unvisited neighbours one
+/// expansion early (`look_ahead`), which at 16 covers the whole list of most expansions (a
+/// query at 1M rows measures about 12 per expansion): the loads of a list's tail then overlap
+/// an expansion too, not only the group or two measured before them (docs/OPTIMIZATION_LOG.md
+/// 277).
+const PREFETCH_AHEAD: usize = 16;
 
 impl SearchScratch {
     pub fn new() -> Self {
@@ -140,6 +146,35 @@ impl VisitedBits {
         fresh
     }
 
+    /// Lists in `out` the nodes of `nodes` (at most `count`) whose bits were clear, setting
+    /// them and recording them in `marked`. Branch-free per node: each is written at the end of
+    /// `out` and of `marked`, which grow by one only when its bit was clear (most are visited
+    /// in a beam search, so a branch on it would be mispredicted at each one kept), and no
+    /// `memcpy` call copies the few kept into `marked`.
+    #[inline(always)]
+    fn mark_fresh(&mut self, count: usize, nodes: impl Iterator<Item = u32>, out: &mut Vec<u32>) {
+        out.clear();
+        out.reserve(count);
+        self.marked.reserve(count);
+        let marked_before = self.marked.len();
+        let listed = &mut out.spare_capacity_mut()[..count];
+        let marks = &mut self.marked.spare_capacity_mut()[..count];
+        let mut kept = 0;
+        for node in nodes.take(count) {
+            let (word, bit) = ((node / 64) as usize, 1u64 << (node % 64));
+            let before = self.words[word];
+            self.words[word] = before | bit;
+            listed[kept].write(node);
+            marks[kept].write(node);
+            kept += usize::from(before & bit == 0);
+        }
+        // SAFETY: the first `kept` spare slots of both were written above.
+        unsafe {
+            out.set_len(kept);
+            self.marked.set_len(marked_before + kept);
+        }
+    }
+
     /// Whether `node` is marked.
     #[inline(always)]
     fn is_set(&self, node: u32) -> bool {
@@ -189,8 +224,12 @@ fn list_neighbours(
 /// visited.
 #[inline(always)]
 fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fresh: &mut Vec<u32>) {
-    list_neighbours(layer, node, fresh, |neighbour| visited.set_bit(neighbour));
-    visited.marked.extend_from_slice(fresh);
+    let slots = layer.slots(node);
+    let neighbours = slots
+        .iter()
+        .map(|slot| slot.load(AtomicOrdering::Relaxed))
+        .filter(|&neighbour| neighbour != EMPTY);
+    visited.mark_fresh(slots.len(), neighbours, fresh);
 }
 
 /// Two stages ahead, for [`search_layer_beam`] (`waiting`: the beam after the node being
@@ -221,10 +260,8 @@ fn look_ahead(
 /// Moves the list made by [`look_ahead`] into `fresh` and marks it (nothing was marked since
 /// it was made; a list read mid-update that held a node twice yields it once).
 #[inline(always)]
-fn take_listed_ahead(visited: &mut VisitedBits, ahead: &mut Vec<u32>, fresh: &mut Vec<u32>) {
-    std::mem::swap(fresh, ahead);
-    fresh.retain(|&neighbour| visited.set_bit(neighbour));
-    visited.marked.extend_from_slice(fresh);
+fn take_listed_ahead(visited: &mut VisitedBits, ahead: &[u32], fresh: &mut Vec<u32>) {
+    visited.mark_fresh(ahead.len(), ahead.iter().copied(), fresh);
 }
 
 /// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
@@ -302,15 +339,17 @@ where
             prefetching,
             &distances,
             &prefetch,
-            |row, distance| {
-                let found = Neighbour { row, distance };
-                let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
-                if results.len() < ef || found.distance < worst {
-                    candidates.push(Reverse(found));
-                    if accept(found.row) {
-                        results.push(found);
-                        if results.len() > ef {
-                            results.pop();
+            |group, group_distances| {
+                for (&row, &distance) in group.iter().zip(group_distances) {
+                    let found = Neighbour { row, distance };
+                    let worst = results.peek().map_or(f32::INFINITY, |worst| worst.distance);
+                    if results.len() < ef || found.distance < worst {
+                        candidates.push(Reverse(found));
+                        if accept(found.row) {
+                            results.push(found);
+                            if results.len() > ef {
+                                results.pop();
+                            }
                         }
                     }
                 }
@@ -393,17 +432,18 @@ fn measure_one<D: Fn(&[u32], &mut [f32])>(distances: &D, node: u32) -> f32 {
     one[0]
 }
 
-/// Hands `measured` each node of `fresh` with its distance, in order, measuring
-/// [`MEASURE_GROUP`] nodes per call of `distances`; when `prefetching`, each node's vector is
-/// prefetched [`PREFETCH_AHEAD`] nodes before it is measured (the caller asks for the first
-/// `PREFETCH_AHEAD` with [`prefetch_first`], as early as it can).
+/// Hands `measured` each group of [`MEASURE_GROUP`] nodes of `fresh` (the last may be
+/// shorter) with their distances, in order, measuring a group per call of `distances`; when
+/// `prefetching`, each node's vector is prefetched [`PREFETCH_AHEAD`] nodes before it is
+/// measured (the caller asks for the first `PREFETCH_AHEAD` with [`prefetch_first`], as early
+/// as it can).
 #[inline(always)]
 fn measure_groups<D, P>(
     fresh: &[u32],
     prefetching: bool,
     distances: &D,
     prefetch: &P,
-    mut measured: impl FnMut(u32, f32),
+    mut measured: impl FnMut(&[u32], &[f32]),
 ) where
     D: Fn(&[u32], &mut [f32]),
     P: Fn(u32),
@@ -417,9 +457,7 @@ fn measure_groups<D, P>(
         }
         let mut group_distances = [0.0f32; MEASURE_GROUP];
         distances(group, &mut group_distances[..group.len()]);
-        for (&node, &distance) in group.iter().zip(&group_distances) {
-            measured(node, distance);
-        }
+        measured(group, &group_distances[..group.len()]);
     }
 }
 
@@ -443,13 +481,13 @@ pub const MEASURE_GROUP: usize = 4;
 /// [`search_layer`] for a search that accepts every node (the build, the upper layer, an
 /// unfiltered query over an index without deletions), with the beam as one sorted array of at
 /// most `ef` nodes instead of two heaps: the nearest node not yet expanded is the first such
-/// entry, a node found joins at its place (the farthest falls off the end; `join_beam`), and
-/// the search ends when every node of the beam was expanded. It expands the same nodes in the
-/// same order as the heaps would (the heaps' candidates beyond the `ef` nearest are never
-/// expanded, as the search stops at the first of them), up to nodes at exactly the distance of
-/// the beam's farthest. `distances(nodes, out)` measures up to [`MEASURE_GROUP`] nodes at once
-/// (an expansion's unvisited neighbours are measured a group at a time, each group before any
-/// of its nodes joins the beam). Returns the number of distances computed.
+/// entry, the nodes an expansion finds join at their places in one merge after it (the
+/// farthest fall off the end; `merge_beam`), and the search ends when every node of the beam
+/// was expanded. It expands the same nodes in the same order as the heaps would (the heaps'
+/// candidates beyond the `ef` nearest are never expanded, as the search stops at the first of
+/// them), up to nodes at exactly the distance of the beam's farthest. `distances(nodes, out)`
+/// measures up to [`MEASURE_GROUP`] nodes at once (an expansion's unvisited neighbours are
+/// measured a group at a time). Returns the number of distances computed.
 pub fn search_layer_beam<D, P>(
     layer: &Layer,
     entries: &[u32],
@@ -468,6 +506,7 @@ where
     let SearchScratch {
         visited,
         beam,
+        arrivals,
         fresh,
         ahead,
         no_prefetch,
@@ -475,23 +514,17 @@ where
     } = scratch;
     let prefetching = !*no_prefetch;
     let mut computed = 0u64;
+    arrivals.clear();
     for &entry in entries {
         if visited.visit(entry) {
             computed += 1;
-            let found = Neighbour {
+            arrivals.push(BeamEntry::new(Neighbour {
                 row: entry,
                 distance: measure_one(&distances, entry),
-            };
-            join_beam(beam, ef, found);
+            }));
         }
     }
-    // Arrivals must be nearer than this to join: the farthest entry's distance once the beam is
-    // full (infinite until then).
-    let mut farthest = if beam.len() == ef {
-        beam[ef - 1].hit().distance
-    } else {
-        f32::INFINITY
-    };
+    merge_beam(beam, ef, arrivals);
     // The node whose unvisited neighbours `ahead` lists, if any.
     let mut ahead_of: Option<u32> = None;
     // Every entry before `unexpanded` has been expanded.
@@ -514,24 +547,27 @@ where
         ahead_of = look_ahead(layer, &beam[unexpanded..], visited, ahead, |nodes| {
             prefetch_first(nodes, prefetching, &prefetch)
         });
+        // The nodes nearer than the farthest entry (all while the beam has room) join in one
+        // merge after the expansion. The merge keeps the `ef` nearest, so the beam is the one
+        // that joining them one at a time gave, up to nodes at exactly the farthest distance.
+        let farthest = if beam.len() == ef {
+            beam[ef - 1].hit().distance
+        } else {
+            f32::INFINITY
+        };
+        arrivals.clear();
         measure_groups(
             fresh,
             prefetching,
             &distances,
             &prefetch,
-            |node, distance| {
-                if beam.len() < ef || distance < farthest {
-                    let found = Neighbour {
-                        row: node,
-                        distance,
-                    };
-                    unexpanded = unexpanded.min(join_beam(beam, ef, found));
-                    if beam.len() == ef {
-                        farthest = beam[ef - 1].hit().distance;
-                    }
-                }
+            |group, group_distances| {
+                collect_arrivals(arrivals, farthest, group, group_distances);
             },
         );
+        if let Some(first) = merge_beam(beam, ef, arrivals) {
+            unexpanded = unexpanded.min(first);
+        }
     }
     out.clear();
     out.extend(beam.iter().map(|entry| entry.hit()));
@@ -539,80 +575,131 @@ where
     computed
 }
 
-/// Inserts `found` into the sorted `beam` (at most `ef` entries, the farthest dropped when it is
-/// full); returns its position. The caller checked that it is nearer than the farthest, or that
-/// the beam has room.
-#[inline]
-fn join_beam(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
+/// Adds the nodes of `group` nearer than `farthest` to `arrivals`. Branch-free per node: each
+/// is written at the end of the arrivals, which grow by one only when it is nearer (a branch on
+/// it would be mispredicted about every other node).
+#[inline(always)]
+fn collect_arrivals(
+    arrivals: &mut Vec<BeamEntry>,
+    farthest: f32,
+    group: &[u32],
+    distances: &[f32],
+) {
+    let mut joining = arrivals.len();
+    arrivals.reserve(MEASURE_GROUP);
+    let spare = &mut arrivals.spare_capacity_mut()[..MEASURE_GROUP];
+    let mut written = 0;
+    for (&node, &distance) in group.iter().zip(distances) {
+        spare[written].write(BeamEntry::new(Neighbour {
+            row: node,
+            distance,
+        }));
+        written += usize::from(distance < farthest);
+    }
+    joining += written;
+    // SAFETY: the first `written` spare slots were written above.
+    unsafe { arrivals.set_len(joining) };
+}
+
+/// Merges `arrivals` (in any order) into the sorted `beam`, keeping its `ef` nearest entries;
+/// returns the place of the nearest arrival (which is kept: arrivals are nearer than the
+/// farthest entry of a full beam, as the search checks), or None when there were none.
+/// Merging an expansion's arrivals at once moves each entry past the nearest of them once,
+/// where joining them one at a time moved it once per arrival (docs/OPTIMIZATION_LOG.md 277).
+#[inline(always)]
+fn merge_beam(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &mut [BeamEntry]) -> Option<usize> {
+    match arrivals.len() {
+        0 => return None,
+        1 => {}
+        _ => arrivals.sort_unstable_by_key(|arrival| arrival.0),
+    }
+    beam.reserve(arrivals.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("popcnt")
     {
-        beam.reserve(1);
-        // SAFETY: AVX-512F and POPCNT were detected; the beam has room for one more entry.
-        return unsafe { join_beam_avx512(beam, ef, BeamEntry::new(found)) };
+        // SAFETY: AVX-512F and POPCNT were detected; the beam has room for the arrivals.
+        return Some(unsafe { merge_beam_avx512(beam, ef, arrivals) });
     }
-    join_beam_portable(beam, ef, found)
+    Some(merge_beam_portable(beam, ef, arrivals))
 }
 
-/// [`join_beam`] scanning from the far end eight entries at a time, each block moved up one
-/// place as it is passed (arrivals land about two thirds of the way down the beam, so this
-/// reads and moves about a third of it, with no binary search and no `memmove` call).
+/// [`merge_beam`] for sorted `arrivals`, farthest first, each scanning the beam from where the
+/// last one landed toward the near end eight entries at a time: the entries farther than the
+/// arrival move up by its place among the arrivals plus one, in masked stores (arrivals land
+/// about two thirds of the way down a full beam, so this reads and moves about a third of it,
+/// with no binary search and no `memmove` call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
-unsafe fn join_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, joining: BeamEntry) -> usize {
+unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[BeamEntry]) -> usize {
     use std::arch::x86_64::{
         _mm512_and_si512, _mm512_mask_cmpgt_epu64_mask, _mm512_mask_storeu_epi64,
         _mm512_maskz_loadu_epi64, _mm512_set1_epi64,
     };
     const LANES: usize = 8;
     let len = beam.len();
-    assert!(beam.capacity() > len, "room for the arrival");
+    assert!(
+        beam.capacity() >= len + arrivals.len(),
+        "room for the arrivals"
+    );
     let base = beam.as_mut_ptr().cast::<i64>();
-    let key = _mm512_set1_epi64(joining.key() as i64);
     let without_flag = _mm512_set1_epi64(!(BeamEntry::EXPANDED as i64));
+    // Entries `end..len` have moved; those below `end` are where they were.
     let mut end = len;
-    let at = loop {
-        let start = end.saturating_sub(LANES);
-        let lanes = ((1u32 << (end - start)) - 1) as u8;
-        // SAFETY: lanes `start..end` lie inside the beam; the shifted store writes indices
-        // up to `end <= len`, inside the capacity.
-        let farther = unsafe {
-            let block = _mm512_maskz_loadu_epi64(lanes, base.add(start).cast());
-            let farther =
-                _mm512_mask_cmpgt_epu64_mask(lanes, _mm512_and_si512(block, without_flag), key);
-            _mm512_mask_storeu_epi64(base.add(start + 1).cast(), farther, block);
-            farther
+    for (index, arrival) in arrivals.iter().enumerate().rev() {
+        debug_assert!(!arrival.expanded(), "arrivals join unexpanded");
+        let key = _mm512_set1_epi64(arrival.0 as i64);
+        let shift = index + 1;
+        let at = loop {
+            let start = end.saturating_sub(LANES);
+            let lanes = ((1u32 << (end - start)) - 1) as u8;
+            // SAFETY: lanes `start..end` lie inside the beam; the shifted store writes
+            // indices up to `end - 1 + shift <= len - 1 + arrivals.len()`, inside the
+            // capacity, and above every entry not yet read.
+            let farther = unsafe {
+                let block = _mm512_maskz_loadu_epi64(lanes, base.add(start).cast());
+                let farther =
+                    _mm512_mask_cmpgt_epu64_mask(lanes, _mm512_and_si512(block, without_flag), key);
+                _mm512_mask_storeu_epi64(base.add(start + shift).cast(), farther, block);
+                farther
+            };
+            if farther != lanes || start == 0 {
+                break end - farther.count_ones() as usize;
+            }
+            end = start;
         };
-        if farther != lanes || start == 0 {
-            break end - farther.count_ones() as usize;
-        }
-        end = start;
-    };
-    // SAFETY: `at <= len` is inside the capacity; entries `at + 1..=len` were moved up.
-    unsafe {
-        *base.add(at) = joining.0 as i64;
-        beam.set_len(len + 1);
+        // SAFETY: `at + index < len + arrivals.len()`, inside the capacity; the entry that
+        // was there (if any) has moved.
+        unsafe { *base.add(at + index) = arrival.0 as i64 };
+        end = at;
     }
-    if len == ef {
-        beam.pop();
-    }
-    at
+    // SAFETY: every index below `len + arrivals.len()` holds an entry: those below `end`
+    // stayed, the rest were moved or written above.
+    unsafe { beam.set_len(len + arrivals.len()) };
+    beam.truncate(ef);
+    end
 }
 
-/// [`join_beam`] by a binary search and an insertion (the form for CPUs without AVX-512).
-#[inline]
-fn join_beam_portable(beam: &mut Vec<BeamEntry>, ef: usize, found: Neighbour) -> usize {
-    let joining = BeamEntry::new(found);
-    let at = beam.partition_point(|entry| entry.key() < joining.key());
-    if beam.len() == ef {
-        if at == ef {
-            return at;
+/// [`merge_beam`] for sorted `arrivals` by one backward merge (the form for CPUs without
+/// AVX-512).
+fn merge_beam_portable(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[BeamEntry]) -> usize {
+    let len = beam.len();
+    beam.resize(len + arrivals.len(), BeamEntry(0));
+    let (mut stayed, mut waiting) = (len, arrivals.len());
+    let mut write = beam.len();
+    while waiting > 0 {
+        write -= 1;
+        let arrival = arrivals[waiting - 1];
+        if stayed > 0 && beam[stayed - 1].key() > arrival.0 {
+            beam[write] = beam[stayed - 1];
+            stayed -= 1;
+        } else {
+            beam[write] = arrival;
+            waiting -= 1;
         }
-        beam.pop();
     }
-    beam.insert(at, joining);
-    at
+    beam.truncate(ef);
+    write
 }
 
 #[cfg(test)]
@@ -826,20 +913,20 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(500))]
 
-        /// Every way of joining the beam (the portable binary search and the AVX-512 scan from
-        /// the far end, where the CPU has it) leaves the same beam and returns the same place,
-        /// for beams of any fill with expanded flags, full or not, and arrivals anywhere
+        /// Every way of merging arrivals into the beam (the portable backward merge and the
+        /// AVX-512 scans from the far end, where the CPU has it) leaves the `ef` nearest of
+        /// the old entries and the arrivals, in order with their flags, and returns the
+        /// nearest arrival's place, for beams of any fill, full or not, and arrivals anywhere
         /// (nearer than the farthest when full, as the search guarantees).
         #[test]
-        fn the_beam_joins_agree(
+        fn the_beam_merges_agree(
             nodes in prop::collection::btree_set(0u32..5000, 0..40),
             ef in 1usize..40,
-            arrival in 0u32..5000,
+            arriving in prop::collection::btree_set(0u32..5000, 0..12),
             flags in any::<u64>(),
         ) {
-            prop_assume!(!nodes.contains(&arrival));
             let entry = |node: u32| Neighbour { row: node, distance: node as f32 * 0.25 };
-            let mut beam: Vec<BeamEntry> = nodes
+            let beam: Vec<BeamEntry> = nodes
                 .iter()
                 .take(ef)
                 .enumerate()
@@ -851,23 +938,32 @@ mod tests {
                     joined
                 })
                 .collect();
-            let found = entry(arrival);
-            prop_assume!(beam.len() < ef || found < beam[ef - 1].hit());
-            let mut by_search = beam.clone();
-            let at = join_beam_portable(&mut by_search, ef, found);
+            let mut arrivals: Vec<BeamEntry> = arriving
+                .iter()
+                .filter(|node| !nodes.contains(node))
+                .filter(|&&node| beam.len() < ef || entry(node) < beam[ef - 1].hit())
+                .map(|&node| BeamEntry::new(entry(node)))
+                .collect();
+            // They arrive in no particular order.
+            arrivals.reverse();
             let words = |beam: &[BeamEntry]| beam.iter().map(|joined| joined.0).collect::<Vec<_>>();
-            prop_assert_eq!(by_search[at].hit(), found);
-            prop_assert!(by_search.len() <= ef);
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("popcnt")
-            {
-                beam.reserve(1);
-                // SAFETY: AVX-512F and POPCNT were detected; the beam has room for one more
-                // entry.
-                let scanned_at = unsafe { join_beam_avx512(&mut beam, ef, BeamEntry::new(found)) };
-                prop_assert_eq!(scanned_at, at);
-                prop_assert_eq!(words(&beam), words(&by_search));
+            let mut expected = words(&beam);
+            expected.extend(words(&arrivals));
+            expected.sort_unstable_by_key(|&word| word & !BeamEntry::EXPANDED);
+            expected.truncate(ef);
+            let nearest = arrivals.iter().map(|arrival| arrival.0).min();
+            let expected_first =
+                nearest.map(|word| expected.iter().position(|&kept| kept == word).unwrap());
+            let mut merged = beam.clone();
+            let first = merge_beam(&mut merged, ef, &mut arrivals.clone());
+            prop_assert_eq!(first, expected_first);
+            prop_assert_eq!(words(&merged), expected.clone());
+            if !arrivals.is_empty() {
+                arrivals.sort_unstable_by_key(|arrival| arrival.0);
+                let mut merged = beam.clone();
+                let first = merge_beam_portable(&mut merged, ef, &arrivals);
+                prop_assert_eq!(Some(first), expected_first);
+                prop_assert_eq!(words(&merged), expected);
             }
         }
     }
