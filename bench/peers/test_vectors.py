@@ -34,14 +34,20 @@ class VectorPeersTest(unittest.TestCase):
 
     def test_peers_find_the_exact_neighbours_at_a_wide_beam(self):
         base, queries, truth = tiny_dataset()
-        hnsw = vectors.run_hnswlib(base, queries, truth, META, threads=1, repeat=1)
+        hnsw = vectors.run_hnswlib(base, queries, truth, META, threads=1, repeat=1, builds=3)
         self.assertGreaterEqual(hnsw["queries"][0]["recall_at_10"], 0.99)
+        self.assertEqual(len(hnsw["build_samples"]), 3)
+        self.assertEqual(hnsw["build_s"], sorted(hnsw["build_samples"])[1])
         faiss_hnsw, flat = vectors.run_faiss(base, queries, truth, META, threads=1, repeat=1)
         self.assertGreaterEqual(faiss_hnsw["queries"][0]["recall_at_10"], 0.99)
         self.assertEqual(flat["recall_at_10"], 1.0)
-        kuzu = vectors.run_kuzu(base, queries, META, threads=1, kuzu_rows=400, kuzu_queries=5)
+        kuzu = vectors.run_kuzu(base, queries, META, threads=1, kuzu_rows=400, kuzu_queries=5,
+                                builds=2)
         self.assertEqual(kuzu["brute_recall_at_10"], 1.0)
         self.assertGreaterEqual(kuzu["queries"][0]["recall_at_10"], 0.9)
+        # Dropped and built again: two samples, the median between them.
+        self.assertEqual(len(kuzu["build_samples"]), 2)
+        self.assertEqual(kuzu["build_s"], sum(kuzu["build_samples"]) / 2)
         alone = vectors.run_kuzu_brute(base, queries, truth, META, threads=1, rows=len(base),
                                        kuzu_queries=5, repeat=2)
         self.assertEqual((alone["rows"], alone["brute_recall_at_10"]), (len(base), 1.0))
@@ -67,6 +73,12 @@ class VectorPeersTest(unittest.TestCase):
         self.assertIn("slow               100         1       100       10          1       10        5",
                       text)
         self.assertIn("(2x)", text)
+        self.assertNotIn("median of each system's builds", text)
+        warren["build_samples"] = [1.0, 0.5, 2.0]
+        peer["build_samples"] = [1.0, 3.0, 0.9]
+        text = vectors.table(warren, [peer])
+        self.assertIn("build s: the median of each system's builds, in run order: "
+                      "warren 1, 0.5, 2; slow 1, 3, 0.9", text)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ Warren's brute-force top-10 cosine answers, meta.json), with the same threads, i
 (`vectors.sh`). Then the table, Warren's report beside the peers', with ratios.
 
     .venv/bin/python vectors.py --data DIR --warren-report warren-vectors.json \
-        --threads 2 --repeat 3 --kuzu-rows 10000 --output peers-vectors.json
+        --threads 2 --repeat 3 --kuzu-rows 10000 [--build-repeat 3] --output peers-vectors.json
+
+`--build-repeat N` builds every index N times (Warren's too, given the same option) and counts
+the median: one build on a shared machine can land in a busy minute.
 
 * hnswlib: `space='cosine'`, `M = mu` (hnswlib's bottom layer then has 2M = ml links, as
   Warren's lower layer), `ef_construction = efc`; queries in one `knn_query` call on the threads.
@@ -46,15 +49,28 @@ def summary(samples: list[float]) -> dict:
             "samples": samples}
 
 
-def run_hnswlib(base, queries, truth, meta, threads, repeat) -> dict:
+def timed_builds(build, builds: int):
+    """Runs `build()` `builds` times (at least once); the last result and the median seconds
+    with every sample (each build starts from nothing, as Warren's `--build-repeat` does)."""
+    samples, result = [], None
+    for _ in range(max(1, builds)):
+        started = time.perf_counter()
+        result = build()
+        samples.append(time.perf_counter() - started)
+    return result, statistics.median(samples), samples
+
+
+def run_hnswlib(base, queries, truth, meta, threads, repeat, builds=1) -> dict:
     import hnswlib
 
-    index = hnswlib.Index(space="cosine", dim=meta["dim"])
-    index.init_index(max_elements=len(base), ef_construction=meta["efc"], M=meta["mu"])
-    index.set_num_threads(threads)
-    started = time.perf_counter()
-    index.add_items(base, num_threads=threads)
-    build_s = time.perf_counter() - started
+    def build():
+        index = hnswlib.Index(space="cosine", dim=meta["dim"])
+        index.init_index(max_elements=len(base), ef_construction=meta["efc"], M=meta["mu"])
+        index.set_num_threads(threads)
+        index.add_items(base, num_threads=threads)
+        return index
+
+    index, build_s, build_samples = timed_builds(build, builds)
     queries_out = []
     for efs in meta["efs_values"]:
         index.set_ef(efs)
@@ -66,24 +82,28 @@ def run_hnswlib(base, queries, truth, meta, threads, repeat) -> dict:
         queries_out.append({"efs": efs, "qps": summary([len(queries) / t for t in times]),
                             "recall_at_10": recall(labels, truth)})
     return {"system": "hnswlib", "version": hnswlib.__version__ if hasattr(hnswlib, "__version__")
-            else "0.8.0", "rows": len(base), "build_s": build_s, "queries": queries_out}
+            else "0.8.0", "rows": len(base), "build_s": build_s, "build_samples": build_samples,
+            "queries": queries_out}
 
 
 def normalized(matrix: np.ndarray) -> np.ndarray:
     return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
 
 
-def run_faiss(base, queries, truth, meta, threads, repeat) -> list[dict]:
+def run_faiss(base, queries, truth, meta, threads, repeat, builds=1) -> list[dict]:
     import faiss
 
     faiss.omp_set_num_threads(threads)
     unit_queries = normalized(queries)
-    started = time.perf_counter()
-    unit_base = normalized(base)
-    index = faiss.IndexHNSWFlat(meta["dim"], meta["mu"], faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = meta["efc"]
-    index.add(unit_base)
-    build_s = time.perf_counter() - started
+
+    def build():
+        unit_base = normalized(base)
+        index = faiss.IndexHNSWFlat(meta["dim"], meta["mu"], faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = meta["efc"]
+        index.add(unit_base)
+        return index, unit_base
+
+    (index, unit_base), build_s, build_samples = timed_builds(build, builds)
     queries_out = []
     for efs in meta["efs_values"]:
         index.hnsw.efSearch = efs
@@ -95,7 +115,7 @@ def run_faiss(base, queries, truth, meta, threads, repeat) -> list[dict]:
         queries_out.append({"efs": efs, "qps": summary([len(queries) / t for t in times]),
                             "recall_at_10": recall(labels, truth)})
     hnsw = {"system": "faiss-hnsw", "version": faiss.__version__, "rows": len(base),
-            "build_s": build_s, "queries": queries_out}
+            "build_s": build_s, "build_samples": build_samples, "queries": queries_out}
     flat = faiss.IndexFlatIP(meta["dim"])
     flat.add(unit_base)
     per_query, labels = [], []
@@ -165,8 +185,11 @@ def kuzu_brute(conn, queries, dim: int, repeat: int) -> tuple[list[float], list[
     return times, labels
 
 
-def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries, repeat=1) -> dict:
-    """Kùzu's index (build and queries at each efs) and brute force on the first `kuzu_rows`."""
+def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries, repeat=1, builds=1) -> dict:
+    """Kùzu's index (build and queries at each efs) and brute force on the first `kuzu_rows`;
+    with `builds` over 1 the index is built that many times, each in a new database (0.11.3
+    cannot build an index again under a dropped one's name: "Index with name v_index already
+    exists"), and the median build counts; the last database answers the queries."""
     import kuzu
 
     subset = base[:kuzu_rows]
@@ -174,10 +197,18 @@ def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries, repeat=1) ->
     exact = exact_top_k(subset, queries)
     folder = tempfile.mkdtemp(prefix="kuzu-vectors-")
     try:
-        db, conn = kuzu_connection(folder, subset, threads)
-        started = time.perf_counter()
-        conn.execute("CALL CREATE_VECTOR_INDEX('V', 'v_index', 'vec', metric := 'cosine')")
-        build_s = time.perf_counter() - started
+        build_samples = []
+        for build in range(max(1, builds)):
+            if build > 0:
+                del conn, db
+                shutil.rmtree(os.path.join(folder, f"build-{build - 1}"), ignore_errors=True)
+            build_folder = os.path.join(folder, f"build-{build}")
+            os.makedirs(build_folder)
+            db, conn = kuzu_connection(build_folder, subset, threads)
+            started = time.perf_counter()
+            conn.execute("CALL CREATE_VECTOR_INDEX('V', 'v_index', 'vec', metric := 'cosine')")
+            build_samples.append(time.perf_counter() - started)
+        build_s = statistics.median(build_samples)
         queries_out = []
         for efs in meta["efs_values"]:
             times, labels = [], []
@@ -195,7 +226,8 @@ def run_kuzu(base, queries, meta, threads, kuzu_rows, kuzu_queries, repeat=1) ->
         brute, labels = kuzu_brute(conn, queries, meta["dim"], repeat)
         del conn, db
         return {"system": "kuzu", "version": kuzu.__version__, "rows": len(subset),
-                "build_s": build_s, "queries": queries_out, "brute_s": summary(brute),
+                "build_s": build_s, "build_samples": build_samples, "queries": queries_out,
+                "brute_s": summary(brute),
                 "brute_recall_at_10": recall(labels, exact), "query_count": len(queries)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -246,6 +278,8 @@ def warren_figures(report: dict) -> dict:
         "brute_percent": runs["brute force top-10"]["answer"]["percent_of_bandwidth"],
         "build_s": runs.get("index build", {}).get("figures", {}).get("time_s", {})
                        .get("median"),
+        "build_samples": runs.get("index build", {}).get("figures", {}).get("time_s", {})
+                             .get("samples"),
         "queries": queries,
         # The same brute force through Cypher (the query text Kùzu runs), when the report has it.
         "cypher_brute_s": runs.get("brute force top-10 (Cypher)", {}).get("figures", {})
@@ -282,6 +316,12 @@ def table(warren: dict, peers: list[dict]) -> str:
                      f"{fmt(per_row_ratio(warren['brute_s'])):>8} "
                      f"{fmt(per_row_ratio(cypher)):>8}")
     lines.append("")
+    samples = [("warren", warren.get("build_samples"))] + [
+        (peer["system"], peer.get("build_samples")) for peer in peers]
+    if any(len(times or []) > 1 for _, times in samples):
+        lines.append("build s: the median of each system's builds, in run order: " + "; ".join(
+            f"{system} {', '.join(f'{t:.3g}' for t in times)}" for system, times in samples
+            if times))
     lines.append("x: Warren's speed over the peer's (rows/s for build, per-row time for brute "
                  "force; brute x against the scan kernel, cypher x against Warren's MATCH ... "
                  "ORDER BY array_cosine_similarity ... LIMIT 10); compare rows: a peer on fewer "
@@ -318,6 +358,9 @@ def main() -> None:
     parser.add_argument("--kuzu-queries", type=int, default=50)
     parser.add_argument("--kuzu-brute-rows", type=int, default=0,
                         help="also run Kùzu's brute force alone (no index) on this many rows")
+    parser.add_argument("--build-repeat", type=int, default=1,
+                        help="build each index this many times and count the median (pass "
+                             "warren bench vectors the same --build-repeat)")
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.data, "meta.json")))
@@ -328,12 +371,14 @@ def main() -> None:
     systems = args.systems.split(",")
     peers = []
     if "hnswlib" in systems:
-        peers.append(run_hnswlib(base, queries, truth, meta, args.threads, args.repeat))
+        peers.append(run_hnswlib(base, queries, truth, meta, args.threads, args.repeat,
+                                 args.build_repeat))
     if "faiss" in systems:
-        peers.extend(run_faiss(base, queries, truth, meta, args.threads, args.repeat))
+        peers.extend(run_faiss(base, queries, truth, meta, args.threads, args.repeat,
+                               args.build_repeat))
     if "kuzu" in systems:
         peers.append(run_kuzu(base, queries, meta, args.threads, args.kuzu_rows,
-                              args.kuzu_queries, args.repeat))
+                              args.kuzu_queries, args.repeat, args.build_repeat))
     if args.kuzu_brute_rows:
         peers.append(run_kuzu_brute(base, queries, truth, meta, args.threads,
                                     min(args.kuzu_brute_rows, len(base)), args.kuzu_queries,

@@ -4,13 +4,14 @@
 # build and queries, and writes the dataset as .npy; vectors.py runs the peers on those files
 # with the same threads (Kùzu on the first --kuzu-rows rows) and prints the table.
 #   bench/peers/vectors.sh [--rows 1000000] [--dim 128] [--threads 2] [--repeat 3]
-#       [--kuzu-rows 10000] [--kuzu-brute-rows 0] [--systems hnswlib,faiss,kuzu] [--warren PATH]
-#       [--out DIR]
+#       [--build-repeat 1] [--kuzu-rows 10000] [--kuzu-brute-rows 0]
+#       [--systems hnswlib,faiss,kuzu] [--warren PATH] [--out DIR]
+# --build-repeat N: every system builds its index N times; the table counts the median.
 # --kuzu-brute-rows N: also Kùzu's brute force alone (no index) on the first N rows.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-rows=1000000; dim=128; threads=2; repeat=3; kuzu_rows=10000; kuzu_brute_rows=0; systems="hnswlib,faiss,kuzu"
+rows=1000000; dim=128; threads=2; repeat=3; build_repeat=1; kuzu_rows=10000; kuzu_brute_rows=0; systems="hnswlib,faiss,kuzu"
 warren=""; out=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -18,6 +19,7 @@ while [ $# -gt 0 ]; do
         --dim) dim="$2"; shift 2 ;;
         --threads) threads="$2"; shift 2 ;;
         --repeat) repeat="$2"; shift 2 ;;
+        --build-repeat) build_repeat="$2"; shift 2 ;;
         --kuzu-rows) kuzu_rows="$2"; shift 2 ;;
         --kuzu-brute-rows) kuzu_brute_rows="$2"; shift 2 ;;
         --systems) systems="$2"; shift 2 ;;
@@ -35,9 +37,9 @@ if [ -z "$warren" ]; then
 fi
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
 "$warren" bench vectors --rows "$rows" --dim "$dim" --threads "$threads" --repeat "$repeat" \
-    --vectors-out "$out/data" --output "$out/warren-vectors.json" | tee "$out/warren-vectors.txt"
+    --build-repeat "$build_repeat" --vectors-out "$out/data" --output "$out/warren-vectors.json" | tee "$out/warren-vectors.txt"
 "$python" "$here/vectors.py" --data "$out/data" --warren-report "$out/warren-vectors.json" \
-    --threads "$threads" --repeat "$repeat" --kuzu-rows "$kuzu_rows" --kuzu-brute-rows "$kuzu_brute_rows" \
+    --threads "$threads" --repeat "$repeat" --build-repeat "$build_repeat" --kuzu-rows "$kuzu_rows" --kuzu-brute-rows "$kuzu_brute_rows" \
     --systems "$systems" \
     --output "$out/peers-vectors.json" | tee "$out/results.txt"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"

@@ -42,6 +42,9 @@ use crate::workload::BenchOptions;
 pub const TOP_K: usize = 10;
 /// Queries whose parallel brute-force answer is checked against a single-threaded scan.
 const CHECKED_QUERIES: usize = 5;
+/// The most builds `--build-repeat` asks for (each is a whole index build).
+const BUILD_REPEAT_MAX: usize = 20;
+
 /// The data's seed (queries are drawn after the rows from the same generator and centres).
 const SEED: u64 = 42;
 
@@ -60,6 +63,9 @@ pub struct VectorOptions {
     /// Build the index and run its queries (and the hybrid part); without it, only the
     /// bandwidth and the brute-force rows.
     pub index: bool,
+    /// How many times the index is built (each from nothing; the last one answers the
+    /// queries): the report's build time is their median.
+    pub build_repeat: usize,
     /// Run the hybrid part (vector search then spreading activation, through Cypher).
     pub hybrid: bool,
     /// Queries of the hybrid part (the first ones of the workload's).
@@ -76,6 +82,7 @@ impl Default for VectorOptions {
             dataset_out: None,
             ab_prefetch: false,
             index: true,
+            build_repeat: 1,
             hybrid: true,
             hybrid_queries: 50,
         }
@@ -93,6 +100,7 @@ impl VectorOptions {
             dataset_out: None,
             ab_prefetch: false,
             index: true,
+            build_repeat: 1,
             hybrid: true,
             hybrid_queries: 10,
         }
@@ -111,6 +119,11 @@ impl VectorOptions {
         }
         if self.efs_values.is_empty() || self.efs_values.iter().any(|&efs| efs < TOP_K) {
             return usage("--efs takes beams of at least 10");
+        }
+        if self.build_repeat == 0 || self.build_repeat > BUILD_REPEAT_MAX {
+            return usage(&format!(
+                "--build-repeat must be between 1 and {BUILD_REPEAT_MAX}"
+            ));
         }
         Ok(())
     }
@@ -229,6 +242,29 @@ fn brute_force(vectors: &[f32], queries: &[f32], dim: usize, threads: usize) -> 
     }
 }
 
+/// Builds the index `plan.build_repeat` times, each from nothing; the last index and every
+/// build's seconds, in run order.
+fn timed_builds(
+    vectors: &[f32],
+    plan: &VectorOptions,
+    params: HnswParams,
+    threads: usize,
+) -> BenchResult<(HnswIndex, Vec<f64>)> {
+    let mut seconds = Vec::with_capacity(plan.build_repeat);
+    let mut last = None;
+    for _ in 0..plan.build_repeat.max(1) {
+        // The previous index is dropped first, so that each build starts with the same memory.
+        drop(last.take());
+        let started = Instant::now();
+        let index = HnswIndex::build(vectors, plan.dim, params, threads)
+            .map_err(|error| BenchError::Result(error.to_string()))?;
+        seconds.push(started.elapsed().as_secs_f64());
+        last = Some(index);
+    }
+    let index = last.expect("at least one build");
+    Ok((index, seconds))
+}
+
 /// The index's rows: the build, each beam's queries (recall against `exact`), and the hybrid
 /// part; whether every index answer was 10 distinct rows.
 fn index_runs(
@@ -242,10 +278,7 @@ fn index_runs(
 ) -> BenchResult<bool> {
     let index_rows = vectors.len() / plan.dim;
     let params = HnswParams::default();
-    let started = Instant::now();
-    let index = HnswIndex::build(vectors, plan.dim, params, threads)
-        .map_err(|error| BenchError::Result(error.to_string()))?;
-    let build_s = started.elapsed().as_secs_f64();
+    let (index, build_s) = timed_builds(vectors, plan, params, threads)?;
     runs.push(run_of(
         "index build",
         serde_json::json!({
@@ -253,8 +286,13 @@ fn index_runs(
             "upper_rows": index.upper_rows(), "bytes": index.to_bytes().len(),
         }),
         Figures {
-            time_s: Some(Summary::of(&[build_s])),
-            ops_per_s: Some(Summary::of(&[index_rows as f64 / build_s])),
+            time_s: Some(Summary::of(&build_s)),
+            ops_per_s: Some(Summary::of(
+                &build_s
+                    .iter()
+                    .map(|&seconds| index_rows as f64 / seconds)
+                    .collect::<Vec<_>>(),
+            )),
             ..Figures::default()
         },
     ));
@@ -702,6 +740,23 @@ fn npy_header_of(descr: &str, shape: &str) -> Vec<u8> {
     out
 }
 
+/// `; median of N builds: a, b, c s` when the index was built more than once.
+fn build_samples_text(time_s: &Option<Summary>) -> String {
+    match time_s {
+        Some(summary) if summary.samples.len() > 1 => format!(
+            "; median of {} builds: {} s",
+            summary.samples.len(),
+            summary
+                .samples
+                .iter()
+                .map(|seconds| format!("{seconds:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The printed table.
 pub fn table(report: &Report) -> String {
     let mut text = String::new();
@@ -751,13 +806,14 @@ pub fn table(report: &Report) -> String {
                     .unwrap_or_default()
             ),
             "index build" => format!(
-                "index build                {:>9.2} s  {:>9.0} rows/s  (mu {} ml {} pu {} efc {})",
+                "index build                {:>9.2} s  {:>9.0} rows/s  (mu {} ml {} pu {} efc {}){}",
                 median(&figures.time_s),
                 median(&figures.ops_per_s),
                 run.answer["mu"],
                 run.answer["ml"],
                 run.answer["pu"],
-                run.answer["efc"]
+                run.answer["efc"],
+                build_samples_text(&figures.time_s)
             ),
             "hybrid index build (Cypher)" => format!(
                 "hybrid index build (Cypher) {:>8.2} s  (Graph500 scale {}, {} edges)",
@@ -806,12 +862,22 @@ mod tests {
         options.repeat = 1;
         options.vectors = VectorOptions {
             dataset_out: Some(dir.path().join("data")),
+            build_repeat: 2,
             ..VectorOptions::quick()
         };
         let outcome = crate::run(&options).unwrap();
         assert!(outcome.mismatch.is_none());
         let text = crate::print::report_text(&outcome.report);
         assert!(text.contains("index query efs=64"), "{text}");
+        // Two builds, their median reported with both samples.
+        let build = outcome
+            .report
+            .runs
+            .iter()
+            .find(|run| run.dataset == "index build")
+            .unwrap();
+        assert_eq!(build.figures.time_s.as_ref().unwrap().samples.len(), 2);
+        assert!(text.contains("median of 2 builds"), "{text}");
         assert!(text.contains("hybrid index+spread efs=64"), "{text}");
         let hybrid = &outcome.report.runs[outcome.report.runs.len() - 2];
         assert!(
@@ -833,6 +899,18 @@ mod tests {
         assert_eq!(base.len(), header.len() + 3_000 * 16 * 4);
         assert_eq!(&base[..header.len()], &header[..]);
         assert!(dir.path().join("data/meta.json").exists());
+    }
+
+    #[test]
+    fn build_repeats_are_bounded() {
+        for (build_repeat, valid) in [(0, false), (1, true), (BUILD_REPEAT_MAX, true), (21, false)]
+        {
+            let options = VectorOptions {
+                build_repeat,
+                ..VectorOptions::quick()
+            };
+            assert_eq!(options.validate().is_ok(), valid, "{build_repeat}");
+        }
     }
 
     #[test]

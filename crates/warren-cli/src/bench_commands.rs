@@ -106,6 +106,10 @@ pub struct BenchArgs {
     /// vectors: also time each query round without prefetching neighbour vectors, alternating.
     #[arg(long = "ab-prefetch")]
     pub ab_prefetch: bool,
+    /// vectors: build the index this many times, each from nothing, and report the median
+    /// build (default 1).
+    #[arg(long = "build-repeat")]
+    pub build_repeat: Option<usize>,
     /// vectors: skip the hybrid part (vector search then spreading activation, in Cypher).
     #[arg(long = "no-hybrid")]
     pub no_hybrid: bool,
@@ -187,6 +191,7 @@ fn options(args: BenchArgs) -> warren::Result<BenchOptions> {
     vectors.efs_values = args.efs.unwrap_or(vectors.efs_values);
     vectors.dataset_out = args.vectors_out;
     vectors.ab_prefetch = args.ab_prefetch;
+    vectors.build_repeat = args.build_repeat.unwrap_or(vectors.build_repeat);
     vectors.hybrid = !args.no_hybrid;
     vectors.index = !args.no_index;
     options.vectors = vectors;
