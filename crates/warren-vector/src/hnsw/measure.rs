@@ -309,13 +309,19 @@ impl<'a> Space<'a> {
                 layer.codes(rows[3]),
             ],
         );
-        let factors = rows.map(|row| layer.factors(row));
+        // Element by element: `[T; N]::map` here compiled to a call (`try_map`) per group.
+        let factors = [
+            layer.factors(rows[0]),
+            layer.factors(rows[1]),
+            layer.factors(rows[2]),
+            layer.factors(rows[3]),
+        ];
         let products: [f32; 4] =
             std::array::from_fn(|lane| dots[lane] as f32 * (scale * factors[lane][0]));
         // One metric per call, not per lane: the four distances are plain arithmetic.
         match self.metric {
-            Metric::Cosine => products.map(|product| not_nan(1.0 - product)),
-            Metric::DotProduct => products.map(|product| not_nan(-product)),
+            Metric::Cosine => std::array::from_fn(|lane| not_nan(1.0 - products[lane])),
+            Metric::DotProduct => std::array::from_fn(|lane| not_nan(-products[lane])),
             Metric::L2Squared => std::array::from_fn(|lane| {
                 not_nan(squared_difference(
                     squared,
