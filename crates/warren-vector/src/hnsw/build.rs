@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::index::{HnswIndex, INSERT_UPPER_EF};
 use super::layer::{Layer, EMPTY};
-use super::measure::{padded_four, Query};
+use super::measure::{padded_four, Query, Space};
 use super::params::{HnswError, HnswParams};
 use super::search::{search_layer_beam, Neighbour, SearchScratch};
 use super::select::select_neighbours;
@@ -92,9 +92,7 @@ impl HnswIndex {
         self.upper_entries(&prepared, upper_ef, &mut scratch.search);
         if upper_node != EMPTY {
             scratch.found.clone_from(&scratch.search.found);
-            let upper_rows = &self.upper_rows;
-            let row_of = |node: u32| upper_rows[node as usize];
-            self.connect(&self.upper, upper_node, row_of, scratch);
+            self.connect(&self.upper, upper_node, scratch);
         }
         let entries = std::mem::take(&mut scratch.search.entries);
         let mut found = std::mem::take(&mut scratch.found);
@@ -111,21 +109,16 @@ impl HnswIndex {
         scratch.found = found;
         scratch.search.entries = entries;
         scratch.query = prepared;
-        self.connect(&self.lower, row, |other| other, scratch);
+        self.connect(&self.lower, row, scratch);
     }
 
     /// Gives `node` its neighbours from `scratch.found` (sorted, distances to `node`) and adds
-    /// `node` to each of theirs.
-    fn connect(
-        &self,
-        layer: &Layer,
-        node: u32,
-        row_of: impl Fn(u32) -> u32 + Copy,
-        scratch: &mut InsertScratch,
-    ) {
-        let space = self.space();
+    /// `node` to each of theirs. Both layers keep their nodes' codes, so the distances between
+    /// nodes are measured in `layer` itself.
+    fn connect(&self, layer: &Layer, node: u32, scratch: &mut InsertScratch) {
+        let space = Space::new(self.params.metric, layer);
         // Four nodes' distances to one: the neighbour selection's unit of work.
-        let pairs = |a: u32, others: [u32; 4]| space.between_four(row_of(a), others.map(row_of));
+        let pairs = |a: u32, others: [u32; 4]| space.between_four(a, others);
         scratch.found.retain(|hit| hit.row != node);
         select_neighbours(
             &scratch.found,

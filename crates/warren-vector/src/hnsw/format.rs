@@ -15,8 +15,9 @@
 //! crc32           u32 of every byte before it
 //! ```
 //!
-//! Reading checks the magic, version, lengths, checksum, and that every count and neighbour id
-//! is in range, so a corrupt buffer is an error, never a wrong graph. The vectors are not in
+//! Reading checks the magic, version, lengths, checksum, that every count and neighbour id is
+//! in range and that the upper rows are in row order (as the build adds them), so a corrupt
+//! buffer is an error, never a wrong graph. The vectors are not in
 //! the buffer (the engine's file keeps them beside it): reading takes them as an argument and
 //! codes them into the index's blocks (`measure`), under cosine with the stored inverse norms.
 
@@ -138,7 +139,7 @@ impl HnswIndex {
             return Err(corrupt("an index with rows needs an entry".into()));
         }
         let upper_rows = reader.u32s(upper_nodes)?;
-        let upper = read_layer(&mut reader, Layer::new(mu, 0), upper_nodes)?;
+        let upper = read_layer(&mut reader, Layer::with_codes(mu, dim), upper_nodes)?;
         let lower_layer = Layer::with_codes(ml, dim);
         let lower = read_layer(&mut reader, lower_layer, rows)?;
         let deleted = reader.u64s(rows.div_ceil(64))?;
@@ -170,6 +171,9 @@ impl HnswIndex {
         lower: Layer,
         deleted: Vec<u64>,
     ) -> Result<(), HnswError> {
+        if upper_rows.windows(2).any(|pair| pair[0] >= pair[1]) {
+            return Err(HnswError::Format("upper rows out of row order".into()));
+        }
         let mut upper_node = vec![EMPTY; rows];
         for (node, &row) in upper_rows.iter().enumerate() {
             let slot = upper_node
@@ -294,5 +298,38 @@ impl Reader<'_> {
             .chunks_exact(8)
             .map(|chunk| u64::from_le_bytes(chunk.try_into().expect("eight bytes")))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::clustered;
+
+    /// The upper layer's nodes are in row order (the copies of their codes are found by row
+    /// range): a buffer that lists them out of order, with a valid checksum, is corrupt.
+    #[test]
+    fn upper_rows_out_of_order_are_corrupt() {
+        let dim = 8;
+        let (vectors, _) = clustered(2_000, 1, dim, 5);
+        let params = HnswParams {
+            pu: 0.5,
+            ..HnswParams::default()
+        };
+        let index = HnswIndex::build(&vectors, dim, params, 1).unwrap();
+        assert!(index.upper_rows.len() >= 3);
+        let mut bytes = index.to_bytes();
+        assert!(HnswIndex::from_bytes(&bytes, &vectors).is_ok());
+        // Swap the second and third upper rows, then seal the buffer again.
+        let second = HEADER_BYTES + 4;
+        let (first, rest) = bytes[second..second + 8].split_at_mut(4);
+        first.swap_with_slice(rest);
+        let body = bytes.len() - 4;
+        let checksum = crc32fast::hash(&bytes[..body]);
+        bytes[body..].copy_from_slice(&checksum.to_le_bytes());
+        assert_eq!(
+            HnswIndex::from_bytes(&bytes, &vectors).err(),
+            Some(HnswError::Format("upper rows out of row order".into()))
+        );
     }
 }

@@ -11,7 +11,7 @@ use super::filter::{scan_is_cheaper, AllRows, RowFilter};
 use super::layer::{Layer, EMPTY};
 use super::measure::{distance, encode_row, inverse_norm, row_vector, Query, Space};
 use super::params::{validate_beam, HnswError, HnswParams, DIMENSION_MAX, ROWS_MAX};
-use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch, MEASURE_GROUP};
+use super::search::{search_layer, search_layer_beam, Neighbour, SearchScratch};
 
 /// Tombstones over this fraction of the rows make `needs_rebuild` true.
 pub const REBUILD_DELETED_FRACTION: f64 = 0.25;
@@ -67,7 +67,7 @@ impl HnswIndex {
             rows: 0,
             upper_rows: Vec::new(),
             upper_node: Vec::new(),
-            upper: Layer::new(params.mu, 0),
+            upper: Layer::with_codes(params.mu, dim),
             lower: Layer::with_codes(params.ml, dim),
             deleted: Vec::new(),
             deleted_rows: 0,
@@ -150,10 +150,32 @@ impl HnswIndex {
         norm: impl Fn(usize, &[f32]) -> f32 + Sync,
     ) {
         let (metric, dim) = (self.params.metric, self.dim);
-        self.lower.code_nodes(rows, threads, |row, codes| {
+        self.lower.code_nodes(rows.clone(), threads, |row, codes| {
             let vector = row_vector(vectors, dim, row as u32);
             encode_row(metric, vector, norm(row, vector), codes)
         });
+        self.copy_upper_codes(rows);
+    }
+
+    /// Copies the codes and factors of the rows `rows` that are in the upper layer from the
+    /// lower layer's blocks into theirs, so that the upper walk reads them there: the upper
+    /// layer's blocks are a twentieth of the lower layer's (at `pu` 0.05), dense enough to stay
+    /// in the caches, where the rows' own blocks are spread over all of the lower layer
+    /// (docs/OPTIMIZATION_LOG.md 279).
+    fn copy_upper_codes(&mut self, rows: std::ops::Range<usize>) {
+        let HnswIndex {
+            upper_rows,
+            upper,
+            lower,
+            ..
+        } = self;
+        // Upper nodes are in row order (`grow_graph` appends them; `install` checks).
+        debug_assert!(upper_rows.windows(2).all(|pair| pair[0] < pair[1]));
+        let first = upper_rows.partition_point(|&row| (row as usize) < rows.start);
+        let end = upper_rows.partition_point(|&row| (row as usize) < rows.end);
+        for (node, &row) in upper_rows.iter().enumerate().take(end).skip(first) {
+            upper.copy_codes(node as u32, lower, row);
+        }
     }
 
     /// Makes room for rows `0..rows` in both layers (vectors zero), sampling the new ones into
@@ -183,6 +205,12 @@ impl HnswIndex {
     /// The index's rows as the graph measures them (their codes, in the lower layer).
     pub(crate) fn space(&self) -> Space<'_> {
         Space::new(self.params.metric, &self.lower)
+    }
+
+    /// The upper layer's nodes as the graph measures them (copies of their rows' codes, in the
+    /// upper layer's blocks; see `copy_upper_codes`).
+    pub(crate) fn upper_space(&self) -> Space<'_> {
+        Space::new(self.params.metric, &self.upper)
     }
 
     /// Marks `row` deleted; false when it already was. Errors when the row is not indexed.
@@ -331,24 +359,18 @@ impl HnswIndex {
     /// Walks the upper layer from the entry with beam `ef`; leaves the rows of the nodes found
     /// (nearest first) in `scratch.entries` and the nodes in `scratch.found`.
     pub(crate) fn upper_entries(&self, prepared: &Query, ef: usize, scratch: &mut SearchScratch) {
-        let upper_rows = &self.upper_rows;
-        let space = self.space();
+        let space = self.upper_space();
         let mut found = std::mem::take(&mut scratch.found);
         scratch.counts.upper += search_layer_beam(
             &self.upper,
             &[0],
             ef,
-            |nodes: &[u32], out: &mut [f32]| {
-                let mut rows = [0u32; MEASURE_GROUP];
-                for (row, &node) in rows.iter_mut().zip(nodes) {
-                    *row = upper_rows[node as usize];
-                }
-                space.query_distances(prepared, &rows[..nodes.len()], out);
-            },
-            |node| space.prefetch(upper_rows[node as usize]),
+            |nodes: &[u32], out: &mut [f32]| space.query_distances(prepared, nodes, out),
+            |node| space.prefetch(node),
             scratch,
             &mut found,
         );
+        let upper_rows = &self.upper_rows;
         scratch.entries.clear();
         scratch
             .entries

@@ -7,13 +7,15 @@
 //! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
 //!
 //! A layer may also keep each node's row as int8 codes with two factor words (`measure`
-//! says what they mean) in the node's block: `[count | slots | factors]` padded to whole
-//! lines, then the codes padded to whole lines (`with_codes`). The lower layer does: a search
-//! that measures a node and later expands it reads one block, in the same pages, instead of a
-//! list here and a vector in the caller's column, and the codes take a quarter of the FLOAT
-//! row's lines (docs/OPTIMIZATION_LOG.md). Codes are written only through `&mut self`, before
-//! the node is linked, so plain reads of them never race a write. Blocks of large layers are
-//! backed by huge pages where the system allows it (`pages`).
+//! says what they mean) in the node's block: `[count | slots | padding | factors]` in whole
+//! lines (the factors in the line just before the codes), then the codes padded to whole lines
+//! (`with_codes`). Both layers of the index do: a search that measures a node and later expands
+//! it reads one block, in the same pages, instead of a list here and a vector in the caller's
+//! column, and the codes take a quarter of the FLOAT row's lines; the upper layer's copies of
+//! its rows' codes keep its walk inside its own, much smaller, blocks (docs/OPTIMIZATION_LOG.md).
+//! Codes are written only through `&mut self`, before the node is linked, so plain reads of
+//! them never race a write. Blocks of large layers are backed by huge pages where the system
+//! allows it (`pages`).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -71,7 +73,10 @@ fn write_codes(
     codes: &[i8],
     factors: [f32; FACTOR_WORDS],
 ) {
-    for (word, factor) in block[1 + degree..].iter_mut().zip(factors) {
+    for (word, factor) in block[factor_start(degree, list_words)..]
+        .iter_mut()
+        .zip(factors)
+    {
         *word.get_mut() = factor.to_bits();
     }
     let code_words = &mut block[list_words..list_words + codes.len().div_ceil(4)];
@@ -84,13 +89,23 @@ fn write_codes(
     }
 }
 
+/// Where a block's factor words start: at the end of its list part, in the line just before
+/// the codes, so that a distance reads consecutive lines and never a line split between the
+/// two factors (right after the slots, the upper layer's factors, at words 31 and 32, lay in
+/// two lines of which the prefetch asked for one; docs/OPTIMIZATION_LOG.md 279).
+fn factor_start(degree: usize, list_words: usize) -> usize {
+    debug_assert!(1 + degree + FACTOR_WORDS <= list_words);
+    list_words - FACTOR_WORDS
+}
+
 /// `words` rounded up to whole lines.
 fn whole_lines(words: usize) -> usize {
     words.div_ceil(LINE_WORDS) * LINE_WORDS
 }
 
 impl Layer {
-    /// A layer of `nodes` nodes with empty lists and no codes.
+    /// A layer of `nodes` nodes with empty lists and no codes (the index's layers keep codes).
+    #[cfg(test)]
     pub fn new(degree: usize, nodes: usize) -> Self {
         let mut layer = Layer::with_codes(degree, 0);
         layer.grow(nodes);
@@ -231,7 +246,7 @@ impl Layer {
     #[inline]
     pub fn factors(&self, node: u32) -> [f32; FACTOR_WORDS] {
         debug_assert!(self.dim > 0, "the layer keeps no codes");
-        let start = node as usize * self.stride + 1 + self.degree;
+        let start = node as usize * self.stride + factor_start(self.degree, self.list_words);
         let words = &self.words()[start..start + FACTOR_WORDS];
         std::array::from_fn(|index| f32::from_bits(words[index].load(Ordering::Relaxed)))
     }
@@ -273,6 +288,23 @@ impl Layer {
         });
     }
 
+    /// Copies node `source_node`'s codes and factors in `source` into node `node`'s block (the
+    /// upper layer keeps copies of its rows' codes). Both layers keep codes of one length.
+    pub fn copy_codes(&mut self, node: u32, source: &Layer, source_node: u32) {
+        assert_eq!(self.dim, source.dim, "codes of one length");
+        assert!(self.dim > 0, "the layers keep codes");
+        let (stride, list_words, degree) = (self.stride, self.list_words, self.degree);
+        let start = node as usize * stride;
+        let block = &mut self.words_mut()[start..start + stride];
+        write_codes(
+            block,
+            degree,
+            list_words,
+            source.codes(source_node),
+            source.factors(source_node),
+        );
+    }
+
     /// Asks the CPU to start loading the node's codes and the line of its factors (a search is
     /// about to measure it).
     #[inline]
@@ -284,7 +316,11 @@ impl Layer {
             .as_ptr()
             .cast::<AtomicU32>()
             .wrapping_add(node as usize * self.stride);
-        crate::prefetch::line(block.wrapping_add(1 + self.degree).cast());
+        crate::prefetch::line(
+            block
+                .wrapping_add(factor_start(self.degree, self.list_words))
+                .cast(),
+        );
         let codes = block.wrapping_add(self.list_words);
         for line in 0..self.dim.div_ceil(4 * LINE_WORDS) {
             crate::prefetch::line(codes.wrapping_add(line * LINE_WORDS).cast());

@@ -514,16 +514,26 @@ where
     } = scratch;
     let prefetching = !*no_prefetch;
     let mut computed = 0u64;
-    arrivals.clear();
+    // The entries, measured in groups with their vectors asked for first (they are often far
+    // in memory from anything read so far), all joining the beam.
+    fresh.clear();
     for &entry in entries {
         if visited.visit(entry) {
-            computed += 1;
-            arrivals.push(BeamEntry::new(Neighbour {
-                row: entry,
-                distance: measure_one(&distances, entry),
-            }));
+            fresh.push(entry);
         }
     }
+    computed += fresh.len() as u64;
+    prefetch_first(fresh, prefetching, &prefetch);
+    arrivals.clear();
+    measure_groups(
+        fresh,
+        prefetching,
+        &distances,
+        &prefetch,
+        |group, group_distances| {
+            collect_arrivals(arrivals, f32::INFINITY, group, group_distances);
+        },
+    );
     merge_beam(beam, ef, arrivals);
     // The node whose unvisited neighbours `ahead` lists, if any.
     let mut ahead_of: Option<u32> = None;
