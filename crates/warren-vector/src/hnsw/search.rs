@@ -703,6 +703,10 @@ unsafe fn rank_arrivals_avx512(arrivals: &mut [BeamEntry]) {
                 .sum();
             ranked[nearer as usize] = key;
         }
+        debug_assert!(
+            ranked[..count].windows(2).all(|pair| pair[0] < pair[1]),
+            "arrivals name different nodes"
+        );
         for vector in 0..used {
             let sorted = _mm512_loadu_si512(ranked.as_ptr().add(vector * LANES).cast());
             let at = base.add((vector * LANES).min(count)).cast();
