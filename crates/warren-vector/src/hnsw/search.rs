@@ -524,15 +524,13 @@ where
     }
     computed += fresh.len() as u64;
     prefetch_first(fresh, prefetching, &prefetch);
-    arrivals.clear();
-    measure_groups(
+    measure_arrivals(
         fresh,
+        f32::INFINITY,
         prefetching,
         &distances,
         &prefetch,
-        |group, group_distances| {
-            collect_arrivals(arrivals, f32::INFINITY, group, group_distances);
-        },
+        arrivals,
     );
     merge_beam(beam, ef, arrivals);
     // The node whose unvisited neighbours `ahead` lists, if any.
@@ -565,15 +563,13 @@ where
         } else {
             f32::INFINITY
         };
-        arrivals.clear();
-        measure_groups(
+        measure_arrivals(
             fresh,
+            farthest,
             prefetching,
             &distances,
             &prefetch,
-            |group, group_distances| {
-                collect_arrivals(arrivals, farthest, group, group_distances);
-            },
+            arrivals,
         );
         if let Some(first) = merge_beam(beam, ef, arrivals) {
             unexpanded = unexpanded.min(first);
@@ -583,6 +579,32 @@ where
     out.extend(beam.iter().map(|entry| entry.hit()));
     debug_assert!(out.windows(2).all(|pair| pair[0] <= pair[1]));
     computed
+}
+
+/// Measures `fresh` in groups (`measure_groups`) and leaves in `arrivals` those nearer than
+/// `farthest`, unsorted.
+#[inline(always)]
+fn measure_arrivals<D, P>(
+    fresh: &[u32],
+    farthest: f32,
+    prefetching: bool,
+    distances: &D,
+    prefetch: &P,
+    arrivals: &mut Vec<BeamEntry>,
+) where
+    D: Fn(&[u32], &mut [f32]),
+    P: Fn(u32),
+{
+    arrivals.clear();
+    measure_groups(
+        fresh,
+        prefetching,
+        distances,
+        prefetch,
+        |group, group_distances| {
+            collect_arrivals(arrivals, farthest, group, group_distances);
+        },
+    );
 }
 
 /// Adds the nodes of `group` nearer than `farthest` to `arrivals`. Branch-free per node: each
@@ -941,12 +963,14 @@ mod tests {
                 for &node in by_one {
                     prop_assert_eq!(bits.visit(node), set.insert(node));
                 }
-                let layer = Layer::new(as_list.len().max(1), nodes);
+                // The list belongs to a node past the visited ones (never its own neighbour).
+                let owner = nodes as u32;
+                let layer = Layer::new(as_list.len().max(1), nodes + 1);
                 {
-                    let guard = layer.lock(0);
-                    layer.set_neighbours(&guard, 0, as_list);
+                    let guard = layer.lock(owner);
+                    layer.set_neighbours(&guard, owner, as_list);
                 }
-                unvisited_neighbours(&layer, 0, &mut bits, &mut fresh);
+                unvisited_neighbours(&layer, owner, &mut bits, &mut fresh);
                 let expected: Vec<u32> =
                     as_list.iter().copied().filter(|&node| set.insert(node)).collect();
                 prop_assert_eq!(&fresh, &expected);
@@ -1016,7 +1040,7 @@ mod tests {
                 .iter()
                 .map(|&node| BeamEntry::new(Neighbour {
                     row: node,
-                    distance: ((node as u64 * order) % 977) as f32 * 0.125,
+                    distance: ((node as u64).wrapping_mul(order) % 977) as f32 * 0.125,
                 }))
                 .collect();
             let mut expected: Vec<u64> = arrivals.iter().map(|arrival| arrival.0).collect();
