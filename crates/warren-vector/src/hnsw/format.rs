@@ -171,6 +171,7 @@ impl HnswIndex {
         lower: Layer,
         deleted: Vec<u64>,
     ) -> Result<(), HnswError> {
+        // Strictly increasing: in row order, and no row twice.
         if upper_rows.windows(2).any(|pair| pair[0] >= pair[1]) {
             return Err(HnswError::Format("upper rows out of row order".into()));
         }
@@ -179,11 +180,6 @@ impl HnswIndex {
             let slot = upper_node
                 .get_mut(row as usize)
                 .ok_or_else(|| HnswError::Format(format!("upper row {row} out of range")))?;
-            if *slot != EMPTY {
-                return Err(HnswError::Format(format!(
-                    "row {row} twice in the upper layer"
-                )));
-            }
             *slot = node as u32;
         }
         let tail_bits = rows % 64;

@@ -161,12 +161,9 @@ impl VisitedBits {
         let marks = &mut self.marked.spare_capacity_mut()[..count];
         let mut kept = 0;
         for node in nodes.take(count) {
-            let (word, bit) = ((node / 64) as usize, 1u64 << (node % 64));
-            let before = self.words[word];
-            self.words[word] = before | bit;
             listed[kept].write(node);
             marks[kept].write(node);
-            kept += usize::from(before & bit == 0);
+            kept += usize::from(Self::set_bit_in(&mut self.words, node));
         }
         // SAFETY: the first `kept` spare slots of both were written above.
         unsafe {
@@ -185,9 +182,15 @@ impl VisitedBits {
     /// in `marked` when it was.
     #[inline(always)]
     fn set_bit(&mut self, node: u32) -> bool {
+        Self::set_bit_in(&mut self.words, node)
+    }
+
+    /// [`set_bit`](Self::set_bit) on the words alone (for a caller that also holds `marked`).
+    #[inline(always)]
+    fn set_bit_in(words: &mut [u64], node: u32) -> bool {
         let (word, bit) = ((node / 64) as usize, 1u64 << (node % 64));
-        let before = self.words[word];
-        self.words[word] = before | bit;
+        let before = words[word];
+        words[word] = before | bit;
         before & bit == 0
     }
 }
@@ -204,15 +207,11 @@ fn list_neighbours(
     mut keep: impl FnMut(u32) -> bool,
 ) {
     out.clear();
-    let slots = layer.slots(node);
-    out.reserve(slots.len());
-    let spare = &mut out.spare_capacity_mut()[..slots.len()];
+    let (count, neighbours) = slot_neighbours(layer, node);
+    out.reserve(count);
+    let spare = &mut out.spare_capacity_mut()[..count];
     let mut kept = 0;
-    for slot in slots {
-        let neighbour = slot.load(AtomicOrdering::Relaxed);
-        if neighbour == EMPTY {
-            continue;
-        }
+    for neighbour in neighbours {
         spare[kept].write(neighbour);
         kept += usize::from(keep(neighbour));
     }
@@ -220,16 +219,24 @@ fn list_neighbours(
     unsafe { out.set_len(kept) };
 }
 
-/// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
-/// visited.
+/// The node's slot count and its neighbours as its slots hold them now (a slot a writer is
+/// emptying reads `EMPTY` and is skipped).
 #[inline(always)]
-fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fresh: &mut Vec<u32>) {
+fn slot_neighbours(layer: &Layer, node: u32) -> (usize, impl Iterator<Item = u32> + '_) {
     let slots = layer.slots(node);
     let neighbours = slots
         .iter()
         .map(|slot| slot.load(AtomicOrdering::Relaxed))
         .filter(|&neighbour| neighbour != EMPTY);
-    visited.mark_fresh(slots.len(), neighbours, fresh);
+    (slots.len(), neighbours)
+}
+
+/// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
+/// visited.
+#[inline(always)]
+fn unvisited_neighbours(layer: &Layer, node: u32, visited: &mut VisitedBits, fresh: &mut Vec<u32>) {
+    let (count, neighbours) = slot_neighbours(layer, node);
+    visited.mark_fresh(count, neighbours, fresh);
 }
 
 /// Two stages ahead, for [`search_layer_beam`] (`waiting`: the beam after the node being
@@ -617,20 +624,19 @@ fn collect_arrivals(
     group: &[u32],
     distances: &[f32],
 ) {
-    let mut joining = arrivals.len();
+    let before = arrivals.len();
     arrivals.reserve(MEASURE_GROUP);
     let spare = &mut arrivals.spare_capacity_mut()[..MEASURE_GROUP];
-    let mut written = 0;
+    let mut passed = 0;
     for (&node, &distance) in group.iter().zip(distances) {
-        spare[written].write(BeamEntry::new(Neighbour {
+        spare[passed].write(BeamEntry::new(Neighbour {
             row: node,
             distance,
         }));
-        written += usize::from(distance < farthest);
+        passed += usize::from(distance < farthest);
     }
-    joining += written;
-    // SAFETY: the first `written` spare slots were written above.
-    unsafe { arrivals.set_len(joining) };
+    // SAFETY: the first `passed` spare slots were written above.
+    unsafe { arrivals.set_len(before + passed) };
 }
 
 /// Merges `arrivals` (in any order) into the sorted `beam`, keeping its `ef` nearest entries;
