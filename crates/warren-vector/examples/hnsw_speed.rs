@@ -39,6 +39,18 @@ fn main() {
         brute * 1e3,
         (vectors.len() * 4) as f64 / brute / 1e9
     );
+    // HNSW_BUILD_ONLY=N: build N times, print each time, and stop (for profiles of the build).
+    if let Some(times) = std::env::var("HNSW_BUILD_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        for _ in 0..times {
+            let t = Instant::now();
+            let index = HnswIndex::build(&vectors, dim, HnswParams::default(), threads).unwrap();
+            println!("build {:.3} s ({} rows)", t.elapsed().as_secs_f64(), index.rows());
+        }
+        return;
+    }
     let t = Instant::now();
     let index = HnswIndex::build(&vectors, dim, HnswParams::default(), threads).unwrap();
     let build = t.elapsed().as_secs_f64();

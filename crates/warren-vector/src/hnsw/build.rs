@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::index::{HnswIndex, INSERT_UPPER_EF};
+use super::index::{HnswIndex, EXACT_UPPER_NODES_PER_EFC, INSERT_UPPER_EF};
 use super::layer::{Layer, EMPTY};
 use super::measure::{padded_four, Query, Space};
 use super::params::{HnswError, HnswParams};
@@ -84,12 +84,14 @@ impl HnswIndex {
         let space = self.space();
         let mut prepared = std::mem::take(&mut scratch.query);
         space.prepare_row(row, &mut prepared);
-        let upper_ef = if upper_node == EMPTY {
-            INSERT_UPPER_EF
+        let efc = self.params.efc;
+        if upper_node == EMPTY {
+            self.upper_entries(&prepared, INSERT_UPPER_EF, &mut scratch.search);
+        } else if upper_node as usize <= EXACT_UPPER_NODES_PER_EFC * efc {
+            self.upper_entries_exact(&prepared, efc, upper_node, &mut scratch.search);
         } else {
-            self.params.efc
-        };
-        self.upper_entries(&prepared, upper_ef, &mut scratch.search);
+            self.upper_entries(&prepared, efc, &mut scratch.search);
+        }
         if upper_node != EMPTY {
             scratch.found.clone_from(&scratch.search.found);
             self.connect(&self.upper, upper_node, scratch);

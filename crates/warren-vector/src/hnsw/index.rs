@@ -26,6 +26,12 @@ pub(crate) const UPPER_SEARCH_EF: usize = 8;
 /// at every efs at 50,000 and 1M rows, for 4% of the build; docs/OPTIMIZATION_LOG.md 278).
 pub(crate) const INSERT_UPPER_EF: usize = 2;
 
+/// A row sampled into the upper layer whose node has at most this many times `efc` nodes
+/// before it is linked from an exact scan of those nodes instead of an `efc`-wide walk: the
+/// walk expands about `efc` nodes, at several distances' cost each, so below this the scan
+/// costs less, and its `efc` nearest are exact (docs/OPTIMIZATION_LOG.md 281).
+pub(crate) const EXACT_UPPER_NODES_PER_EFC: usize = 8;
+
 /// The beam's nearest `RANKED_ROWS_PER_RESULT · k` rows by their codes are ranked again by
 /// their exact distances; the rest of the beam is dropped. The codes' error (about 1e-3) is
 /// far below the gap between a beam's 10th and 40th row: at 1M x 128, ranking 40 of a beam of
@@ -379,6 +385,45 @@ impl HnswIndex {
     }
 }
 
+impl HnswIndex {
+    /// [`upper_entries`](Self::upper_entries) for upper node `node`, which is being linked,
+    /// by an exact scan of the linked upper nodes before it (nodes are in row order; the entry
+    /// and every node with a list are linked): its `ef` nearest, nearest first.
+    pub(crate) fn upper_entries_exact(
+        &self,
+        prepared: &Query,
+        ef: usize,
+        node: u32,
+        scratch: &mut SearchScratch,
+    ) {
+        let space = self.upper_space();
+        let linked = &mut scratch.entries;
+        linked.clear();
+        linked.extend((0..node).filter(|&other| other == 0 || !self.upper.slots(other).is_empty()));
+        let found = &mut scratch.found;
+        found.clear();
+        let mut distances = [0.0f32; 4];
+        for group in linked.chunks(4) {
+            let distances = &mut distances[..group.len()];
+            space.query_distances(prepared, group, distances);
+            found.extend(
+                group
+                    .iter()
+                    .zip(distances.iter())
+                    .map(|(&row, &distance)| Neighbour { row, distance }),
+            );
+        }
+        if found.len() > ef {
+            found.select_nth_unstable(ef - 1);
+            found.truncate(ef);
+        }
+        found.sort_unstable();
+        let upper_rows = &self.upper_rows;
+        linked.clear();
+        linked.extend(found.iter().map(|hit| upper_rows[hit.row as usize]));
+    }
+}
+
 /// Whether an index with `params` keeps inverse norms (cosine).
 pub(crate) fn keeps_norms(params: HnswParams) -> bool {
     params.metric == crate::distance::Metric::Cosine
@@ -399,4 +444,51 @@ fn split_mix(mut value: u64) -> u64 {
     value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     value ^ (value >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exact upper scan gives, for an upper row, the `ef` nearest of the upper nodes
+    /// before it by the graph's distances, nearest first, and their rows as entries.
+    #[test]
+    fn the_exact_upper_scan_finds_the_nearest_earlier_upper_nodes() {
+        let dim = 16;
+        let (vectors, _) = crate::sample::clustered(600, 0, dim, 7);
+        let params = HnswParams {
+            pu: 0.3,
+            ..HnswParams::default()
+        };
+        let index = HnswIndex::build(&vectors, dim, params, 2).unwrap();
+        let space = index.upper_space();
+        let mut scratch = SearchScratch::new();
+        let mut query = Query::default();
+        let mut checked = 0;
+        for (node, &row) in index.upper_rows.iter().enumerate().skip(1) {
+            index.space().prepare_row(row, &mut query);
+            let ef = 5;
+            index.upper_entries_exact(&query, ef, node as u32, &mut scratch);
+            let mut expected: Vec<Neighbour> = (0..node as u32)
+                .map(|other| {
+                    let mut distance = [0.0f32];
+                    space.query_distances(&query, &[other], &mut distance);
+                    Neighbour {
+                        row: other,
+                        distance: distance[0],
+                    }
+                })
+                .collect();
+            expected.sort_unstable();
+            expected.truncate(ef);
+            assert_eq!(scratch.found, expected);
+            let rows: Vec<u32> = expected
+                .iter()
+                .map(|hit| index.upper_rows[hit.row as usize])
+                .collect();
+            assert_eq!(scratch.entries, rows);
+            checked += 1;
+        }
+        assert!(checked > 100, "the sample has upper rows: {checked}");
+    }
 }

@@ -160,19 +160,6 @@ impl Layer {
         self.nodes
     }
 
-    /// Every word of every block.
-    #[inline]
-    fn words(&self) -> &[AtomicU32] {
-        // SAFETY: `Line` is `repr(C)` over an array of `AtomicU32`, so the lines are one
-        // contiguous run of `lines.len() * LINE_WORDS` initialized atomics.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.lines.as_ptr().cast::<AtomicU32>(),
-                self.lines.len() * LINE_WORDS,
-            )
-        }
-    }
-
     /// Every word of every block, for filling without atomic operations.
     fn words_mut(&mut self) -> &mut [AtomicU32] {
         // SAFETY: as in `words`; `&mut self` makes the access exclusive.
@@ -187,8 +174,26 @@ impl Layer {
     /// The node's block: its count, then its `degree` slots.
     #[inline]
     fn block(&self, node: u32) -> &[AtomicU32] {
-        let start = node as usize * self.stride;
-        &self.words()[start..start + 1 + self.degree]
+        // SAFETY: `node_words` checks the node; a block's list part holds the count and the
+        // slots.
+        unsafe { std::slice::from_raw_parts(self.node_words(node, 0), 1 + self.degree) }
+    }
+
+    /// The address of word `offset` of the node's block, the node checked once (one compare
+    /// where slicing the layer's words took several: this runs for every node a search
+    /// measures or expands).
+    #[inline(always)]
+    fn node_words(&self, node: u32, offset: usize) -> *const AtomicU32 {
+        assert!((node as usize) < self.nodes, "node {node} outside the layer");
+        debug_assert!(offset < self.stride);
+        // SAFETY: the node's block lies inside the lines (`nodes * stride` words), and
+        // `offset` inside the block.
+        unsafe {
+            self.lines
+                .as_ptr()
+                .cast::<AtomicU32>()
+                .add(node as usize * self.stride + offset)
+        }
     }
 
     /// Adds empty nodes until the layer has `nodes` of them.
@@ -234,21 +239,23 @@ impl Layer {
     #[inline]
     pub fn codes(&self, node: u32) -> &[i8] {
         debug_assert!(self.dim > 0, "the layer keeps no codes");
-        let start = node as usize * self.stride + self.list_words;
-        let words = &self.words()[start..start + self.dim.div_ceil(4)];
-        // SAFETY: the words hold at least `dim` bytes, any byte is a valid `i8`, and code words
-        // are written only through `&mut self` (`code_nodes`, `grow`), so no write races this
-        // read.
-        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<i8>(), self.dim) }
+        let words = self.node_words(node, self.list_words);
+        // SAFETY: the block's code words hold at least `dim` bytes, any byte is a valid `i8`,
+        // and code words are written only through `&mut self` (`code_nodes`, `grow`), so no
+        // write races this read.
+        unsafe { std::slice::from_raw_parts(words.cast::<i8>(), self.dim) }
     }
 
     /// The factor words kept with the node's codes; the layer must keep codes.
     #[inline]
     pub fn factors(&self, node: u32) -> [f32; FACTOR_WORDS] {
         debug_assert!(self.dim > 0, "the layer keeps no codes");
-        let start = node as usize * self.stride + factor_start(self.degree, self.list_words);
-        let words = &self.words()[start..start + FACTOR_WORDS];
-        std::array::from_fn(|index| f32::from_bits(words[index].load(Ordering::Relaxed)))
+        let words = self.node_words(node, factor_start(self.degree, self.list_words));
+        std::array::from_fn(|index| {
+            // SAFETY: the factor words lie inside the block's list part.
+            let word = unsafe { &*words.add(index) };
+            f32::from_bits(word.load(Ordering::Relaxed))
+        })
     }
 
     /// Codes the nodes `nodes`: `encode(node, codes)` fills the node's codes and returns its
@@ -339,9 +346,14 @@ impl Layer {
     /// Asks the CPU to start loading the node's block (a search is about to expand it).
     #[inline]
     pub fn prefetch(&self, node: u32) {
-        let block = self.block(node);
-        for line in block.chunks(LINE_WORDS) {
-            crate::prefetch::line(line.as_ptr().cast());
+        debug_assert!((node as usize) < self.nodes);
+        // Plain address arithmetic, as in `prefetch_codes`.
+        let block = self
+            .lines
+            .as_ptr()
+            .wrapping_add(node as usize * (self.stride / LINE_WORDS));
+        for line in 0..(1 + self.degree).div_ceil(LINE_WORDS) {
+            crate::prefetch::line(block.wrapping_add(line).cast());
         }
     }
 
