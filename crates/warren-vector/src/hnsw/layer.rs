@@ -246,6 +246,14 @@ impl Layer {
         unsafe { std::slice::from_raw_parts(words.cast::<i8>(), self.dim) }
     }
 
+    /// The address of the node's codes: `dim` readable codes (the layer must keep codes), for
+    /// kernels that take rows by address.
+    #[inline]
+    pub fn codes_ptr(&self, node: u32) -> *const i8 {
+        debug_assert!(self.dim > 0, "the layer keeps no codes");
+        self.node_words(node, self.list_words).cast()
+    }
+
     /// The factor words kept with the node's codes; the layer must keep codes.
     #[inline]
     pub fn factors(&self, node: u32) -> [f32; FACTOR_WORDS] {

@@ -27,7 +27,7 @@
 
 use super::layer::{Layer, FACTOR_WORDS};
 use crate::distance::Metric;
-use crate::quantized::int_dot::{self, DotFourCodes, DotRows};
+use crate::quantized::int_dot::{self, DotFourRaw, DotRows};
 
 /// The largest row code.
 const ROW_CODE_MAX: f32 = 127.0;
@@ -161,7 +161,7 @@ pub struct Space<'a> {
     pub metric: Metric,
     pub rows: &'a Layer,
     dot_rows: DotRows,
-    dot_four_codes: DotFourCodes,
+    dot_four_raw: DotFourRaw,
 }
 
 /// A query as the graph measures it: `i16` codes, their scale and, for the L2 metrics, the
@@ -188,7 +188,7 @@ impl<'a> Space<'a> {
             metric,
             rows,
             dot_rows: int_dot::dot_rows_kernel(),
-            dot_four_codes: int_dot::dot_four_codes_kernel(),
+            dot_four_raw: int_dot::dot_four_raw_kernel(),
         }
     }
 
@@ -300,15 +300,20 @@ impl<'a> Space<'a> {
     #[inline(always)]
     fn distances_four(&self, codes: &[i8], scale: f32, squared: f32, rows: [u32; 4]) -> [f32; 4] {
         let layer = self.rows;
-        let dots = (self.dot_four_codes)(
-            codes,
-            [
-                layer.codes(rows[0]),
-                layer.codes(rows[1]),
-                layer.codes(rows[2]),
-                layer.codes(rows[3]),
-            ],
-        );
+        assert_eq!(codes.len(), layer.dim(), "codes of the layer's length");
+        // SAFETY: each address holds the layer's `dim` codes (`codes_ptr` checks the node),
+        // as many as `codes` holds, at most `CODES_DIM_MAX` (checked by `Space::new`).
+        let dots = unsafe {
+            (self.dot_four_raw)(
+                codes,
+                [
+                    layer.codes_ptr(rows[0]),
+                    layer.codes_ptr(rows[1]),
+                    layer.codes_ptr(rows[2]),
+                    layer.codes_ptr(rows[3]),
+                ],
+            )
+        };
         // Element by element: `[T; N]::map` here compiled to a call (`try_map`) per group.
         let factors = [
             layer.factors(rows[0]),

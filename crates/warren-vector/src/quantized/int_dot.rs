@@ -108,6 +108,43 @@ pub fn dot_four_codes_kernels() -> Vec<DotFourCodes> {
     kernels
 }
 
+/// [`DotFourCodes`] over rows given by address, for a caller that holds rows of one known
+/// length (the index's blocks): no per-row slice or length check, and no wrapper call between
+/// the caller and the vector loop.
+///
+/// # Safety
+/// Each of `rows` must address `query.len()` readable codes, and `query.len()` must be at most
+/// [`CODES_DIM_MAX`].
+pub type DotFourRaw = unsafe fn(query: &[i8], rows: [*const i8; 4]) -> [i32; 4];
+
+/// The widest [`DotFourRaw`] kernel this CPU runs (chosen on first use).
+pub fn dot_four_raw_kernel() -> DotFourRaw {
+    static CHOSEN: OnceLock<DotFourRaw> = OnceLock::new();
+    *CHOSEN.get_or_init(|| dot_four_raw_kernels()[0])
+}
+
+/// Every [`DotFourRaw`] kernel this CPU runs, widest first: AVX-512 VNNI, then the four-row
+/// kernel chosen by [`dot_four_codes_kernel`] over slices made from the addresses.
+pub fn dot_four_raw_kernels() -> Vec<DotFourRaw> {
+    let mut kernels: Vec<DotFourRaw> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if x86::has_vnni() {
+            kernels.push(x86::dot_four_codes_avx512vnni_body);
+        }
+    }
+    kernels.push(dot_four_raw_by_slices);
+    kernels
+}
+
+/// # Safety
+/// As [`DotFourRaw`].
+unsafe fn dot_four_raw_by_slices(query: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+    // SAFETY: the caller guarantees `query.len()` codes at each address.
+    let rows = rows.map(|row| unsafe { std::slice::from_raw_parts(row, query.len()) });
+    dot_four_codes_kernel()(query, rows)
+}
+
 /// Four rows by the widest pair kernel, one at a time.
 pub fn dot_four_codes_by_pairs(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
     let pair = dot_codes_kernel();
@@ -200,12 +237,19 @@ mod x86 {
         for row in rows {
             check_pair(query, row);
         }
-        // SAFETY: handed out only when AVX-512BW and VNNI were detected.
-        unsafe { dot_four_codes_avx512vnni_body(query, rows) }
+        // SAFETY: handed out only when AVX-512BW and VNNI were detected; each row holds
+        // `query.len()` codes (checked above).
+        unsafe { dot_four_codes_avx512vnni_body(query, rows.map(|row| row.as_ptr())) }
     }
 
+    /// The four-row VNNI kernel over rows by address (a [`super::DotFourRaw`]).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512BW and VNNI; each row addresses `query.len()` codes, at most
+    /// `CODES_DIM_MAX`.
     #[target_feature(enable = "avx512bw,avx512vnni")]
-    fn dot_four_codes_avx512vnni_body(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
+    pub unsafe fn dot_four_codes_avx512vnni_body(query: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+        debug_assert!(query.len() <= super::CODES_DIM_MAX);
         let dim = query.len();
         let mut sums = [_mm512_setzero_si512(); 4];
         let mut at = 0;
@@ -217,7 +261,7 @@ mod x86 {
                 let q = _mm512_maskz_loadu_epi8(mask, query.as_ptr().add(at));
                 let (magnitudes, negative) = (_mm512_abs_epi8(q), _mm512_movepi8_mask(q));
                 for (sum, row) in sums.iter_mut().zip(rows) {
-                    let x = _mm512_maskz_loadu_epi8(mask, row.as_ptr().add(at));
+                    let x = _mm512_maskz_loadu_epi8(mask, row.add(at));
                     *sum = signed_step(*sum, magnitudes, negative, x);
                 }
                 at += VNNI_STEP;
