@@ -27,7 +27,7 @@
 
 use super::layer::{Layer, FACTOR_WORDS};
 use crate::distance::Metric;
-use crate::quantized::int_dot::{self, DotFourRaw, DotRows};
+use crate::quantized::int_dot::{self, DotRows};
 
 /// The largest row code.
 const ROW_CODE_MAX: f32 = 127.0;
@@ -161,7 +161,94 @@ pub struct Space<'a> {
     pub metric: Metric,
     pub rows: &'a Layer,
     dot_rows: DotRows,
-    dot_four_raw: DotFourRaw,
+    /// The four-row distances (`distances_four`), compiled for the widest kernel this CPU
+    /// runs.
+    distances_four_kernel: DistancesFour,
+    /// The distances of rows to a row query (`query_distances`), likewise.
+    row_query_kernel: RowQueryDistances,
+}
+
+/// [`Space::distances_four`] as one kernel instance.
+type DistancesFour = unsafe fn(&Space<'_>, &[i8], f32, f32, [u32; 4]) -> [f32; 4];
+
+/// [`Space::query_distances`] for a row query as one kernel instance.
+type RowQueryDistances = unsafe fn(&Space<'_>, &Query, &[u32], &mut [f32]);
+
+/// The kernel instances for CPUs without AVX-512 VNNI: the dot products by the widest
+/// [`int_dot::DotFourRaw`] kernel.
+mod portable {
+    use super::{int_dot, Query, Space};
+
+    /// # Safety
+    /// None beyond the caller's (it is `unsafe` to fit [`super::DistancesFour`]).
+    pub(super) unsafe fn distances_four(
+        space: &Space<'_>,
+        codes: &[i8],
+        scale: f32,
+        squared: f32,
+        rows: [u32; 4],
+    ) -> [f32; 4] {
+        space.distances_four_by(dot, codes, scale, squared, rows)
+    }
+
+    /// # Safety
+    /// None beyond the caller's (it is `unsafe` to fit [`super::RowQueryDistances`]).
+    pub(super) unsafe fn row_query_distances(
+        space: &Space<'_>,
+        query: &Query,
+        rows: &[u32],
+        out: &mut [f32],
+    ) {
+        space.row_query_distances_by(dot, query, rows, out)
+    }
+
+    fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+        // SAFETY: `distances_four_by` hands over addresses of the layer's codes, as many as
+        // `codes` holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
+        unsafe { int_dot::dot_four_raw_kernel()(codes, rows) }
+    }
+}
+
+/// The kernel instances for CPUs with AVX-512 VNNI: the four-row VNNI kernel inlined into
+/// each, so that a group's dot products, its distances and the loop over groups are one
+/// function (a call per group through the kernel and its wrapper cost about 3% of a build).
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use super::{int_dot, Query, Space};
+
+    /// # Safety
+    /// The CPU has AVX-512BW and VNNI.
+    #[target_feature(enable = "avx512bw,avx512vnni")]
+    pub(super) unsafe fn distances_four(
+        space: &Space<'_>,
+        codes: &[i8],
+        scale: f32,
+        squared: f32,
+        rows: [u32; 4],
+    ) -> [f32; 4] {
+        space.distances_four_by(|codes, rows| dot(codes, rows), codes, scale, squared, rows)
+    }
+
+    /// # Safety
+    /// The CPU has AVX-512BW and VNNI.
+    #[target_feature(enable = "avx512bw,avx512vnni")]
+    pub(super) unsafe fn row_query_distances(
+        space: &Space<'_>,
+        query: &Query,
+        rows: &[u32],
+        out: &mut [f32],
+    ) {
+        space.row_query_distances_by(|codes, rows| dot(codes, rows), query, rows, out)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512bw,avx512vnni")]
+    fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+        // SAFETY: the CPU has the features (this is only reached from the instances above);
+        // `distances_four_by` hands over addresses of the layer's codes, as many as `codes`
+        // holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
+        unsafe { int_dot::x86::dot_four_codes_avx512vnni_body(codes, rows) }
+    }
 }
 
 /// A query as the graph measures it: `i16` codes, their scale and, for the L2 metrics, the
@@ -173,6 +260,24 @@ pub struct Query {
     row_codes: Vec<i8>,
     scale: f32,
     squared_norm: f32,
+}
+
+/// The widest [`DistancesFour`] instance this CPU runs.
+fn distances_four_kernel() -> DistancesFour {
+    #[cfg(target_arch = "x86_64")]
+    if int_dot::x86::has_vnni() {
+        return vnni::distances_four;
+    }
+    portable::distances_four
+}
+
+/// The widest [`RowQueryDistances`] instance this CPU runs.
+fn row_query_kernel() -> RowQueryDistances {
+    #[cfg(target_arch = "x86_64")]
+    if int_dot::x86::has_vnni() {
+        return vnni::row_query_distances;
+    }
+    portable::row_query_distances
 }
 
 impl<'a> Space<'a> {
@@ -188,7 +293,8 @@ impl<'a> Space<'a> {
             metric,
             rows,
             dot_rows: int_dot::dot_rows_kernel(),
-            dot_four_raw: int_dot::dot_four_raw_kernel(),
+            distances_four_kernel: distances_four_kernel(),
+            row_query_kernel: row_query_kernel(),
         }
     }
 
@@ -276,15 +382,8 @@ impl<'a> Space<'a> {
             self.rows.dim(),
             "a row's codes as the query"
         );
-        for (group, out) in rows.chunks(4).zip(out.chunks_mut(4)) {
-            let four = padded_four(group);
-            let distances =
-                self.distances_four(&query.row_codes, query.scale, query.squared_norm, four);
-            // Lane by lane: `copy_from_slice` of one to four floats is a `memcpy` call.
-            for (slot, distance) in out.iter_mut().zip(distances) {
-                *slot = distance;
-            }
-        }
+        // SAFETY: `row_query_kernel` was chosen for this CPU by `Space::new`.
+        unsafe { (self.row_query_kernel)(self, query, rows, out) }
     }
 
     /// The distances between row `a` and each of `others`.
@@ -299,21 +398,32 @@ impl<'a> Space<'a> {
     /// `squared` (a row's own, or a row query's).
     #[inline(always)]
     fn distances_four(&self, codes: &[i8], scale: f32, squared: f32, rows: [u32; 4]) -> [f32; 4] {
+        // SAFETY: `distances_four_kernel` was chosen for this CPU by `Space::new`.
+        unsafe { (self.distances_four_kernel)(self, codes, scale, squared, rows) }
+    }
+
+    /// [`distances_four`](Self::distances_four) with the dot products by `dot` (four rows by
+    /// address against `codes`), inlined into each kernel instance.
+    #[inline(always)]
+    fn distances_four_by(
+        &self,
+        dot: impl FnOnce(&[i8], [*const i8; 4]) -> [i32; 4],
+        codes: &[i8],
+        scale: f32,
+        squared: f32,
+        rows: [u32; 4],
+    ) -> [f32; 4] {
         let layer = self.rows;
         assert_eq!(codes.len(), layer.dim(), "codes of the layer's length");
-        // SAFETY: each address holds the layer's `dim` codes (`codes_ptr` checks the node),
-        // as many as `codes` holds, at most `CODES_DIM_MAX` (checked by `Space::new`).
-        let dots = unsafe {
-            (self.dot_four_raw)(
-                codes,
-                [
-                    layer.codes_ptr(rows[0]),
-                    layer.codes_ptr(rows[1]),
-                    layer.codes_ptr(rows[2]),
-                    layer.codes_ptr(rows[3]),
-                ],
-            )
-        };
+        let dots = dot(
+            codes,
+            [
+                layer.codes_ptr(rows[0]),
+                layer.codes_ptr(rows[1]),
+                layer.codes_ptr(rows[2]),
+                layer.codes_ptr(rows[3]),
+            ],
+        );
         // Element by element: `[T; N]::map` here compiled to a call (`try_map`) per group.
         let factors = [
             layer.factors(rows[0]),
@@ -337,6 +447,32 @@ impl<'a> Space<'a> {
             Metric::L2 => std::array::from_fn(|lane| {
                 not_nan(squared_difference(squared, factors[lane][1], products[lane]).sqrt())
             }),
+        }
+    }
+
+    /// The distances of `rows` to a row query's codes, four rows per group (a last group of
+    /// fewer repeats its last row), the dot products by `dot`.
+    #[inline(always)]
+    fn row_query_distances_by(
+        &self,
+        dot: impl Fn(&[i8], [*const i8; 4]) -> [i32; 4],
+        query: &Query,
+        rows: &[u32],
+        out: &mut [f32],
+    ) {
+        for (group, out) in rows.chunks(4).zip(out.chunks_mut(4)) {
+            let four = padded_four(group);
+            let distances = self.distances_four_by(
+                &dot,
+                &query.row_codes,
+                query.scale,
+                query.squared_norm,
+                four,
+            );
+            // Lane by lane: `copy_from_slice` of one to four floats is a `memcpy` call.
+            for (slot, distance) in out.iter_mut().zip(distances) {
+                *slot = distance;
+            }
         }
     }
 

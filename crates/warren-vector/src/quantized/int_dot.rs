@@ -186,7 +186,7 @@ pub fn dot_rows_portable(codes: &[i8], query: &[i16], out: &mut [i32]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     //! The x86-64 kernels; each is listed by [`super::dot_rows_kernels`] only after the
     //! features it is compiled for were detected.
 
@@ -205,7 +205,7 @@ mod x86 {
     use crate::prefetch;
 
     /// Whether the CPU runs the VNNI kernels (AVX-512 BW and VNNI).
-    pub fn has_vnni() -> bool {
+    pub(crate) fn has_vnni() -> bool {
         std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vnni")
     }
@@ -247,6 +247,7 @@ mod x86 {
     /// # Safety
     /// The CPU has AVX-512BW and VNNI; each row addresses `query.len()` codes, at most
     /// `CODES_DIM_MAX`.
+    #[inline]
     #[target_feature(enable = "avx512bw,avx512vnni")]
     pub unsafe fn dot_four_codes_avx512vnni_body(query: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
         debug_assert!(query.len() <= super::CODES_DIM_MAX);
