@@ -47,7 +47,11 @@ fn main() {
         for _ in 0..times {
             let t = Instant::now();
             let index = HnswIndex::build(&vectors, dim, HnswParams::default(), threads).unwrap();
-            println!("build {:.3} s ({} rows)", t.elapsed().as_secs_f64(), index.rows());
+            println!(
+                "build {:.3} s ({} rows)",
+                t.elapsed().as_secs_f64(),
+                index.rows()
+            );
         }
         return;
     }

@@ -184,7 +184,10 @@ impl Layer {
     /// measures or expands).
     #[inline(always)]
     fn node_words(&self, node: u32, offset: usize) -> *const AtomicU32 {
-        assert!((node as usize) < self.nodes, "node {node} outside the layer");
+        assert!(
+            (node as usize) < self.nodes,
+            "node {node} outside the layer"
+        );
         debug_assert!(offset < self.stride);
         // SAFETY: the node's block lies inside the lines (`nodes * stride` words), and
         // `offset` inside the block.

@@ -862,10 +862,7 @@ unsafe fn rank_arrivals_avx512(arrivals: &mut [BeamEntry]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
 unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[BeamEntry]) -> usize {
-    use std::arch::x86_64::{
-        _mm512_and_si512, _mm512_mask_cmpgt_epu64_mask, _mm512_mask_storeu_epi64,
-        _mm512_maskz_loadu_epi64, _mm512_set1_epi64,
-    };
+    use std::arch::x86_64::_mm512_set1_epi64;
     const LANES: usize = 8;
     let len = beam.len();
     assert!(
@@ -880,19 +877,17 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
         debug_assert!(!arrival.expanded(), "arrivals join unexpanded");
         let key = _mm512_set1_epi64(arrival.0 as i64);
         let shift = index + 1;
+        // Whole blocks of eight while there are, then the last few entries.
         let at = loop {
-            let start = end.saturating_sub(LANES);
-            let lanes = ((1u32 << (end - start)) - 1) as u8;
+            let (start, lanes) = if end >= LANES {
+                (end - LANES, u8::MAX)
+            } else {
+                (0, ((1u32 << end) - 1) as u8)
+            };
             // SAFETY: lanes `start..end` lie inside the beam; the shifted store writes
             // indices up to `end - 1 + shift <= len - 1 + arrivals.len()`, inside the
             // capacity, and above every entry not yet read.
-            let farther = unsafe {
-                let block = _mm512_maskz_loadu_epi64(lanes, base.add(start).cast());
-                let farther =
-                    _mm512_mask_cmpgt_epu64_mask(lanes, _mm512_and_si512(block, without_flag), key);
-                _mm512_mask_storeu_epi64(base.add(start + shift).cast(), farther, block);
-                farther
-            };
+            let farther = unsafe { shift_farther(base, start, lanes, shift, key, without_flag) };
             if farther != lanes || start == 0 {
                 break end - farther.count_ones() as usize;
             }
@@ -908,6 +903,41 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
     unsafe { beam.set_len(len + arrivals.len()) };
     beam.truncate(ef);
     end
+}
+
+/// Moves the entries of block `start` (its `lanes`) farther than `key` up by `shift`; returns
+/// which lanes moved.
+///
+/// # Safety
+/// The CPU has AVX-512F; the lanes lie inside the beam at `base`, and the moved ones land
+/// inside its capacity, above every entry not yet read.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn shift_farther(
+    base: *mut i64,
+    start: usize,
+    lanes: u8,
+    shift: usize,
+    key: std::arch::x86_64::__m512i,
+    without_flag: std::arch::x86_64::__m512i,
+) -> u8 {
+    use std::arch::x86_64::{
+        _mm512_and_si512, _mm512_loadu_si512, _mm512_mask_cmpgt_epu64_mask,
+        _mm512_mask_storeu_epi64, _mm512_maskz_loadu_epi64,
+    };
+    // SAFETY: as the caller guarantees; a whole block is loaded without a mask.
+    unsafe {
+        let block = if lanes == u8::MAX {
+            _mm512_loadu_si512(base.add(start).cast())
+        } else {
+            _mm512_maskz_loadu_epi64(lanes, base.add(start).cast())
+        };
+        let farther =
+            _mm512_mask_cmpgt_epu64_mask(lanes, _mm512_and_si512(block, without_flag), key);
+        _mm512_mask_storeu_epi64(base.add(start + shift).cast(), farther, block);
+        farther
+    }
 }
 
 /// [`merge_beam`] for sorted `arrivals` by one backward merge (the form for CPUs without
