@@ -767,7 +767,13 @@ fn merge_beam(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &mut [BeamEntry]) 
         && std::arch::is_x86_feature_detected!("popcnt")
     {
         // SAFETY: AVX-512F and POPCNT were detected; the beam has room for the arrivals.
-        return Some(unsafe { merge_beam_avx512(beam, ef, arrivals) });
+        return Some(unsafe {
+            if arrivals.len() >= BITONIC_MERGE_MIN {
+                merge_beam_bitonic(beam, ef, arrivals)
+            } else {
+                merge_beam_avx512(beam, ef, arrivals)
+            }
+        });
     }
     Some(merge_beam_portable(beam, ef, arrivals))
 }
@@ -903,6 +909,184 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
     unsafe { beam.set_len(len + arrivals.len()) };
     beam.truncate(ef);
     end
+}
+
+/// Arrivals from which [`merge_beam`] merges eight entries at a time (`merge_beam_bitonic`)
+/// rather than scanning for each arrival's place.
+const BITONIC_MERGE_MIN: usize = 8;
+
+/// [`merge_beam`] for sorted `arrivals`, at least eight of them (most expansions while the beam
+/// fills), eight entries at a time from the far end: the eight largest not yet written are
+/// carried in a register, merged with the next block of eight of whichever side has the larger
+/// next entry by a bitonic network, and the top eight of the sixteen written. It stops once
+/// the arrivals are used up and the carried entries are above the beam's rest, which stays
+/// where it is. Per arrival the scan of `merge_beam_avx512` ends at a place that depends on the
+/// data (a mispredicted branch each); here a branch per block of eight picks the side.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT; the beam has room for the arrivals.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn merge_beam_bitonic(
+    beam: &mut Vec<BeamEntry>,
+    ef: usize,
+    arrivals: &[BeamEntry],
+) -> usize {
+    use std::arch::x86_64::{_mm512_cmpgt_epu64_mask, _mm512_mask_storeu_epi64, _mm512_set1_epi64};
+    const LANES: usize = 8;
+    let len = beam.len();
+    let count = arrivals.len();
+    assert!(count > 0, "arrivals to merge");
+    assert!(beam.capacity() >= len + count, "room for the arrivals");
+    // Where the nearest arrival lands: after the entries nearer than it.
+    let first = beam.partition_point(|entry| entry.key() < arrivals[0].0);
+    let base = beam.as_mut_ptr().cast::<i64>();
+    let arrived = arrivals.as_ptr().cast::<i64>();
+    // Entries `stayed` of the beam and `waiting` arrivals are unread; `carried` entries are in
+    // `carry` (its top lanes; the others hold 0, below every key); `written` is where the
+    // next output ends: `written == stayed + waiting + carried`.
+    let carried_first = count.min(LANES);
+    let (mut stayed, mut waiting) = (len, count - carried_first);
+    // SAFETY: the lanes loaded are the last `carried_first` arrivals.
+    let mut carry = unsafe { load_block(arrived, count) };
+    let mut carried = carried_first;
+    let mut written = len + count;
+    loop {
+        if waiting == 0 {
+            // The rest of the beam stays if the carried entries are above it.
+            let real = lane_top(carried);
+            let above = if stayed == 0 {
+                real
+            } else {
+                // SAFETY: `stayed - 1` is an entry of the beam.
+                let below = unsafe { *base.add(stayed - 1) };
+                _mm512_cmpgt_epu64_mask(carry, _mm512_set1_epi64(below)) & real
+            };
+            if above == real {
+                // SAFETY: the lanes written are `stayed..written`, inside the capacity.
+                unsafe {
+                    _mm512_mask_storeu_epi64(
+                        base.wrapping_add(written).wrapping_sub(LANES),
+                        real,
+                        carry,
+                    )
+                };
+                break;
+            }
+        }
+        // Keys compare unsigned (as `BeamEntry` words), not as the `i64` lanes hold them.
+        // SAFETY: `stayed - 1` and `waiting - 1` are entries when nonzero.
+        let from_beam = stayed > 0
+            && (waiting == 0
+                || unsafe { *base.add(stayed - 1) as u64 > *arrived.add(waiting - 1) as u64 });
+        let (block, taken) = if from_beam {
+            let taken = stayed.min(LANES);
+            // SAFETY: the lanes loaded are entries `stayed - taken..stayed`.
+            let block = unsafe { load_block(base, stayed) };
+            stayed -= taken;
+            (block, taken)
+        } else {
+            let taken = waiting.min(LANES);
+            // SAFETY: as above, of the arrivals.
+            let block = unsafe { load_block(arrived, waiting) };
+            waiting -= taken;
+            (block, taken)
+        };
+        let (low, high) = bitonic_merge(carry, block);
+        let total = carried + taken;
+        let out = total.min(LANES);
+        // SAFETY: the lanes written, `written - out..written`, lie above every unread entry
+        // (`written - out >= stayed + waiting`) and inside the capacity.
+        unsafe {
+            _mm512_mask_storeu_epi64(
+                base.wrapping_add(written).wrapping_sub(LANES),
+                lane_top(out),
+                high,
+            )
+        };
+        written -= out;
+        carry = low;
+        carried = total - out;
+        if carried == 0 && stayed == 0 && waiting == 0 {
+            break;
+        }
+    }
+    // SAFETY: every index below `len + count` holds an entry: those below `stayed` stayed,
+    // the rest were written above.
+    unsafe { beam.set_len(len + count) };
+    beam.truncate(ef);
+    first
+}
+
+/// The top `count` of eight lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lane_top(count: usize) -> u8 {
+    debug_assert!(count <= 8);
+    (0xFF00u16 >> count) as u8
+}
+
+/// The up to eight entries that end at `end` of the run at `base`, ascending in the top lanes
+/// (lanes below hold 0, below every key).
+///
+/// # Safety
+/// The CPU has AVX-512F; entries `end.saturating_sub(8)..end` are readable.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load_block(base: *const i64, end: usize) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::_mm512_maskz_loadu_epi64;
+    // SAFETY: only the top `min(end, 8)` lanes are read, entries `end - min(end, 8)..end`;
+    // the others are masked off and never touched.
+    unsafe {
+        _mm512_maskz_loadu_epi64(
+            lane_top(end.min(8)),
+            base.wrapping_add(end).wrapping_sub(8).cast(),
+        )
+    }
+}
+
+/// Merges two ascending runs of eight keys into the low and high eight of the sixteen, each
+/// ascending: the second run reversed makes the sixteen bitonic, and three rounds of
+/// half-cleaners (distance 4, 2, 1) sort each half after the first round splits them.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn bitonic_merge(
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+) -> (std::arch::x86_64::__m512i, std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::{
+        _mm512_max_epu64, _mm512_min_epu64, _mm512_permutexvar_epi64, _mm512_set_epi64,
+    };
+    let reversed = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), b);
+    let low = _mm512_min_epu64(a, reversed);
+    let high = _mm512_max_epu64(a, reversed);
+    (half_clean(low), half_clean(high))
+}
+
+/// Sorts a bitonic run of eight keys ascending (three rounds of compare-exchange at distance
+/// 4, 2 and 1).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn half_clean(run: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::{
+        _mm512_mask_blend_epi64, _mm512_max_epu64, _mm512_min_epu64, _mm512_permutexvar_epi64,
+        _mm512_set_epi64,
+    };
+    let mut run = run;
+    // Each round pairs lane i with lane i ^ distance; the lower lane keeps the minimum.
+    for (partner, upper) in [
+        (_mm512_set_epi64(3, 2, 1, 0, 7, 6, 5, 4), 0xF0u8),
+        (_mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2), 0xCC),
+        (_mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1), 0xAA),
+    ] {
+        let other = _mm512_permutexvar_epi64(partner, run);
+        let (min, max) = (_mm512_min_epu64(run, other), _mm512_max_epu64(run, other));
+        run = _mm512_mask_blend_epi64(upper, min, max);
+    }
+    run
 }
 
 /// Moves the entries of block `start` (its `lanes`) farther than `key` up by `shift`; returns
@@ -1239,12 +1423,16 @@ mod tests {
         /// (nearer than the farthest when full, as the search guarantees).
         #[test]
         fn the_beam_merges_agree(
-            nodes in prop::collection::btree_set(0u32..5000, 0..40),
-            ef in 1usize..40,
-            arriving in prop::collection::btree_set(0u32..5000, 0..12),
+            nodes in prop::collection::btree_set(0u32..5000, 0..60),
+            ef in 1usize..60,
+            arriving in prop::collection::btree_set(0u32..5000, 0..40),
             flags in any::<u64>(),
         ) {
-            let entry = |node: u32| Neighbour { row: node, distance: node as f32 * 0.25 };
+            // Distances of both signs (their keys differ in the top bit).
+            let entry = |node: u32| Neighbour {
+                row: node,
+                distance: (node as f32 - 2500.0) * 0.25,
+            };
             let beam: Vec<BeamEntry> = nodes
                 .iter()
                 .take(ef)
