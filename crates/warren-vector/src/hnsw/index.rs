@@ -29,7 +29,7 @@ pub(crate) const INSERT_UPPER_EF: usize = 2;
 /// A row sampled into the upper layer whose node has at most this many times `efc` nodes
 /// before it is linked from an exact scan of those nodes instead of an `efc`-wide walk: the
 /// walk expands about `efc` nodes, at several distances' cost each, so below this the scan
-/// costs less, and its `efc` nearest are exact (docs/OPTIMIZATION_LOG.md 281).
+/// costs less, and its `efc` nearest are exact (docs/OPTIMIZATION_LOG.md 282).
 pub(crate) const EXACT_UPPER_NODES_PER_EFC: usize = 8;
 
 /// The beam's nearest `RANKED_ROWS_PER_RESULT · k` rows by their codes are ranked again by
@@ -383,9 +383,7 @@ impl HnswIndex {
             .extend(found.iter().map(|hit| upper_rows[hit.row as usize]));
         scratch.found = found;
     }
-}
 
-impl HnswIndex {
     /// [`upper_entries`](Self::upper_entries) for upper node `node`, which is being linked,
     /// by an exact scan of the linked upper nodes before it (nodes are in row order; the entry
     /// and every node with a list are linked): its `ef` nearest, nearest first.

@@ -162,7 +162,9 @@ impl Layer {
 
     /// Every word of every block, for filling without atomic operations.
     fn words_mut(&mut self) -> &mut [AtomicU32] {
-        // SAFETY: as in `words`; `&mut self` makes the access exclusive.
+        // SAFETY: `Line` is `repr(C)` over an array of `AtomicU32`, so the lines are one
+        // contiguous run of `lines.len() * LINE_WORDS` initialized atomics; `&mut self` makes
+        // the access exclusive.
         unsafe {
             std::slice::from_raw_parts_mut(
                 self.lines.as_mut_ptr().cast::<AtomicU32>(),

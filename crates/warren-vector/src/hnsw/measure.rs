@@ -693,6 +693,21 @@ mod tests {
                         one.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
                         grouped.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
                     );
+                    // The portable instance (the one a CPU without VNNI runs) agrees.
+                    let mut portable_grouped = vec![0.0f32; all.len()];
+                    // SAFETY: the portable instance needs no CPU feature.
+                    unsafe {
+                        portable::row_query_distances(
+                            &space,
+                            &prepared,
+                            &all,
+                            &mut portable_grouped,
+                        )
+                    };
+                    prop_assert_eq!(
+                        portable_grouped.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                        grouped.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
+                    );
                     for (other, &expected) in one.iter().enumerate() {
                         let four = space.between_four(row, [other as u32; 4]);
                         prop_assert_eq!(four[0].to_bits(), expected.to_bits());

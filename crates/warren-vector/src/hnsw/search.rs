@@ -915,8 +915,8 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
 /// rather than scanning for each arrival's place.
 const BITONIC_MERGE_MIN: usize = 8;
 
-/// [`merge_beam`] for sorted `arrivals`, at least eight of them (most expansions while the beam
-/// fills), eight entries at a time from the far end: the eight largest not yet written are
+/// [`merge_beam`] for sorted `arrivals` (any number; used from [`BITONIC_MERGE_MIN`], as in most
+/// expansions while the beam fills), eight entries at a time from the far end: the eight largest not yet written are
 /// carried in a register, merged with the next block of eight of whichever side has the larger
 /// next entry by a bitonic network, and the top eight of the sixteen written. It stops once
 /// the arrivals are used up and the carried entries are above the beam's rest, which stays

@@ -614,6 +614,11 @@ mod tests {
             for kernel in dot_four_codes_kernels() {
                 prop_assert_eq!(kernel(query, group), expected);
             }
+            for kernel in dot_four_raw_kernels() {
+                // SAFETY: each row holds `query.len()` codes, at most `CODES_DIM_MAX`.
+                let dots = unsafe { kernel(query, group.map(|row| row.as_ptr())) };
+                prop_assert_eq!(dots, expected);
+            }
         }
     }
 }
