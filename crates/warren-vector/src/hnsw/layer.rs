@@ -1,15 +1,16 @@
 //! One layer of the graph: every node's neighbour list in one flat array of fixed-size blocks,
-//! each starting on a cache line: the node's count in the block's first word, then `degree`
-//! slots (`EMPTY` when unused), padded to whole 64-byte lines. Expanding a node in a search
+//! each starting on a cache line: the node's count in the block's first word, then (when the
+//! layer keeps codes) two factor words, then `degree` slots (`EMPTY` when unused), padded to
+//! whole 64-byte lines. Expanding a node in a search
 //! thus reads its count and its neighbours from the same lines (one miss, not two). A spin lock
 //! per node guards writers. Readers never lock: words are atomics, so a reader racing a writer
 //! sees each slot either old or new, always a valid id or `EMPTY`. Writers hold the node's lock,
 //! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
 //!
 //! A layer may also keep each node's row as int8 codes with two factor words (`measure`
-//! says what they mean) in the node's block: `[count | slots | padding | factors]` in whole
-//! lines (the factors in the line just before the codes), then the codes padded to whole lines
-//! (`with_codes`). Both layers of the index do: a search that measures a node and later expands
+//! says what they mean) in the node's block: `[count | factors | slots | padding]` in whole
+//! lines (the factors beside the count: a distance reads that line, and an expansion of the
+//! same node later reads it again), then the codes padded to whole lines (`with_codes`). Both layers of the index do: a search that measures a node and later expands
 //! it reads one block, in the same pages, instead of a list here and a vector in the caller's
 //! column, and the codes take a quarter of the FLOAT row's lines; the upper layer's copies of
 //! its rows' codes keep its walk inside its own, much smaller, blocks (docs/OPTIMIZATION_LOG.md).
@@ -41,9 +42,11 @@ struct Line([AtomicU32; LINE_WORDS]);
 
 pub struct Layer {
     degree: usize,
-    /// Words of a block's list part: the count, `degree` slots and (when codes are kept) the
-    /// factor words, rounded up to whole lines; the codes start right after it.
+    /// Words of a block's list part: the count, (when codes are kept) the factor words, and
+    /// `degree` slots, rounded up to whole lines; the codes start right after it.
     list_words: usize,
+    /// The block's word where the slots start (after the count and any factor words).
+    slots_start: usize,
     /// Codes per kept row; 0 when the layer keeps none.
     dim: usize,
     /// Words per node block: the list part and the codes, each in whole lines.
@@ -73,10 +76,8 @@ fn write_codes(
     codes: &[i8],
     factors: [f32; FACTOR_WORDS],
 ) {
-    for (word, factor) in block[factor_start(degree, list_words)..]
-        .iter_mut()
-        .zip(factors)
-    {
+    debug_assert!(FACTOR_START + FACTOR_WORDS + degree <= list_words);
+    for (word, factor) in block[FACTOR_START..].iter_mut().zip(factors) {
         *word.get_mut() = factor.to_bits();
     }
     let code_words = &mut block[list_words..list_words + codes.len().div_ceil(4)];
@@ -89,14 +90,10 @@ fn write_codes(
     }
 }
 
-/// Where a block's factor words start: at the end of its list part, in the line just before
-/// the codes, so that a distance reads consecutive lines and never a line split between the
-/// two factors (right after the slots, the upper layer's factors, at words 31 and 32, lay in
-/// two lines of which the prefetch asked for one; docs/OPTIMIZATION_LOG.md 279).
-fn factor_start(degree: usize, list_words: usize) -> usize {
-    debug_assert!(1 + degree + FACTOR_WORDS <= list_words);
-    list_words - FACTOR_WORDS
-}
+/// Where a block's factor words start: right after the count, in the block's first line, which
+/// a later expansion of the node reads for its count and first slots anyway (at the end of the
+/// list part, they took a line of their own; docs/OPTIMIZATION_LOG.md 286).
+const FACTOR_START: usize = 1;
 
 /// `words` rounded up to whole lines.
 fn whole_lines(words: usize) -> usize {
@@ -121,6 +118,7 @@ impl Layer {
         Layer {
             degree,
             list_words,
+            slots_start: 1 + factor_words,
             dim,
             stride: list_words + whole_lines(dim.div_ceil(4)),
             nodes: 0,
@@ -135,12 +133,12 @@ impl Layer {
         assert_eq!(layer.nodes, 0, "parts fill a new layer");
         let degree = layer.degree;
         layer.grow(counts.len());
-        let stride = layer.stride;
+        let (stride, slots_start) = (layer.stride, layer.slots_start);
         let words = layer.words_mut();
         for (node, &count) in counts.iter().enumerate() {
-            let block = &mut words[node * stride..node * stride + 1 + degree];
+            let block = &mut words[node * stride..node * stride + slots_start + degree];
             *block[0].get_mut() = count;
-            for (index, word) in block[1..].iter_mut().enumerate() {
+            for (index, word) in block[slots_start..].iter_mut().enumerate() {
                 *word.get_mut() = slot(node * degree + index);
             }
         }
@@ -173,12 +171,15 @@ impl Layer {
         }
     }
 
-    /// The node's block: its count, then its `degree` slots.
+    /// The node's block up to its last slot: its count, any factor words, then its `degree`
+    /// slots from `slots_start`.
     #[inline]
     fn block(&self, node: u32) -> &[AtomicU32] {
-        // SAFETY: `node_words` checks the node; a block's list part holds the count and the
-        // slots.
-        unsafe { std::slice::from_raw_parts(self.node_words(node, 0), 1 + self.degree) }
+        // SAFETY: `node_words` checks the node; a block's list part holds the count, the
+        // factors and the slots.
+        unsafe {
+            std::slice::from_raw_parts(self.node_words(node, 0), self.slots_start + self.degree)
+        }
     }
 
     /// The address of word `offset` of the node's block, the node checked once (one compare
@@ -208,19 +209,17 @@ impl Layer {
         }
         let lines_per_node = self.stride / LINE_WORDS;
         self.reserve_lines(nodes * lines_per_node);
-        // One pass: a count of 0, `degree` empty slots, then zeros (factors, padding, codes).
+        // One pass: a count of 0, zero factors, `degree` empty slots, then zeros (padding,
+        // codes).
         let degree = self.degree;
+        let slots = self.slots_start..self.slots_start + degree;
         let first_line = self.lines.len();
         self.lines
             .extend((first_line..nodes * lines_per_node).map(|line| {
                 let first_word = line % lines_per_node * LINE_WORDS;
                 Line(std::array::from_fn(|index| {
                     let word = first_word + index;
-                    AtomicU32::new(if (1..=degree).contains(&word) {
-                        EMPTY
-                    } else {
-                        0
-                    })
+                    AtomicU32::new(if slots.contains(&word) { EMPTY } else { 0 })
                 }))
             }));
         self.locks.resize_with(nodes, || AtomicBool::new(false));
@@ -263,7 +262,7 @@ impl Layer {
     #[inline]
     pub fn factors(&self, node: u32) -> [f32; FACTOR_WORDS] {
         debug_assert!(self.dim > 0, "the layer keeps no codes");
-        let words = self.node_words(node, factor_start(self.degree, self.list_words));
+        let words = self.node_words(node, FACTOR_START);
         std::array::from_fn(|index| {
             // SAFETY: the factor words lie inside the block's list part.
             let word = unsafe { &*words.add(index) };
@@ -336,11 +335,7 @@ impl Layer {
             .as_ptr()
             .cast::<AtomicU32>()
             .wrapping_add(node as usize * self.stride);
-        crate::prefetch::line(
-            block
-                .wrapping_add(factor_start(self.degree, self.list_words))
-                .cast(),
-        );
+        crate::prefetch::line(block.wrapping_add(FACTOR_START).cast());
         let codes = block.wrapping_add(self.list_words);
         for line in 0..self.dim.div_ceil(4 * LINE_WORDS) {
             crate::prefetch::line(codes.wrapping_add(line * LINE_WORDS).cast());
@@ -353,7 +348,7 @@ impl Layer {
         let block = self.block(node);
         let count = block[0].load(Ordering::Acquire) as usize;
         debug_assert!(count <= self.degree);
-        &block[1..1 + count]
+        &block[self.slots_start..self.slots_start + count]
     }
 
     /// Asks the CPU to start loading the node's block (a search is about to expand it).
@@ -365,7 +360,7 @@ impl Layer {
             .lines
             .as_ptr()
             .wrapping_add(node as usize * (self.stride / LINE_WORDS));
-        for line in 0..(1 + self.degree).div_ceil(LINE_WORDS) {
+        for line in 0..(self.slots_start + self.degree).div_ceil(LINE_WORDS) {
             crate::prefetch::line(block.wrapping_add(line).cast());
         }
     }
@@ -403,7 +398,7 @@ impl Layer {
     pub fn set_neighbours(&self, _guard: &NodeGuard<'_>, node: u32, list: &[u32]) {
         assert!(list.len() <= self.degree, "neighbour list over the degree");
         let block = self.block(node);
-        let slots = &block[1..];
+        let slots = &block[self.slots_start..];
         let old = block[0].load(Ordering::Relaxed) as usize;
         for (slot, &id) in slots.iter().zip(list) {
             debug_assert!(id != EMPTY && id != node);
@@ -428,7 +423,7 @@ impl Layer {
     /// Every slot in node order (`degree` per node), for serialization.
     pub fn all_slots(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.nodes as u32).flat_map(|node| {
-            self.block(node)[1..]
+            self.block(node)[self.slots_start..]
                 .iter()
                 .map(|slot| slot.load(Ordering::Relaxed))
         })
