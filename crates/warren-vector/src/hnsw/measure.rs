@@ -174,80 +174,72 @@ type DistancesFour = unsafe fn(&Space<'_>, &[i8], f32, f32, [u32; 4]) -> [f32; 4
 /// [`Space::query_distances`] for a row query as one kernel instance.
 type RowQueryDistances = unsafe fn(&Space<'_>, &Query, &[u32], &mut [f32]);
 
-/// The kernel instances for CPUs without AVX-512 VNNI: the dot products by the widest
-/// [`int_dot::DotFourRaw`] kernel.
-mod portable {
-    use super::{int_dot, Query, Space};
+/// Defines a module of kernel instances ([`DistancesFour`], [`RowQueryDistances`]) whose dot
+/// products are `dot` (four rows by address against the codes), compiled with the attributes
+/// given (a `target_feature` for the instance of a CPU feature).
+macro_rules! distance_instances {
+    ($(#[$attribute:meta])* mod $name:ident { $($dot:tt)* }) => {
+        mod $name {
+            use super::{int_dot, Query, Space};
 
-    /// # Safety
-    /// None beyond the caller's (it is `unsafe` to fit [`super::DistancesFour`]).
-    pub(super) unsafe fn distances_four(
-        space: &Space<'_>,
-        codes: &[i8],
-        scale: f32,
-        squared: f32,
-        rows: [u32; 4],
-    ) -> [f32; 4] {
-        space.distances_four_by(dot, codes, scale, squared, rows)
-    }
+            /// # Safety
+            /// The CPU has the features the instance is compiled for.
+            $(#[$attribute])*
+            pub(super) unsafe fn distances_four(
+                space: &Space<'_>,
+                codes: &[i8],
+                scale: f32,
+                squared: f32,
+                rows: [u32; 4],
+            ) -> [f32; 4] {
+                space.distances_four_by(|codes, rows| dot(codes, rows), codes, scale, squared, rows)
+            }
 
-    /// # Safety
-    /// None beyond the caller's (it is `unsafe` to fit [`super::RowQueryDistances`]).
-    pub(super) unsafe fn row_query_distances(
-        space: &Space<'_>,
-        query: &Query,
-        rows: &[u32],
-        out: &mut [f32],
-    ) {
-        space.row_query_distances_by(dot, query, rows, out)
-    }
+            /// # Safety
+            /// The CPU has the features the instance is compiled for.
+            $(#[$attribute])*
+            pub(super) unsafe fn row_query_distances(
+                space: &Space<'_>,
+                query: &Query,
+                rows: &[u32],
+                out: &mut [f32],
+            ) {
+                space.row_query_distances_by(|codes, rows| dot(codes, rows), query, rows, out)
+            }
 
-    fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
-        // SAFETY: `distances_four_by` hands over addresses of the layer's codes, as many as
-        // `codes` holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
-        unsafe { int_dot::dot_four_raw_kernel()(codes, rows) }
+            $($dot)*
+        }
+    };
+}
+
+// The instances for CPUs without AVX-512 VNNI: the dot products by the widest
+// [`int_dot::DotFourRaw`] kernel.
+distance_instances! {
+    mod portable {
+        #[inline]
+        fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+            // SAFETY: `distances_four_by` hands over addresses of the layer's codes, as many as
+            // `codes` holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
+            unsafe { int_dot::dot_four_raw_kernel()(codes, rows) }
+        }
     }
 }
 
-/// The kernel instances for CPUs with AVX-512 VNNI: the four-row VNNI kernel inlined into
-/// each, so that a group's dot products, its distances and the loop over groups are one
-/// function (a call per group through the kernel and its wrapper cost about 3% of a build).
+// The instances for CPUs with AVX-512 VNNI: the four-row VNNI kernel inlined into each, so
+// that a group's dot products, its distances and the loop over groups are one function (a
+// call per group through the kernel and its wrapper cost about 3% of a build).
 #[cfg(target_arch = "x86_64")]
-mod vnni {
-    use super::{int_dot, Query, Space};
-
-    /// # Safety
-    /// The CPU has AVX-512BW and VNNI.
+distance_instances! {
     #[target_feature(enable = "avx512bw,avx512vnni")]
-    pub(super) unsafe fn distances_four(
-        space: &Space<'_>,
-        codes: &[i8],
-        scale: f32,
-        squared: f32,
-        rows: [u32; 4],
-    ) -> [f32; 4] {
-        space.distances_four_by(|codes, rows| dot(codes, rows), codes, scale, squared, rows)
-    }
-
-    /// # Safety
-    /// The CPU has AVX-512BW and VNNI.
-    #[target_feature(enable = "avx512bw,avx512vnni")]
-    pub(super) unsafe fn row_query_distances(
-        space: &Space<'_>,
-        query: &Query,
-        rows: &[u32],
-        out: &mut [f32],
-    ) {
-        space.row_query_distances_by(|codes, rows| dot(codes, rows), query, rows, out)
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx512bw,avx512vnni")]
-    fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
-        // SAFETY: the CPU has the features (this is only reached from the instances above);
-        // `distances_four_by` hands over addresses of the layer's codes, as many as `codes`
-        // holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
-        unsafe { int_dot::x86::dot_four_codes_avx512vnni_body(codes, rows) }
+    mod vnni {
+        #[inline]
+        #[target_feature(enable = "avx512bw,avx512vnni")]
+        fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
+            // SAFETY: the CPU has the features (this is only reached from the instances
+            // above); `distances_four_by` hands over addresses of the layer's codes, as many as
+            // `codes` holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
+            unsafe { int_dot::x86::dot_four_codes_avx512vnni_body(codes, rows) }
+        }
     }
 }
 
