@@ -5,7 +5,7 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::layer::{Layer, EMPTY};
 use super::measure::Query;
@@ -298,7 +298,11 @@ fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut V
 /// tenth of the build's samples).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
-unsafe fn unvisited_so_far_avx512(slots: &[AtomicU32], words: &[u64], out: &mut Vec<u32>) {
+unsafe fn unvisited_so_far_avx512(
+    slots: &[std::sync::atomic::AtomicU32],
+    words: &[u64],
+    out: &mut Vec<u32>,
+) {
     use std::arch::x86_64::{
         _mm512_and_si512, _mm512_mask_cmplt_epu32_mask, _mm512_mask_i32gather_epi32,
         _mm512_mask_testn_epi32_mask, _mm512_maskz_compress_epi32, _mm512_set1_epi32,
@@ -368,7 +372,10 @@ fn lane_mask(count: usize) -> u16 {
 /// data race in Rust's model.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn load_slots(slots: &[AtomicU32], lanes: u16) -> std::arch::x86_64::__m512i {
+unsafe fn load_slots(
+    slots: &[std::sync::atomic::AtomicU32],
+    lanes: u16,
+) -> std::arch::x86_64::__m512i {
     debug_assert!(lanes == 0 || (16 - lanes.leading_zeros() as usize) <= slots.len());
     let loaded: std::arch::x86_64::__m512i;
     // SAFETY: masked-off lanes are not read and never fault; the lanes read lie inside
@@ -779,6 +786,7 @@ fn merge_beam(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &mut [BeamEntry]) 
 }
 
 /// The most arrivals [`sort_arrivals`] ranks in registers (more are sorted by comparisons).
+#[cfg(target_arch = "x86_64")]
 const RANKED_ARRIVALS_MAX: usize = 32;
 
 /// Sorts an expansion's arrivals nearest first. Up to [`RANKED_ARRIVALS_MAX`] of them, where
@@ -913,6 +921,7 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
 
 /// Arrivals from which [`merge_beam`] merges eight entries at a time (`merge_beam_bitonic`)
 /// rather than scanning for each arrival's place.
+#[cfg(target_arch = "x86_64")]
 const BITONIC_MERGE_MIN: usize = 8;
 
 /// [`merge_beam`] for sorted `arrivals` (any number; used from [`BITONIC_MERGE_MIN`], as in most
@@ -1182,7 +1191,8 @@ mod tests {
             {
                 return Ok(());
             }
-            let slots: Vec<AtomicU32> = ids.iter().map(|&id| AtomicU32::new(id)).collect();
+            let slots: Vec<std::sync::atomic::AtomicU32> =
+                ids.iter().map(|&id| std::sync::atomic::AtomicU32::new(id)).collect();
             let covered = words.len() * 64;
             let expected: Vec<u32> = ids
                 .iter()

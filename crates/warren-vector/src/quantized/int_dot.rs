@@ -35,6 +35,8 @@ pub fn dot_rows_kernel() -> DotRows {
 
 /// Every kernel this CPU runs, widest first (the portable one last; the tests compare them
 /// all).
+// Other targets list only the portable kernel: the pushes are behind `cfg`s.
+#[cfg_attr(not(target_arch = "x86_64"), allow(clippy::vec_init_then_push))]
 pub fn dot_rows_kernels() -> Vec<DotRows> {
     let mut kernels: Vec<DotRows> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -66,6 +68,8 @@ pub fn dot_codes_kernel() -> DotCodes {
 }
 
 /// Every pair kernel this CPU runs, widest first (the portable one last).
+// Other targets list only the portable kernel: the pushes are behind `cfg`s.
+#[cfg_attr(not(target_arch = "x86_64"), allow(clippy::vec_init_then_push))]
 pub fn dot_codes_kernels() -> Vec<DotCodes> {
     let mut kernels: Vec<DotCodes> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -96,6 +100,8 @@ pub fn dot_four_codes_kernel() -> DotFourCodes {
 
 /// Every four-row kernel this CPU runs, widest first: AVX-512 VNNI, then four calls of the
 /// widest pair kernel (which the tests compare with the portable one).
+// Other targets list only the portable kernel: the pushes are behind `cfg`s.
+#[cfg_attr(not(target_arch = "x86_64"), allow(clippy::vec_init_then_push))]
 pub fn dot_four_codes_kernels() -> Vec<DotFourCodes> {
     let mut kernels: Vec<DotFourCodes> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -125,6 +131,8 @@ pub fn dot_four_raw_kernel() -> DotFourRaw {
 
 /// Every [`DotFourRaw`] kernel this CPU runs, widest first: AVX-512 VNNI, then the four-row
 /// kernel chosen by [`dot_four_codes_kernel`] over slices made from the addresses.
+// Other targets list only the portable kernel: the pushes are behind `cfg`s.
+#[cfg_attr(not(target_arch = "x86_64"), allow(clippy::vec_init_then_push))]
 pub fn dot_four_raw_kernels() -> Vec<DotFourRaw> {
     let mut kernels: Vec<DotFourRaw> = Vec::new();
     #[cfg(target_arch = "x86_64")]
