@@ -1,19 +1,20 @@
 //! One layer of the graph: every node's neighbour list in one flat array of fixed-size blocks,
 //! each starting on a cache line: the node's count in the block's first word, then (when the
 //! layer keeps codes) two factor words, then `degree` slots (`EMPTY` when unused), padded to
-//! whole 64-byte lines. Expanding a node in a search
-//! thus reads its count and its neighbours from the same lines (one miss, not two). A spin lock
-//! per node guards writers. Readers never lock: words are atomics, so a reader racing a writer
-//! sees each slot either old or new, always a valid id or `EMPTY`. Writers hold the node's lock,
-//! and a thread holds at most one lock at a time, so there is no lock order to get wrong.
+//! whole 64-byte lines. Expanding a node in a search thus reads its count and its neighbours
+//! from the same lines (one miss, not two). A spin lock per node guards writers. Readers never
+//! lock: words are atomics, so a reader racing a writer sees each slot either old or new,
+//! always a valid id or `EMPTY`. Writers hold the node's lock, and a thread holds at most one
+//! lock at a time, so there is no lock order to get wrong.
 //!
 //! A layer may also keep each node's row as int8 codes with two factor words (`measure`
 //! says what they mean) in the node's block: `[count | factors | slots | padding]` in whole
 //! lines (the factors beside the count: a distance reads that line, and an expansion of the
-//! same node later reads it again), then the codes padded to whole lines (`with_codes`). Both layers of the index do: a search that measures a node and later expands
-//! it reads one block, in the same pages, instead of a list here and a vector in the caller's
-//! column, and the codes take a quarter of the FLOAT row's lines; the upper layer's copies of
-//! its rows' codes keep its walk inside its own, much smaller, blocks (docs/OPTIMIZATION_LOG.md).
+//! same node later reads it again), then the codes padded to whole lines (`with_codes`). Both
+//! layers of the index do: a search that measures a node and later expands it reads one block,
+//! in the same pages, instead of a list here and a vector in the caller's column, and the codes
+//! take a quarter of the FLOAT row's lines; the upper layer's copies of its rows' codes keep
+//! its walk inside its own, much smaller, blocks (docs/OPTIMIZATION_LOG.md).
 //! Codes are written only through `&mut self`, before the node is linked, so plain reads of
 //! them never race a write. Blocks of large layers are backed by huge pages where the system
 //! allows it (`pages`).
@@ -360,20 +361,27 @@ impl Layer {
             .lines
             .as_ptr()
             .wrapping_add(node as usize * (self.stride / LINE_WORDS));
-        for line in 0..(self.slots_start + self.degree).div_ceil(LINE_WORDS) {
+        for line in 0..self.list_words / LINE_WORDS {
             crate::prefetch::line(block.wrapping_add(line).cast());
         }
+    }
+
+    /// The node's slot count and its neighbours as its slots hold them now (a slot a writer is
+    /// emptying reads `EMPTY` and is skipped), from one read of the count.
+    #[inline(always)]
+    pub fn neighbours(&self, node: u32) -> (usize, impl Iterator<Item = u32> + '_) {
+        let slots = self.slots(node);
+        let neighbours = slots
+            .iter()
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&neighbour| neighbour != EMPTY);
+        (slots.len(), neighbours)
     }
 
     /// Copies the node's current neighbours into `out` (cleared first).
     pub fn copy_neighbours(&self, node: u32, out: &mut Vec<u32>) {
         out.clear();
-        out.extend(
-            self.slots(node)
-                .iter()
-                .map(|slot| slot.load(Ordering::Relaxed))
-                .filter(|&id| id != EMPTY),
-        );
+        out.extend(self.neighbours(node).1);
     }
 
     pub fn lock(&self, node: u32) -> NodeGuard<'_> {

@@ -212,15 +212,16 @@ macro_rules! distance_instances {
     };
 }
 
-// The instances for CPUs without AVX-512 VNNI: the dot products by the widest
-// [`int_dot::DotFourRaw`] kernel.
+// The instances for CPUs without AVX-512 VNNI: the dot products by the widest four-row
+// kernel (`int_dot::dot_four_codes_kernel`), over the rows' codes as slices.
 distance_instances! {
     mod portable {
         #[inline]
         fn dot(codes: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
             // SAFETY: `distances_four_by` hands over addresses of the layer's codes, as many as
-            // `codes` holds (checked there), at most `CODES_DIM_MAX` (checked by `Space::new`).
-            unsafe { int_dot::dot_four_raw_kernel()(codes, rows) }
+            // `codes` holds (checked there).
+            let rows = rows.map(|row| unsafe { std::slice::from_raw_parts(row, codes.len()) });
+            int_dot::dot_four_codes_kernel()(codes, rows)
         }
     }
 }

@@ -5,9 +5,8 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::atomic::Ordering as AtomicOrdering;
 
-use super::layer::{Layer, EMPTY};
+use super::layer::Layer;
 use super::measure::Query;
 use super::params::ROWS_MAX;
 
@@ -146,13 +145,14 @@ impl VisitedBits {
         fresh
     }
 
-    /// Lists in `out` the nodes of `nodes` (at most `count`) whose bits were clear, setting
-    /// them and recording them in `marked`. Branch-free per node: each is written at the end of
+    /// Lists in `out` the nodes of `nodes` whose bits were clear, setting them and recording
+    /// them in `marked`. Branch-free per node: each is written at the end of
     /// `out` and of `marked`, which grow by one only when its bit was clear (most are visited
     /// in a beam search, so a branch on it would be mispredicted at each one kept), and no
     /// `memcpy` call copies the few kept into `marked`.
     #[inline(always)]
-    fn mark_fresh(&mut self, count: usize, nodes: impl Iterator<Item = u32>, out: &mut Vec<u32>) {
+    fn mark_fresh(&mut self, nodes: &[u32], out: &mut Vec<u32>) {
+        let count = nodes.len();
         out.clear();
         out.reserve(count);
         self.marked.reserve(count);
@@ -160,7 +160,7 @@ impl VisitedBits {
         let listed = &mut out.spare_capacity_mut()[..count];
         let marks = &mut self.marked.spare_capacity_mut()[..count];
         let mut kept = 0;
-        for node in nodes.take(count) {
+        for &node in nodes {
             listed[kept].write(node);
             marks[kept].write(node);
             kept += usize::from(Self::set_bit_in(&mut self.words, node));
@@ -207,7 +207,7 @@ fn list_neighbours(
     mut keep: impl FnMut(u32) -> bool,
 ) {
     out.clear();
-    let (count, neighbours) = slot_neighbours(layer, node);
+    let (count, neighbours) = layer.neighbours(node);
     out.reserve(count);
     let spare = &mut out.spare_capacity_mut()[..count];
     let mut kept = 0;
@@ -219,16 +219,11 @@ fn list_neighbours(
     unsafe { out.set_len(kept) };
 }
 
-/// The node's slot count and its neighbours as its slots hold them now (a slot a writer is
-/// emptying reads `EMPTY` and is skipped).
+/// Whether the CPU runs this module's AVX-512 forms (the list walk, the ranks, the merges).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn slot_neighbours(layer: &Layer, node: u32) -> (usize, impl Iterator<Item = u32> + '_) {
-    let slots = layer.slots(node);
-    let neighbours = slots
-        .iter()
-        .map(|slot| slot.load(AtomicOrdering::Relaxed))
-        .filter(|&neighbour| neighbour != EMPTY);
-    (slots.len(), neighbours)
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("popcnt")
 }
 
 /// Lists in `fresh` the neighbours of `node` not visited yet in this search, marking them
@@ -242,7 +237,7 @@ fn unvisited_neighbours(
     fresh: &mut Vec<u32>,
 ) {
     unvisited_so_far(layer, node, visited, listed);
-    visited.mark_fresh(listed.len(), listed.iter().copied(), fresh);
+    visited.mark_fresh(listed, fresh);
 }
 
 /// Two stages ahead, for [`search_layer_beam`] (`waiting`: the beam after the node being
@@ -274,7 +269,7 @@ fn look_ahead(
 /// it was made; a list read mid-update that held a node twice yields it once).
 #[inline(always)]
 fn take_listed_ahead(visited: &mut VisitedBits, ahead: &[u32], fresh: &mut Vec<u32>) {
-    visited.mark_fresh(ahead.len(), ahead.iter().copied(), fresh);
+    visited.mark_fresh(ahead, fresh);
 }
 
 /// Lists in `out` the neighbours of `node` whose bits are clear, without marking them (the
@@ -282,9 +277,7 @@ fn take_listed_ahead(visited: &mut VisitedBits, ahead: &[u32], fresh: &mut Vec<u
 #[inline(always)]
 fn unvisited_so_far(layer: &Layer, node: u32, visited: &VisitedBits, out: &mut Vec<u32>) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if has_avx512() {
         // SAFETY: AVX-512F and POPCNT were detected.
         unsafe { unvisited_so_far_avx512(layer.slots(node), &visited.words, out) };
         return;
@@ -318,7 +311,7 @@ unsafe fn unvisited_so_far_avx512(
     let bit_words = words.as_ptr().cast::<i32>();
     // Ids below this have their bit in `words` (`EMPTY` does not: the bits cover at most
     // `ROWS_MAX + 1` nodes).
-    let covered = _mm512_set1_epi32((words.len() * 64).min(EMPTY as usize) as i32);
+    let covered = _mm512_set1_epi32((words.len() * 64).min(super::layer::EMPTY as usize) as i32);
     let low_five = _mm512_set1_epi32(31);
     let one = _mm512_set1_epi32(1);
     let mut kept = 0usize;
@@ -770,9 +763,7 @@ fn merge_beam(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &mut [BeamEntry]) 
     sort_arrivals(arrivals);
     beam.reserve(arrivals.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if has_avx512() {
         // SAFETY: AVX-512F and POPCNT were detected; the beam has room for the arrivals.
         return Some(unsafe {
             if arrivals.len() >= BITONIC_MERGE_MIN {
@@ -799,10 +790,7 @@ fn sort_arrivals(arrivals: &mut [BeamEntry]) {
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if arrivals.len() <= RANKED_ARRIVALS_MAX
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
+    if arrivals.len() <= RANKED_ARRIVALS_MAX && has_avx512() {
         // SAFETY: AVX-512F and POPCNT were detected.
         unsafe { rank_arrivals_avx512(arrivals) };
         return;
@@ -924,10 +912,11 @@ unsafe fn merge_beam_avx512(beam: &mut Vec<BeamEntry>, ef: usize, arrivals: &[Be
 #[cfg(target_arch = "x86_64")]
 const BITONIC_MERGE_MIN: usize = 8;
 
-/// [`merge_beam`] for sorted `arrivals` (any number; used from [`BITONIC_MERGE_MIN`], as in most
-/// expansions while the beam fills), eight entries at a time from the far end: the eight largest not yet written are
-/// carried in a register, merged with the next block of eight of whichever side has the larger
-/// next entry by a bitonic network, and the top eight of the sixteen written. It stops once
+/// [`merge_beam`] for sorted `arrivals` (any number; used from [`BITONIC_MERGE_MIN`], as in
+/// most expansions while the beam fills), eight entries at a time from the far end: the eight
+/// largest not yet written are carried in a register, merged with the next block of eight of
+/// whichever side has the larger next entry by a bitonic network, and the top eight of the
+/// sixteen written. It stops once
 /// the arrivals are used up and the carried entries are above the beam's rest, which stays
 /// where it is. Per arrival the scan of `merge_beam_avx512` ends at a place that depends on the
 /// data (a mispredicted branch each); here a branch per block of eight picks the side.
@@ -1182,13 +1171,11 @@ mod tests {
         fn the_vector_list_walk_keeps_what_a_scalar_walk_keeps(
             words in prop::collection::vec(any::<u64>(), 1..6),
             ids in prop::collection::vec(
-                prop_oneof![8 => 0u32..400, 1 => Just(EMPTY), 1 => 400u32..1000],
+                prop_oneof![8 => 0u32..400, 1 => Just(super::super::layer::EMPTY), 1 => 400u32..1000],
                 0..70,
             ),
         ) {
-            if !(std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("popcnt"))
-            {
+            if !has_avx512() {
                 return Ok(());
             }
             let slots: Vec<std::sync::atomic::AtomicU32> =
@@ -1480,7 +1467,20 @@ mod tests {
                 let mut merged = beam.clone();
                 let first = merge_beam_portable(&mut merged, ef, &arrivals);
                 prop_assert_eq!(Some(first), expected_first);
-                prop_assert_eq!(words(&merged), expected);
+                prop_assert_eq!(words(&merged), expected.clone());
+                // Both AVX-512 merges at every count (`merge_beam` picks one by the count).
+                #[cfg(target_arch = "x86_64")]
+                if has_avx512() {
+                    type Merge = unsafe fn(&mut Vec<BeamEntry>, usize, &[BeamEntry]) -> usize;
+                    for merge in [merge_beam_avx512 as Merge, merge_beam_bitonic] {
+                        let mut merged = beam.clone();
+                        merged.reserve(arrivals.len());
+                        // SAFETY: AVX-512F and POPCNT were detected; the beam has room.
+                        let first = unsafe { merge(&mut merged, ef, &arrivals) };
+                        prop_assert_eq!(Some(first), expected_first);
+                        prop_assert_eq!(words(&merged), expected.clone());
+                    }
+                }
             }
         }
     }

@@ -114,45 +114,6 @@ pub fn dot_four_codes_kernels() -> Vec<DotFourCodes> {
     kernels
 }
 
-/// [`DotFourCodes`] over rows given by address, for a caller that holds rows of one known
-/// length (the index's blocks): no per-row slice or length check, and no wrapper call between
-/// the caller and the vector loop.
-///
-/// # Safety
-/// Each of `rows` must address `query.len()` readable codes, and `query.len()` must be at most
-/// [`CODES_DIM_MAX`].
-pub type DotFourRaw = unsafe fn(query: &[i8], rows: [*const i8; 4]) -> [i32; 4];
-
-/// The widest [`DotFourRaw`] kernel this CPU runs (chosen on first use).
-pub fn dot_four_raw_kernel() -> DotFourRaw {
-    static CHOSEN: OnceLock<DotFourRaw> = OnceLock::new();
-    *CHOSEN.get_or_init(|| dot_four_raw_kernels()[0])
-}
-
-/// Every [`DotFourRaw`] kernel this CPU runs, widest first: AVX-512 VNNI, then the four-row
-/// kernel chosen by [`dot_four_codes_kernel`] over slices made from the addresses.
-// Other targets list only the portable kernel: the pushes are behind `cfg`s.
-#[cfg_attr(not(target_arch = "x86_64"), allow(clippy::vec_init_then_push))]
-pub fn dot_four_raw_kernels() -> Vec<DotFourRaw> {
-    let mut kernels: Vec<DotFourRaw> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if x86::has_vnni() {
-            kernels.push(x86::dot_four_codes_avx512vnni_body);
-        }
-    }
-    kernels.push(dot_four_raw_by_slices);
-    kernels
-}
-
-/// # Safety
-/// As [`DotFourRaw`].
-unsafe fn dot_four_raw_by_slices(query: &[i8], rows: [*const i8; 4]) -> [i32; 4] {
-    // SAFETY: the caller guarantees `query.len()` codes at each address.
-    let rows = rows.map(|row| unsafe { std::slice::from_raw_parts(row, query.len()) });
-    dot_four_codes_kernel()(query, rows)
-}
-
 /// Four rows by the widest pair kernel, one at a time.
 pub fn dot_four_codes_by_pairs(query: &[i8], rows: [&[i8]; 4]) -> [i32; 4] {
     let pair = dot_codes_kernel();
@@ -250,7 +211,8 @@ pub(crate) mod x86 {
         unsafe { dot_four_codes_avx512vnni_body(query, rows.map(|row| row.as_ptr())) }
     }
 
-    /// The four-row VNNI kernel over rows by address (a [`super::DotFourRaw`]).
+    /// The four-row VNNI kernel over rows by address (the graph's distances call it directly,
+    /// inlined; `measure::vnni`).
     ///
     /// # Safety
     /// The CPU has AVX-512BW and VNNI; each row addresses `query.len()` codes, at most
@@ -621,11 +583,6 @@ mod tests {
             });
             for kernel in dot_four_codes_kernels() {
                 prop_assert_eq!(kernel(query, group), expected);
-            }
-            for kernel in dot_four_raw_kernels() {
-                // SAFETY: each row holds `query.len()` codes, at most `CODES_DIM_MAX`.
-                let dots = unsafe { kernel(query, group.map(|row| row.as_ptr())) };
-                prop_assert_eq!(dots, expected);
             }
         }
     }
